@@ -1,0 +1,234 @@
+// The one run config (STYLE.md §4). `RunConfigInput` is what users write (every field
+// optional); `RunConfig` is the resolved shape the code reads. Defaults are the paper's
+// (seeds/g-steer-paper.md, Implementation Details; SPEC.md sections named per field).
+// YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
+import { z } from 'zod';
+
+const url = z.string().url();
+const positiveInt = z.number().int().positive();
+
+/** SPEC §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
+export const PolicySchema = z
+  .object({
+    /** `embedded`: gsteer starts `serve/` over `model`; `external`: use `baseUrl` as is. */
+    server: z.enum(['embedded', 'external']).default('embedded'),
+    /** Hugging Face model folder (config.json + *.safetensors) for the trainer and embedded server. */
+    model: z.string().default('models/tiny'),
+    /** OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (required when server=external). */
+    baseUrl: url.optional(),
+    /** Port the embedded server listens on (0 = any free port). */
+    port: z.number().int().min(0).max(65535).default(0),
+    /** Name of the environment variable holding the API key (the key itself never goes in a config). */
+    apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
+    /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
+    timeoutMs: positiveInt.default(120_000),
+    maxRetries: z.number().int().min(0).default(3),
+  })
+  .strict();
+
+/** SPEC §3: LLM-backed simulator in real runs (Qwen3-32B in the paper), embedded seed-grounded one otherwise. */
+export const SimulatorSchema = z
+  .object({
+    kind: z.enum(['embedded', 'llm']).default('embedded'),
+    baseUrl: url.optional(),
+    model: z.string().default('Qwen/Qwen3-32B'),
+    apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
+    /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
+    answerThreshold: z.number().min(-1).max(1).default(0.35),
+    temperature: z.number().min(0).max(2).default(0),
+    timeoutMs: positiveInt.default(60_000),
+    maxRetries: z.number().int().min(0).default(3),
+  })
+  .strict();
+
+/** SPEC §9: phi = all-mpnet-base-v2 in the paper; three implementations behind one interface. */
+export const EncoderSchema = z
+  .object({
+    kind: z.enum(['embedded', 'onnx', 'http']).default('embedded'),
+    /** onnx: folder with model.onnx + tokenizer.json (sentence-transformers export). */
+    path: z.string().optional(),
+    /** http: OpenAI-compatible /v1/embeddings base URL. */
+    baseUrl: url.optional(),
+    model: z.string().default('sentence-transformers/all-mpnet-base-v2'),
+    apiKeyEnv: z.string().default('GSTEER_ENCODER_API_KEY'),
+    /** embedded: dimension of the hashed n-gram space. */
+    dim: positiveInt.default(512),
+    batchSize: positiveInt.default(64),
+  })
+  .strict();
+
+/** SPEC §6: memory judge; SPEC §7 teacher; SPEC §8 factor extractor. */
+export const JudgeSchema = z
+  .object({
+    kind: z.enum(['rule', 'llm']).default('rule'),
+    baseUrl: url.optional(),
+    model: z.string().default('Qwen/Qwen3-32B'),
+    apiKeyEnv: z.string().default('GSTEER_JUDGE_API_KEY'),
+  })
+  .strict();
+
+/** SPEC §3 and §5 (paper: group 4, temperature 0.7, top-p 0.95). */
+export const RolloutSchema = z
+  .object({
+    groupSize: z.number().int().min(2).default(4), // SPEC §5: G = 4
+    temperature: z.number().min(0).max(2).default(0.7), // paper: rollout temperature 0.7
+    topP: z.number().gt(0).max(1).default(0.95), // paper: top-p 0.95
+    maxTurns: positiveInt.default(12), // SPEC §3: default 12
+    maxTokens: positiveInt.default(384), // per policy turn; long enough for state + plan + action
+    retrieveCandidates: positiveInt.default(15), // SPEC §2: Retrieve examines up to 15
+    retrieveTopK: positiveInt.default(3), // SPEC §2: returns at most 3
+    workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
+    concurrency: positiveInt.default(4), // episodes in flight per rollout worker
+  })
+  .strict();
+
+/** SPEC §4 (paper defaults). */
+export const RewardSchema = z
+  .object({
+    alpha: z.number().min(0).default(1.0),
+    beta: z.number().min(0).default(0.3),
+    lambdaAsk: z.number().min(0).default(0.04),
+    lambdaRet: z.number().min(0).default(0.01),
+    lambdaRep: z.number().min(0).default(0.08),
+    lambdaMulti: z.number().min(0).default(0.08),
+    repetitionThreshold: z.number().min(-1).max(1).default(0.86), // SPEC §4: cosine >= 0.86
+    invalidPenalty: z.number().min(0).default(1.0),
+    nonStopPenalty: z.number().min(0).default(0.2),
+    /** SPEC §4: uniform (1/N) or rubric-weighted (sum w_i s_i / sum w_i) coverage. */
+    coverageWeighting: z.enum(['uniform', 'rubric']).default('uniform'),
+  })
+  .strict();
+
+/** SPEC §5 (paper: lr 1e-6, AdamW wd 0.01, clip 0.2, no KL, 2 passes, seed 42). TRL names in comments. */
+export const GrpoSchema = z
+  .object({
+    /** TRL `scale_rewards`: group std (paper), batch std, or none (Dr. GRPO). */
+    advantageScaling: z.enum(['group', 'batch', 'none']).default('group'),
+    advantageEps: z.number().positive().default(1e-4), // eps in (R - mean) / (std + eps)
+    epsilon: z.number().positive().default(0.2), // TRL `epsilon`: clip 0.2 (paper)
+    epsilonHigh: z.number().positive().optional(), // TRL `epsilon_high`; defaults to epsilon
+    /** TRL `loss_type`: grpo = sequence mean, bnpo/dapo = token mean over the batch, dr_grpo = constant. */
+    lossType: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo']).default('grpo'),
+    betaKl: z.number().min(0).default(0), // TRL `beta`: 0 (paper), k3 estimator when > 0
+    /** Truncated importance sampling cap for server/trainer mismatch (null = off). */
+    tisCap: z.number().positive().nullable().default(null),
+    learningRate: z.number().positive().default(1e-6), // paper
+    weightDecay: z.number().min(0).default(0.01), // paper: AdamW weight decay 0.01
+    adamBeta1: z.number().min(0).lt(1).default(0.9),
+    adamBeta2: z.number().min(0).lt(1).default(0.999),
+    adamEps: z.number().positive().default(1e-8),
+    maxGradNorm: z.number().positive().default(1.0), // TRL default
+    lrSchedule: z.enum(['constant', 'cosine']).default('constant'),
+    warmupSteps: z.number().int().min(0).default(0),
+    passes: positiveInt.default(2), // paper: 2 passes over the training instances
+    groupsPerUpdate: positiveInt.default(1), // paper: one group per update (105 x 2 = 210 updates)
+    maxUpdates: positiveInt.optional(), // stop early (demo, smoke runs)
+    microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
+    gradientCheckpointing: z.boolean().default(false),
+    maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
+  })
+  .strict();
+
+/** SPEC §5: LoRA rank 8, alpha 16, dropout 0.05 on all projections (PEFT names). */
+export const LoraSchema = z
+  .object({
+    r: positiveInt.default(8),
+    alpha: z.number().positive().default(16),
+    dropout: z.number().min(0).lt(1).default(0.05),
+    targetModules: z
+      .array(z.enum(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']))
+      .min(1)
+      .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']),
+  })
+  .strict();
+
+/** SPEC §9 / NOTES.md: `auto` prefers gpu > node > wasm > cpu, whichever is installed. */
+export const TrainerSchema = z
+  .object({
+    backend: z.enum(['auto', 'gpu', 'node', 'wasm', 'cpu']).default('auto'),
+  })
+  .strict();
+
+/** SPEC §7: SFT on graph-scaffolded trajectories. */
+export const SftSchema = z
+  .object({
+    enabled: z.boolean().default(false),
+    examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
+    optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // SPEC §7
+    ordersPerSubgraph: positiveInt.default(2),
+    learningRate: z.number().positive().default(1e-4),
+    epochs: positiveInt.default(1),
+    maxSteps: positiveInt.optional(),
+    batchSize: positiveInt.default(8),
+    heldOutFraction: z.number().min(0).lt(1).default(0.1),
+    maxSeqLen: positiveInt.default(1024),
+  })
+  .strict();
+
+export const RunConfigSchema = z
+  .object({
+    runName: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('gsteer'),
+    /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
+    runDir: z.string().default('runs'),
+    seed: z.number().int().default(42), // paper: seed 42
+    data: z
+      .object({
+        instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),
+        userStates: z.string().optional().default('data/demo/user_states.jsonl'),
+      })
+      .strict()
+      .default({ instances: ['data/demo/instances.jsonl'], userStates: 'data/demo/user_states.jsonl' }),
+    policy: PolicySchema.default(PolicySchema.parse({})),
+    simulator: SimulatorSchema.default(SimulatorSchema.parse({})),
+    encoder: EncoderSchema.default(EncoderSchema.parse({})),
+    judge: JudgeSchema.default(JudgeSchema.parse({})),
+    rollout: RolloutSchema.default(RolloutSchema.parse({})),
+    reward: RewardSchema.default(RewardSchema.parse({})),
+    grpo: GrpoSchema.default(GrpoSchema.parse({})),
+    lora: LoraSchema.default(LoraSchema.parse({})),
+    trainer: TrainerSchema.default(TrainerSchema.parse({})),
+    sft: SftSchema.default(SftSchema.parse({})),
+    queues: z
+      .object({
+        redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+        /** BullMQ prefix; wrap in {braces} (hash tag) for Redis Cluster, e.g. "{gsteer}". */
+        prefix: z.string().min(1).default('gsteer'),
+      })
+      .strict()
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer' }),
+    checkpoint: z
+      .object({
+        every: positiveInt.default(10), // updates between checkpoints
+        keep: positiveInt.default(3), // newest checkpoints kept on disk
+      })
+      .strict()
+      .default({ every: 10, keep: 3 }),
+    initAdapter: z.string().optional(), // PEFT adapter folder GRPO starts from (e.g. the SFT output)
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    // Cross-field rules live here, each with the rule and the fix.
+    if (c.policy.server === 'external' && !c.policy.baseUrl)
+      ctx.addIssue({ code: 'custom', path: ['policy', 'baseUrl'], message: 'policy.server is "external" but policy.baseUrl is not set; set policy.baseUrl (e.g. http://127.0.0.1:8000/v1) or use policy.server=embedded' });
+    if (c.simulator.kind === 'llm' && !c.simulator.baseUrl)
+      ctx.addIssue({ code: 'custom', path: ['simulator', 'baseUrl'], message: 'simulator.kind is "llm" but simulator.baseUrl is not set; set it to an OpenAI-compatible URL or use simulator.kind=embedded' });
+    if (c.judge.kind === 'llm' && !c.judge.baseUrl)
+      ctx.addIssue({ code: 'custom', path: ['judge', 'baseUrl'], message: 'judge.kind is "llm" but judge.baseUrl is not set; set it or use judge.kind=rule' });
+    if (c.encoder.kind === 'onnx' && !c.encoder.path)
+      ctx.addIssue({ code: 'custom', path: ['encoder', 'path'], message: 'encoder.kind is "onnx" but encoder.path is not set; point it at a folder with model.onnx and tokenizer.json' });
+    if (c.encoder.kind === 'http' && !c.encoder.baseUrl)
+      ctx.addIssue({ code: 'custom', path: ['encoder', 'baseUrl'], message: 'encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL' });
+    if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
+      ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
+    if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
+      ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
+    if (c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
+      ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
+  });
+
+export type RunConfigInput = z.input<typeof RunConfigSchema>;
+export type RunConfig = z.output<typeof RunConfigSchema>;
+export type RewardConfig = RunConfig['reward'];
+export type GrpoConfig = RunConfig['grpo'];
+export type LoraConfig = RunConfig['lora'];
+export type RolloutConfig = RunConfig['rollout'];

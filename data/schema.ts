@@ -1,0 +1,66 @@
+// SPEC §2: the data model. Instances and user states are JSONL, one record per line.
+// Field-level rules live in the zod schemas; cross-record rules (duplicate ids, IEG
+// cycles, unknown edge endpoints...) live in data/validate.ts.
+import { z } from 'zod';
+
+/** An elicitation target e_i = (g_i, q_i_seed, a_i_seed, w_i, eta_i). Never shown to the policy. */
+export const TargetSchema = z
+  .object({
+    id: z.string().min(1),
+    /** g_i: what the target is about (used by reward matching and the simulator). */
+    description: z.string().min(1),
+    seedQuestion: z.string().min(1),
+    seedAnswer: z.string(), // emptiness is reported by validate with the instance id
+    weight: z.number(), // w_i >= 0, finiteness checked by validate
+    essential: z.boolean().default(false), // eta_i
+    criterion: z.string().optional(), // rubric text; appended to g_i for matching (SPEC §4)
+    lateActivatable: z.boolean().default(false), // inactive until a parent slot is covered
+  })
+  .strict();
+
+export const SPLITS = ['train', 'test'] as const;
+
+export const InstanceSchema = z
+  .object({
+    id: z.string().min(1),
+    userId: z.string().min(1),
+    taskId: z.string().min(1),
+    split: z.string(), // checked against SPLITS by validate so the error names the value
+    query: z.string().min(1),
+    profile: z.string().default(''),
+    /** Facts visible to the simulator only. */
+    persona: z.array(z.string()).default([]),
+    targets: z.array(TargetSchema),
+    /** IEG edges [parent, child] over target ids; the query is the implicit root. */
+    edges: z.array(z.tuple([z.string(), z.string()])).default([]),
+  })
+  .strict();
+
+/** A slot-level episodic memory (SPEC §2). Embeddings live in the store, not in the file. */
+export const MemorySchema = z
+  .object({
+    name: z.string().min(1),
+    purpose: z.string(),
+    value: z.string().min(1),
+    sourceInstance: z.string().optional(),
+  })
+  .strict();
+
+export const UserStateSchema = z
+  .object({
+    userId: z.string().min(1),
+    profile: z.string().default(''),
+    memories: z.array(MemorySchema).default([]),
+  })
+  .strict();
+
+export type Target = z.output<typeof TargetSchema>;
+export type Instance = z.output<typeof InstanceSchema>;
+export type Memory = z.output<typeof MemorySchema>;
+export type UserState = z.output<typeof UserStateSchema>;
+export type Split = (typeof SPLITS)[number];
+
+/** SPEC §4: g_i text = description plus the rubric criterion when present. */
+export function targetText(t: Target): string {
+  return t.criterion ? `${t.description} ${t.criterion}` : t.description;
+}

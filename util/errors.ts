@@ -1,0 +1,20 @@
+// Two kinds of failure (STYLE.md §6): bad input that must not be retried, and transient
+// trouble (timeouts, a restarting server) that gets bounded backoff.
+
+/** Bad data or config: never retried. The message names the input, the value, the rule and the fix. */
+export class InputError extends Error {
+  override name = 'InputError';
+  constructor(message: string, readonly problems: string[] = [message]) {
+    super(message);
+  }
+}
+
+/** A failure worth retrying with backoff (network, timeouts, 5xx). */
+export class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+/** Internal invariant; a failure here is a bug in gsteer, not in the user's input. */
+export function assert(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new Error(`internal: ${message}`);
+}

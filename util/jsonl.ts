@@ -1,0 +1,35 @@
+// JSONL reading with line numbers, so every error can name file and line.
+import { readFileSync } from 'node:fs';
+import { InputError } from './errors.ts';
+
+export interface JsonlRecord {
+  file: string;
+  line: number; // 1-based
+  value: unknown;
+}
+
+export function readJsonl(file: string): JsonlRecord[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`${file}: cannot read (${(e as Error).message}); check the path`);
+  }
+  const out: JsonlRecord[] = [];
+  const problems: string[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line) return;
+    try {
+      out.push({ file, line: i + 1, value: JSON.parse(line) });
+    } catch (e) {
+      problems.push(`${file}:${i + 1}: not valid JSON (${(e as Error).message}); each line must be one JSON object`);
+    }
+  });
+  if (problems.length) throw new InputError(problems.join('\n'), problems);
+  return out;
+}
+
+export function writeJsonlLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}

@@ -1,0 +1,47 @@
+// A progress bar with ETA on stderr (one line redrawn on a TTY, a line per 10% otherwise).
+
+export interface Progress {
+  tick(n?: number, info?: string): void;
+  done(info?: string): void;
+}
+
+function fmtSeconds(s: number): string {
+  if (!Number.isFinite(s)) return '--:--';
+  const m = Math.floor(s / 60);
+  const sec = Math.floor(s % 60);
+  return m >= 60 ? `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m` : `${m}:${String(sec).padStart(2, '0')}`;
+}
+
+export function progressBar(label: string, total: number, stream: NodeJS.WriteStream = process.stderr): Progress {
+  const start = Date.now();
+  let count = 0;
+  let lastDecile = -1;
+  const tty = Boolean(stream.isTTY) && !process.env.CI;
+  const render = (info = '') => {
+    const frac = total > 0 ? Math.min(1, count / total) : 1;
+    const elapsed = (Date.now() - start) / 1000;
+    const eta = count > 0 ? (elapsed / count) * (total - count) : Infinity;
+    const width = 24;
+    const filled = Math.round(frac * width);
+    const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
+    return `${label} [${bar}] ${count}/${total} ${(frac * 100).toFixed(0)}% elapsed ${fmtSeconds(elapsed)} eta ${fmtSeconds(eta)}${info ? ` ${info}` : ''}`;
+  };
+  return {
+    tick(n = 1, info = '') {
+      count += n;
+      if (tty) {
+        stream.write(`\r${render(info)}\x1b[K`);
+      } else {
+        const decile = total > 0 ? Math.floor((count / total) * 10) : 10;
+        if (decile !== lastDecile) {
+          lastDecile = decile;
+          stream.write(`${render(info)}\n`);
+        }
+      }
+    },
+    done(info = '') {
+      if (tty) stream.write(`\r${render(info)}\x1b[K\n`);
+      else if (lastDecile !== 10) stream.write(`${render(info)}\n`);
+    },
+  };
+}
