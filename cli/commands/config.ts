@@ -1,0 +1,25 @@
+// `gsteer config show`: print the resolved run config (defaults + files + --set).
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { loadConfig } from '../../configs/load.ts';
+
+export const summary = 'print the resolved run config (defaults, YAML overrides, --set)';
+export const usage = `usage: gsteer config show [--config FILE ...] [--set key=value ...]
+
+Prints the config every command would run with, after the paper defaults
+(configs/schema.ts), the YAML override files in order, then --set overrides.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true } },
+  });
+  if (positionals[0] !== 'show') {
+    console.error(usage);
+    return 2;
+  }
+  const cfg = loadConfig(values.config ?? [], values.set ?? []);
+  process.stdout.write(stringify(cfg));
+  return 0;
+}
