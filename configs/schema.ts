@@ -54,6 +54,11 @@ export const EncoderSchema = z
     /** embedded: dimension of the hashed n-gram space. */
     dim: positiveInt.default(512),
     batchSize: positiveInt.default(64),
+    /** http: per-request timeout and bounded retries (STYLE.md §6; same shape as policy/simulator). */
+    timeoutMs: positiveInt.default(30_000),
+    maxRetries: z.number().int().min(0).default(3),
+    /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
+    cacheSize: z.number().int().min(0).default(10_000),
   })
   .strict();
 
@@ -156,11 +161,15 @@ export const SftSchema = z
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // SPEC §7
     ordersPerSubgraph: positiveInt.default(2),
-    learningRate: z.number().positive().default(1e-4),
-    epochs: positiveInt.default(1),
+    learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
+    weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
+    epochs: positiveInt.default(2), // paper Table 6: 2 epochs
     maxSteps: positiveInt.optional(),
-    batchSize: positiveInt.default(8),
+    batchSize: positiveInt.default(64), // paper Table 6: 64 examples per update
+    microBatchSize: positiveInt.default(4), // sequences per forward/backward (memory bound, not in the paper)
     heldOutFraction: z.number().min(0).lt(1).default(0.1),
+    evalEvery: positiveInt.default(50), // updates between held-out loss evaluations (and at the end)
+    evalMaxExamples: positiveInt.default(256), // held-out examples scored per evaluation (the first N, fixed)
     maxSeqLen: positiveInt.default(1024),
   })
   .strict();
@@ -193,9 +202,19 @@ export const RunConfigSchema = z
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
         /** BullMQ prefix; wrap in {braces} (hash tag) for Redis Cluster, e.g. "{gsteer}". */
         prefix: z.string().min(1).default('gsteer'),
+        // Orchestration knobs (workers/; not from the paper). Attempts/backoff: STYLE.md §6
+        // bounded retries; after the last attempt a rollout's group is dropped and logged.
+        attempts: positiveInt.default(3),
+        backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
+        /** Rollout job lock; a killed worker's job is retried once it expires (BullMQ stalled check). */
+        rolloutLockMs: positiveInt.default(60_000),
+        /** Trainer job lock: must outlast one update, because a tfjs step blocks the event loop. */
+        trainerLockMs: positiveInt.default(600_000),
+        /** How often the controller polls job states (ms). */
+        pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer' }),
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 600_000, pollMs: 200 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints
