@@ -34,7 +34,12 @@ export type InvalidReason =
   | 'unknown_action'
   | 'empty_execute'
   | 'trailing_text'
-  | 'truncated';
+  | 'truncated'
+  // Added with the grammar (rollout/grammar.ts):
+  | 'section_order' // a section header out of STATE, PLAN, ACTION, EXECUTE order
+  | 'unexpected_line' // a line that is neither a header nor allowed in its section
+  | 'empty_plan'
+  | 'duplicate_slot'; // two slots with the same name
 
 export type ParseResult = { ok: true; turn: PolicyTurn } | { ok: false; reason: InvalidReason; detail: string };
 

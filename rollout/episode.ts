@@ -1,0 +1,151 @@
+// One episode (SPEC §3): render the prompt (query, profile, the evidence state the policy
+// last wrote, history) -> one policy call on our own token ids -> parse ->
+//   RETRIEVE: memory search in the user's store at the group's snapshot,
+//   ASK:      the user simulator answers,
+//   STOP:     the episode ends with q* = EXECUTE.
+// A parse failure, or a completion cut at max_tokens (finish_reason 'length'), ends the
+// episode as 'invalid' with its reason; maxTurns turns without STOP end it as 'max_turns'.
+// Every policy call is recorded with its prompt ids, the sampled ids and the server's
+// logprobs: the loss mask is exactly the completion ids of each turn (SPEC §5), prompts and
+// observations are never trained. Sampling seeds are derived from (rollout seed, group,
+// index, turn) through util/rng.ts, so a rerun replays the same calls. Infrastructure
+// failures (policy server, simulator, store) are thrown, not recorded: they say nothing
+// about the policy, and the worker retries the rollout (InputError: never).
+import type { Instance } from '../data/schema.ts';
+import type { RolloutConfig } from '../configs/schema.ts';
+import { encodeChat, type Tokenizer } from '../trainer/tokenizer.ts';
+import { assert } from '../util/errors.ts';
+import { Rng } from '../util/rng.ts';
+import { parseTurn } from './grammar.ts';
+import type { PolicyClient } from './policy-client.ts';
+import { buildPolicyMessages, policyProfile, type HistoryEntry } from './prompt.ts';
+import type { DialogueSoFar, UserSimulator } from './simulator.ts';
+import type { EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from './types.ts';
+import { parseSnapshotId, type UserStore } from './user-store.ts';
+
+export interface EpisodeDeps {
+  policy: PolicyClient;
+  simulator: UserSimulator;
+  store: UserStore;
+  tokenizer: Tokenizer;
+}
+
+export interface EpisodeOptions {
+  runId: string;
+  groupId: string;
+  index: number; // position in the group
+  policyVersion: number;
+  /** Adapter name the policy server knows (requests name it in `model`). */
+  model: string;
+  snapshotId: string; // `{userId}@{version}`, the same for the whole group
+  /** The rollout's seed (derived by the controller from run seed, step, group, index). */
+  seed: number;
+  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'>;
+}
+
+/** Sampling seed of one policy call: independent per (seed, group, index, turn), int31. */
+export function turnSeed(seed: number, groupId: string, index: number, turn: number): number {
+  return Rng.derive(seed, 'policy', groupId, index, turn).nextU32() & 0x7fffffff;
+}
+
+export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: EpisodeOptions): Promise<Trajectory> {
+  const snap = parseSnapshotId(opts.snapshotId);
+  assert(snap.userId === instance.userId, `snapshot ${opts.snapshotId} is not of user ${instance.userId} (instance ${instance.id})`);
+  const userState = await deps.store.read(snap.userId, snap.version);
+  const profile = policyProfile(instance, userState.profile);
+  const { maxTurns } = opts.rollout;
+
+  let state: EvidenceSlot[] = [];
+  const history: HistoryEntry[] = [];
+  const turns: TurnRecord[] = [];
+  const dialogue: DialogueSoFar = { turns: [] };
+  const asked: string[] = [];
+  let retrieveCount = 0;
+  let termination: Termination = 'max_turns';
+  let refinedQuery: string | null = null;
+  let invalid: ParseResult | null = null;
+
+  for (let turn = 1; turn <= maxTurns; turn++) {
+    const messages = buildPolicyMessages({ query: instance.query, profile, state, history, turn, maxTurns });
+    const promptIds = encodeChat(deps.tokenizer, messages);
+    const res = await deps.policy.complete({
+      promptIds,
+      maxTokens: opts.rollout.maxTokens,
+      temperature: opts.rollout.temperature,
+      topP: opts.rollout.topP,
+      seed: turnSeed(opts.seed, opts.groupId, opts.index, turn),
+      model: opts.model,
+    });
+    const parsed: ParseResult =
+      res.finishReason === 'length'
+        ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${opts.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
+        : parseTurn(res.text);
+    const record = (observation: Observation) =>
+      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed, observation });
+    if (!parsed.ok) {
+      record({ kind: 'none' });
+      [termination, invalid] = ['invalid', parsed];
+      break;
+    }
+    const t: PolicyTurn = parsed.turn;
+    state = t.state;
+    const observation = await act(deps, instance, opts, snap, t, dialogue);
+    record(observation);
+    if (t.action === 'STOP') {
+      [termination, refinedQuery] = ['stop', t.execute];
+      break;
+    }
+    if (t.action === 'RETRIEVE') retrieveCount++;
+    if (observation.kind === 'answer') {
+      asked.push(t.execute);
+      dialogue.turns.push({ question: t.execute, answer: observation.answer, targetId: observation.targetId });
+    }
+    history.push({ action: t.action, execute: t.execute, observation });
+  }
+
+  return {
+    version: 1,
+    runId: opts.runId,
+    instanceId: instance.id,
+    userId: instance.userId,
+    groupId: opts.groupId,
+    index: opts.index,
+    policyVersion: opts.policyVersion,
+    snapshotId: opts.snapshotId,
+    turns,
+    finalSlots: state,
+    askedQuestions: asked,
+    retrieveCount,
+    askCount: asked.length,
+    termination,
+    ...(invalid && !invalid.ok ? { invalidReason: invalid.reason } : {}),
+    refinedQuery,
+  };
+}
+
+/** The environment's answer to one parsed action. */
+async function act(
+  deps: EpisodeDeps,
+  instance: Instance,
+  opts: EpisodeOptions,
+  snap: { userId: string; version: number },
+  t: PolicyTurn,
+  dialogue: DialogueSoFar,
+): Promise<Observation> {
+  switch (t.action) {
+    case 'RETRIEVE': {
+      const r = await deps.store.search(snap.userId, snap.version, t.execute, { candidates: opts.rollout.retrieveCandidates, topK: opts.rollout.retrieveTopK });
+      return { kind: 'memory', query: t.execute, results: r.hits };
+    }
+    case 'ASK': {
+      const a = await deps.simulator.answer(t.execute, instance, dialogue);
+      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId };
+    }
+    case 'STOP':
+      return { kind: 'none' };
+    default: {
+      const never: never = t.action;
+      throw new Error(`internal: unknown action ${String(never)}`);
+    }
+  }
+}

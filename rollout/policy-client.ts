@@ -1,0 +1,132 @@
+// The policy client (SPEC §9): one sampled completion for a prompt given as token ids, with
+// the sampled ids and their logprobs, from an OpenAI-compatible server speaking vLLM's
+// /v1/completions protocol (vLLM, or `gsteer serve`). The trainer scores exactly these ids,
+// so ids come from the server (`token_ids`, else `token_id:N` strings in logprobs.tokens),
+// never from re-tokenizing `text`; the server's `prompt_token_ids`, when present, must equal
+// ours.
+import type OpenAI from 'openai';
+import { InputError } from '../util/errors.ts';
+import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
+import { withRetries } from './openai-retry.ts';
+
+export interface CompletionRequest {
+  promptIds: number[];
+  maxTokens: number;
+  temperature: number;
+  topP: number;
+  seed?: number;
+  model: string;
+}
+
+export interface CompletionResult {
+  /** Sampled ids, including the terminating EOS id when finishReason is 'stop'. */
+  completionIds: number[];
+  /** Server logprob of each sampled id (same length as completionIds). */
+  logprobs: number[];
+  text: string;
+  finishReason: 'stop' | 'length';
+}
+
+export interface PolicyClient {
+  complete(req: CompletionRequest): Promise<CompletionResult>;
+}
+
+export interface PolicyClientConfig extends EndpointConfig {
+  maxRetries: number;
+  /** First retry backoff (ms); doubles per retry. */
+  retryBaseMs?: number;
+}
+
+// vLLM's response fields that the `openai` types do not know.
+interface VllmChoice {
+  text?: unknown;
+  finish_reason?: unknown;
+  token_ids?: unknown;
+  prompt_token_ids?: unknown;
+  logprobs?: { tokens?: unknown; token_logprobs?: unknown } | null;
+}
+
+const isIdArray = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => Number.isInteger(x) && x >= 0);
+
+/** `token_id:123` -> 123 (vLLM with return_tokens_as_token_ids). */
+function idFromTokenString(s: unknown): number | null {
+  const m = typeof s === 'string' ? /^token_id:(\d+)$/.exec(s) : null;
+  return m ? Number(m[1]) : null;
+}
+
+/** Validates one vLLM-shaped choice against the request; throws InputError naming the URL and the field. */
+export function readChoice(choice: VllmChoice | undefined, promptIds: readonly number[], url: string): CompletionResult {
+  const bad = (field: string, rule: string) =>
+    new InputError(`${url}: response field ${field} ${rule}; the server must speak vLLM's /v1/completions protocol with logprobs=1 and return_token_ids=true`);
+  if (!choice) throw bad('choices[0]', 'is missing');
+  const finish = choice.finish_reason;
+  if (finish !== 'stop' && finish !== 'length') throw bad('choices[0].finish_reason', `is ${JSON.stringify(finish)}, expected "stop" or "length"`);
+  const lp = choice.logprobs;
+  if (!lp || !Array.isArray(lp.token_logprobs)) throw bad('choices[0].logprobs.token_logprobs', 'is missing (request logprobs: 1)');
+  const logprobs = lp.token_logprobs as unknown[];
+  if (!logprobs.every((x) => typeof x === 'number' && Number.isFinite(x) && x <= 1e-6))
+    throw bad('choices[0].logprobs.token_logprobs', 'holds a value that is not a finite logprob <= 0');
+  let ids: number[];
+  if (choice.token_ids !== undefined && choice.token_ids !== null) {
+    if (!isIdArray(choice.token_ids)) throw bad('choices[0].token_ids', 'is not a list of token ids');
+    ids = choice.token_ids;
+  } else {
+    const tokens = Array.isArray(lp.tokens) ? lp.tokens.map(idFromTokenString) : null;
+    if (!tokens || tokens.some((t) => t === null)) throw bad('choices[0].logprobs.tokens', 'are not "token_id:N" strings and token_ids is absent');
+    ids = tokens as number[];
+  }
+  if (ids.length !== logprobs.length) throw bad('choices[0].token_ids', `has ${ids.length} ids but ${logprobs.length} logprobs`);
+  const serverPrompt = choice.prompt_token_ids;
+  if (serverPrompt !== undefined && serverPrompt !== null) {
+    if (!isIdArray(serverPrompt)) throw bad('choices[0].prompt_token_ids', 'is not a list of token ids');
+    const i = firstMismatch(serverPrompt, promptIds);
+    if (i >= 0)
+      throw new InputError(
+        `${url}: the server's prompt_token_ids differ from ours at position ${i} (server ${serverPrompt[i]}, ours ${promptIds[i]}; lengths ${serverPrompt.length} vs ${promptIds.length}); ` +
+          'the trainer would score a different prompt than was sampled: send the prompt as token ids and do not let the server re-tokenize',
+      );
+  }
+  return { completionIds: ids, logprobs: logprobs as number[], text: typeof choice.text === 'string' ? choice.text : '', finishReason: finish };
+}
+
+function firstMismatch(a: readonly number[], b: readonly number[]): number {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+/** PolicyClient over the `openai` npm client (vLLM extra body fields passed through). */
+export class OpenAIPolicyClient implements PolicyClient {
+  private readonly client: OpenAI;
+  private readonly url: string;
+
+  constructor(private readonly cfg: PolicyClientConfig) {
+    this.client = openaiClient(cfg);
+    this.url = endpointUrl(cfg.baseUrl, 'completions');
+  }
+
+  async complete(req: CompletionRequest): Promise<CompletionResult> {
+    const body = {
+      model: req.model,
+      prompt: req.promptIds,
+      max_tokens: req.maxTokens,
+      temperature: req.temperature,
+      top_p: req.topP,
+      n: 1,
+      logprobs: 1,
+      ...(req.seed !== undefined ? { seed: req.seed } : {}),
+      // vLLM extras: sampled ids back as ids, and the prompt ids it saw.
+      return_tokens_as_token_ids: true,
+      return_token_ids: true,
+    };
+    const res = await withRetries(
+      () => this.client.completions.create(body as OpenAI.CompletionCreateParamsNonStreaming),
+      { maxRetries: this.cfg.maxRetries, baseDelayMs: this.cfg.retryBaseMs, what: `policy server ${this.url}` },
+    );
+    const choice = (res.choices as unknown as VllmChoice[] | undefined)?.[0];
+    const top = res as unknown as { prompt_token_ids?: unknown };
+    // Some servers put prompt_token_ids at the top level (chat shape); accept either place.
+    const merged = choice && choice.prompt_token_ids === undefined && top.prompt_token_ids !== undefined ? { ...choice, prompt_token_ids: top.prompt_token_ids } : choice;
+    return readChoice(merged, req.promptIds, this.url);
+  }
+}
