@@ -1,0 +1,90 @@
+// `gsteer model plan`: will LoRA training of this model fit? Reads config.json (and
+// vocab_map.json when present) only, so it works on a folder holding just Qwen3-8B's
+// config.json. The `model` command dispatches its `plan` subcommand here (runPlan).
+import { totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { readQwen3Config } from '../../trainer/model/config.ts';
+import { readVocabMap } from '../../trainer/model/vocab-map.ts';
+import { PROJ_NAMES, type ProjName } from '../../trainer/lora/types.ts';
+import { fmtBytes, planMemory, verdicts, type PlanLine } from '../../trainer/plan.ts';
+import { InputError } from '../../util/errors.ts';
+
+export const planUsage = `usage: gsteer model plan --model DIR --seq-len N --micro-batch B
+                        [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
+                        [--backend gpu|node|wasm|cpu] [--recompute]
+
+Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
+state, activations of one micro-batch (with and without per-layer recomputation,
+including the [B,T,V] logits), and a verdict: for --backend gpu (default) against
+A100-40GB / A100-80GB / H100-80GB (90% usable), for wasm against its 4 GiB heap, for
+cpu/node against this machine's RAM. DIR needs only config.json.`;
+
+const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
+
+function positive(name: string, v: string | undefined, fallback?: number): number {
+  if (v === undefined && fallback !== undefined) return fallback;
+  const n = Number(v);
+  if (v === undefined || !Number.isInteger(n) || n <= 0) throw new InputError(`model plan: --${name} ${v ?? '(missing)'} must be a positive integer; e.g. --${name} ${fallback ?? 4}`);
+  return n;
+}
+
+function table(lines: PlanLine[]): string {
+  const w = Math.max(...lines.map((l) => l.item.length));
+  return lines.map((l) => `  ${l.item.padEnd(w)}  ${fmtBytes(l.bytes).padStart(11)}  ${l.note}`).join('\n');
+}
+
+export async function runPlan(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      model: { type: 'string' },
+      'seq-len': { type: 'string' },
+      'micro-batch': { type: 'string' },
+      'lora-r': { type: 'string' },
+      targets: { type: 'string' },
+      'no-dropout': { type: 'boolean', default: false },
+      backend: { type: 'string', default: 'gpu' },
+      recompute: { type: 'boolean', default: false },
+    },
+  });
+  if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
+  const cfg = readQwen3Config(values.model);
+  const vocab = readVocabMap(values.model, cfg.vocabSize);
+  const targets = (values.targets ?? PROJ_NAMES.join(',')).split(',').map((s) => s.trim());
+  for (const t of targets)
+    if (!(PROJ_NAMES as readonly string[]).includes(t)) throw new InputError(`model plan: --targets has "${t}"; allowed: ${PROJ_NAMES.join(', ')}`);
+  const backend = values.backend ?? 'gpu';
+  if (!['gpu', 'node', 'wasm', 'cpu'].includes(backend)) throw new InputError(`model plan: --backend ${backend}; use gpu, node, wasm or cpu`);
+  const base = {
+    seqLen: positive('seq-len', values['seq-len']),
+    microBatch: positive('micro-batch', values['micro-batch']),
+    loraR: positive('lora-r', values['lora-r'], 8),
+    targetModules: targets as ProjName[],
+    dropout: !values['no-dropout'],
+    vocabRows: vocab ? vocab.keptIds.length : cfg.vocabSize,
+  };
+  const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
+  const chosen = values.recompute ? plans.on : plans.off;
+  const total = (p: PlanLine[]) => p[p.length - 1]!.bytes;
+  console.log(`${values.model}: Qwen3 ${cfg.numHiddenLayers} layers, D ${cfg.hiddenSize}, FFN ${cfg.intermediateSize}, heads ${cfg.numAttentionHeads}/${cfg.numKeyValueHeads}, V ${base.vocabRows}`);
+  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
+  console.log(table(chosen));
+  console.log(`\n  total without recompute ${fmtBytes(total(plans.off))}, with recompute ${fmtBytes(total(plans.on))}\n`);
+  // primary verdict for the chosen mode; the other mode is mentioned when it changes the answer
+  const other = values.recompute ? 'without --recompute' : 'with --recompute';
+  const verdict = (cap: string, fitsChosen: boolean, fitsOther: boolean) =>
+    `  ${cap.padEnd(22)} ${fitsChosen ? 'fits' : 'does not fit'}${fitsOther !== fitsChosen ? ` (${other}: ${fitsOther ? 'fits' : 'does not fit'})` : ''}`;
+  const [chosenTotal, otherTotal] = values.recompute ? [total(plans.on), total(plans.off)] : [total(plans.off), total(plans.on)];
+  if (backend === 'gpu') {
+    const a = verdicts(chosenTotal);
+    const b = verdicts(otherTotal);
+    console.log('verdict (90% of the card usable):');
+    a.forEach((v, i) => console.log(verdict(`${v.gpu} (${fmtBytes(v.capacityBytes)})`, v.fits, b[i]!.fits)));
+  } else {
+    const cap = backend === 'wasm' ? WASM_HEAP : totalmem();
+    const what = backend === 'wasm' ? 'wasm heap' : 'this machine RAM';
+    console.log('verdict (90% usable):');
+    console.log(verdict(`${what} (${fmtBytes(cap)})`, chosenTotal <= 0.9 * cap, otherTotal <= 0.9 * cap));
+  }
+  return 0;
+}

@@ -1,0 +1,59 @@
+// Per-update diagnostics of the GRPO loss (SPEC §5 metrics, TRL names). Kept as token
+// *sums* so micro-batches add up exactly; `grpoStatMeans` turns them into the logged means
+// (masked token means over the whole batch, as TRL's masked_batch_mean).
+import * as tf from '@tensorflow/tfjs';
+import { k3, type GrpoLossInput, type GrpoLossOptions } from './loss.ts';
+
+export interface GrpoTokenSums {
+  tokens: number; // masked (policy) tokens
+  lowClipped: number; // rho < 1 - eps with A < 0 (the clip binds from below)
+  highClipped: number; // rho > 1 + epsHigh with A > 0 (the clip binds from above)
+  approxKl: number; // sum of k3(old, new): how far this update moved from pi_old
+  kl: number; // sum of k3(ref, new); 0 when betaKl = 0
+  entropy: number; // sum of per-token entropy; 0 when not given
+}
+
+export const ZERO_SUMS: GrpoTokenSums = { tokens: 0, lowClipped: 0, highClipped: 0, approxKl: 0, kl: 0, entropy: 0 };
+
+export function addSums(a: GrpoTokenSums, b: GrpoTokenSums): GrpoTokenSums {
+  return {
+    tokens: a.tokens + b.tokens,
+    lowClipped: a.lowClipped + b.lowClipped,
+    highClipped: a.highClipped + b.highClipped,
+    approxKl: a.approxKl + b.approxKl,
+    kl: a.kl + b.kl,
+    entropy: a.entropy + b.entropy,
+  };
+}
+
+/** Token sums of the clip / KL / entropy diagnostics for one (micro-)batch. Reads back numbers. */
+export function grpoTokenSums(x: GrpoLossInput, o: GrpoLossOptions, entropy?: tf.Tensor2D): GrpoTokenSums {
+  const epsHigh = o.epsilonHigh ?? o.epsilon;
+  const values = tf.tidy(() => {
+    const logRatio = tf.mul(tf.sub(x.logp, x.oldLogp), x.mask); // [B, T]
+    const rho = tf.exp(logRatio);
+    const adv = tf.expandDims(x.advantages, 1); // [B, 1]
+    const low = tf.logicalAnd(tf.less(rho, 1 - o.epsilon), tf.less(adv, 0)); // [B, T]
+    const high = tf.logicalAnd(tf.greater(rho, 1 + epsHigh), tf.greater(adv, 0)); // [B, T]
+    const msum = (t: tf.Tensor) => tf.sum(tf.mul(tf.cast(t, 'float32'), x.mask));
+    const approxKl = k3(tf.mul(x.oldLogp, x.mask) as tf.Tensor2D, tf.mul(x.logp, x.mask) as tf.Tensor2D);
+    const kl = x.refLogp ? k3(tf.mul(x.refLogp, x.mask) as tf.Tensor2D, tf.mul(x.logp, x.mask) as tf.Tensor2D) : tf.zerosLike(x.mask);
+    const ent = entropy ?? tf.zerosLike(x.mask);
+    return tf.stack([tf.sum(x.mask), msum(low), msum(high), msum(approxKl), msum(kl), msum(ent)]).dataSync();
+  });
+  const [tokens, lowClipped, highClipped, approxKl, kl, ent] = Array.from(values) as number[];
+  return { tokens: tokens!, lowClipped: lowClipped!, highClipped: highClipped!, approxKl: approxKl!, kl: kl!, entropy: ent! };
+}
+
+/** Logged means (TRL names). */
+export function grpoStatMeans(s: GrpoTokenSums): Record<string, number> {
+  const n = Math.max(s.tokens, 1);
+  return {
+    'clip_ratio/low_mean': s.lowClipped / n,
+    'clip_ratio/high_mean': s.highClipped / n,
+    'clip_ratio/region_mean': (s.lowClipped + s.highClipped) / n,
+    approx_kl: s.approxKl / n,
+    kl: s.kl / n,
+    entropy: s.entropy / n,
+  };
+}

@@ -1,0 +1,30 @@
+// The Qwen3 model + LoRA adapter as the train step's Policy (trainer/policy.ts), and
+// gradient-free scoring for the old / reference logprobs an update needs (SPEC §5).
+import * as tf from '@tensorflow/tfjs';
+import type { LoraAdapter } from './lora/types.ts';
+import type { Qwen3Model } from './model/model.ts';
+import { tokenLogprobs } from './model/logprobs.ts';
+import type { Policy } from './policy.ts';
+import { microBatches } from './step-batch.ts';
+
+export function loraPolicy(model: Qwen3Model, adapter: LoraAdapter): Policy {
+  return {
+    variables: () => adapter.variables(),
+    score: (inputIds, o) => tokenLogprobs(model, adapter, { inputIds }, o),
+  };
+}
+
+/**
+ * Per-token logprobs [B][T_b] without gradients, in micro-batches (dropout off):
+ * adapter = the current LoRA gives logp_old before an update's epochs; adapter = null gives
+ * the reference (base model) logprobs for the k3 KL term.
+ */
+export function scoreRows(model: Qwen3Model, adapter: LoraAdapter | null, inputIds: number[][], microBatchSize: number): number[][] {
+  const out: number[][] = [];
+  for (const idx of microBatches(inputIds.length, microBatchSize)) {
+    const ids = idx.map((b) => inputIds[b]!);
+    const lp = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds: ids }).logprobs.arraySync());
+    ids.forEach((seq, i) => out.push(lp[i]!.slice(0, seq.length)));
+  }
+  return out;
+}

@@ -1,0 +1,18 @@
+// What the train step needs from a model: the trainable variables and per-token logprobs
+// of given token ids. `loraPolicy` (policy-lora.ts) adapts the Qwen3 model + LoRA adapter;
+// tests can adapt any small differentiable scorer the same way.
+import type * as tf from '@tensorflow/tfjs';
+
+export interface ScoreOptions {
+  training: boolean; // dropout on (LoRA dropout) when true
+  dropoutSeed?: number;
+  recompute: boolean; // per-layer activation recomputation (gradient checkpointing)
+  withEntropy: boolean;
+}
+
+export interface Policy {
+  /** Trainable variables, in a fixed order (the optimizer state is aligned with it). */
+  variables(): tf.Variable[];
+  /** [B, T] logprob of ids[b][t] given ids[b][<t] (column 0 = 0); optional [B, T] entropy. */
+  score(inputIds: number[][], opts: ScoreOptions): { logprobs: tf.Tensor2D; entropy?: tf.Tensor2D };
+}

@@ -1,0 +1,70 @@
+// The loss of one micro-batch, for each kind of update (exhaustive over TrainBatch.kind).
+import * as tf from '@tensorflow/tfjs';
+import { grpoLoss, type GrpoLossOptions, type LossNormalizer } from './grpo/loss.ts';
+import { grpoTokenSums, ZERO_SUMS, type GrpoTokenSums } from './grpo/stats.ts';
+import { detach } from './grpo/detach.ts';
+import { sftLoss } from './sft/loss.ts';
+import type { Policy } from './policy.ts';
+import { PAD_ID, padRows, type Rows } from './step-batch.ts';
+import { assert } from '../util/errors.ts';
+
+/** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (SPEC §5). */
+export interface GrpoBatch {
+  kind: 'grpo';
+  inputIds: number[][];
+  completionMask: number[][]; // 1 on policy-generated tokens
+  advantages: number[]; // [B]
+  /** logp under pi_old; omitted = the current policy, detached (on-policy, one update per batch). */
+  oldLogprobs?: number[][];
+  rolloutLogprobs?: number[][]; // inference-server logprobs (needed when tisCap is set)
+  refLogprobs?: number[][]; // reference policy (needed when betaKl > 0)
+}
+
+/** SFT update data (SPEC §7): targetMask is 1 on the Plan + Action + Execute tokens. */
+export interface SftBatch {
+  kind: 'sft';
+  inputIds: number[][];
+  targetMask: number[][];
+}
+
+export interface MicroOptions {
+  normalizer: LossNormalizer; // of the whole batch
+  recompute?: boolean;
+  dropoutSeed?: number;
+  withEntropy?: boolean;
+  grpo?: Omit<GrpoLossOptions, 'normalizer'>; // required for GRPO batches
+}
+
+export interface MicroResult {
+  loss: tf.Scalar;
+  sums: GrpoTokenSums;
+}
+
+const t2 = (rows: Rows, idx: readonly number[]) => tf.tensor2d(padRows(rows, idx, 0), undefined, 'float32');
+
+export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: number[], o: MicroOptions): MicroResult {
+  const ids = padRows(batch.inputIds, idx, PAD_ID);
+  const withEntropy = batch.kind === 'grpo' && (o.withEntropy ?? false);
+  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy });
+  switch (batch.kind) {
+    case 'sft':
+      return { loss: sftLoss(logprobs, t2(batch.targetMask, idx), o.normalizer.tokens), sums: ZERO_SUMS };
+    case 'grpo': {
+      assert(o.grpo, 'trainStep: a GRPO batch needs StepOptions.grpo');
+      const x = {
+        logp: logprobs,
+        oldLogp: batch.oldLogprobs ? t2(batch.oldLogprobs, idx) : detach(logprobs),
+        advantages: tf.tensor1d(idx.map((b) => batch.advantages[b]!)),
+        mask: t2(batch.completionMask, idx),
+        rolloutLogp: batch.rolloutLogprobs && t2(batch.rolloutLogprobs, idx),
+        refLogp: batch.refLogprobs && t2(batch.refLogprobs, idx),
+      };
+      const opts = { ...o.grpo, normalizer: o.normalizer };
+      return { loss: grpoLoss(x, opts), sums: grpoTokenSums(x, opts, entropy) };
+    }
+    default: {
+      const never: never = batch;
+      throw new Error(`internal: unknown batch kind ${String((never as { kind: string }).kind)}`);
+    }
+  }
+}

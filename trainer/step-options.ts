@@ -1,0 +1,49 @@
+// From the run config to the train step's options (SPEC §5), in one place, so the trainer
+// worker and tests read the same mapping.
+import type { RunConfig } from '../configs/schema.ts';
+import type { GrpoLossOptions } from './grpo/loss.ts';
+import { AdamW } from './optim/adamw.ts';
+import { lrAt } from './optim/schedule.ts';
+import type { StepOptions } from './step.ts';
+import type * as tf from '@tensorflow/tfjs';
+
+/**
+ * Loss options. Dr. GRPO's constant is TRL's max_completion_length; a multi-turn episode's
+ * policy tokens are bounded by maxTurns x maxTokens, so that is our constant.
+ */
+export function grpoLossOptions(cfg: RunConfig): Omit<GrpoLossOptions, 'normalizer'> {
+  const g = cfg.grpo;
+  return {
+    lossType: g.lossType,
+    epsilon: g.epsilon,
+    epsilonHigh: g.epsilonHigh,
+    betaKl: g.betaKl,
+    tisCap: g.tisCap,
+    maxCompletionLength: cfg.rollout.maxTurns * cfg.rollout.maxTokens,
+  };
+}
+
+/** Total updates of a run: maxUpdates, else passes x ceil(instances / groupsPerUpdate). */
+export function totalUpdates(cfg: RunConfig, trainInstances: number): number {
+  return cfg.grpo.maxUpdates ?? cfg.grpo.passes * Math.ceil(trainInstances / cfg.grpo.groupsPerUpdate);
+}
+
+/** Options of GRPO update `step` (0-based); dropout seeded per update so a resume replays it. */
+export function grpoStepOptions(cfg: RunConfig, step: number, totalSteps: number): StepOptions {
+  const g = cfg.grpo;
+  return {
+    lr: lrAt(step, { kind: g.lrSchedule, baseLr: g.learningRate, warmupSteps: g.warmupSteps, totalSteps }),
+    microBatchSize: g.microBatchSize,
+    maxGradNorm: g.maxGradNorm,
+    recompute: g.gradientCheckpointing,
+    dropoutSeed: (cfg.seed * 1_000_003 + step * 7919) >>> 0,
+    withEntropy: true,
+    grpo: grpoLossOptions(cfg),
+  };
+}
+
+/** AdamW over the adapter variables with the config's betas, eps and weight decay. */
+export function grpoOptimizer(cfg: RunConfig, variables: tf.Variable[]): AdamW {
+  const g = cfg.grpo;
+  return new AdamW(variables, { beta1: g.adamBeta1, beta2: g.adamBeta2, eps: g.adamEps, weightDecay: g.weightDecay });
+}

@@ -1,0 +1,109 @@
+// One optimizer update (SPEC §5 GRPO, §7 SFT): split the batch into micro-batches, sum their
+// gradients (each micro-batch loss is divided by the *whole* batch's normalizers, so the sum
+// is the full-batch gradient for every loss type), clip the global norm, take an AdamW step.
+import * as tf from '@tensorflow/tfjs';
+import type { AdamW } from './optim/adamw.ts';
+import { clipGradNorm } from './optim/clip.ts';
+import type { Policy } from './policy.ts';
+import { checkAligned, microBatches, sumRows } from './step-batch.ts';
+import { microLoss, type GrpoBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
+import { ZERO_SUMS, addSums, grpoStatMeans, type GrpoTokenSums } from './grpo/stats.ts';
+import { InputError } from '../util/errors.ts';
+
+export type { GrpoBatch, SftBatch } from './step-loss.ts';
+export type TrainBatch = GrpoBatch | SftBatch;
+
+export interface StepOptions extends Omit<MicroOptions, 'normalizer'> {
+  lr: number;
+  microBatchSize: number; // GrpoConfig.microBatchSize
+  maxGradNorm: number; // GrpoConfig.maxGradNorm
+}
+
+export interface StepMetrics {
+  loss: number;
+  grad_norm: number; // before clipping (TRL)
+  learning_rate: number;
+  num_tokens: number; // every real token scored (prompt + completion)
+  loss_tokens: number; // tokens carrying loss (policy tokens / SFT targets)
+  tokens_per_second: number; // num_tokens / step time (forward + backward + update)
+  step_time_s: number;
+  micro_batches: number;
+  [stat: string]: number; // clip_ratio/*, approx_kl, kl, entropy (GRPO)
+}
+
+function lossRows(batch: TrainBatch) {
+  return batch.kind === 'grpo' ? batch.completionMask : batch.targetMask;
+}
+
+function validate(batch: TrainBatch, o: Pick<StepOptions, 'grpo'>): void {
+  if (batch.inputIds.length === 0) throw new InputError('train batch: no sequences; an update needs at least one');
+  if (batch.kind === 'grpo') {
+    if (batch.advantages.length !== batch.inputIds.length)
+      throw new InputError(`train batch: ${batch.advantages.length} advantages for ${batch.inputIds.length} sequences; one advantage per trajectory`);
+    const { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs } = batch;
+    checkAligned(batch.inputIds, { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs });
+    if (!o.grpo) throw new Error('internal: trainStep got a GRPO batch without StepOptions.grpo');
+    if (o.grpo.tisCap !== null && !rolloutLogprobs)
+      throw new InputError(`train batch: grpo.tisCap is ${o.grpo.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs in the trajectories or set grpo.tisCap=null`);
+    if (o.grpo.betaKl > 0 && !refLogprobs)
+      throw new InputError(`train batch: grpo.betaKl is ${o.grpo.betaKl} but the batch has no refLogprobs; score the batch under the base model (no adapter) first or set grpo.betaKl=0`);
+  } else checkAligned(batch.inputIds, { targetMask: batch.targetMask });
+}
+
+export interface Accumulated {
+  grads: tf.Tensor[]; // aligned with policy.variables(); the caller disposes them
+  loss: number;
+  sums: GrpoTokenSums;
+  microBatches: number;
+  lossTokens: number;
+}
+
+/** Sum of the micro-batch gradients = the gradient of the full-batch loss. */
+export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): Accumulated {
+  validate(batch, o);
+  const vars = policy.variables();
+  const normalizer = { sequences: batch.inputIds.length, tokens: sumRows(lossRows(batch)) };
+  const parts = microBatches(batch.inputIds.length, o.microBatchSize);
+  let acc: tf.Tensor[] | null = null;
+  let loss = 0;
+  let sums: GrpoTokenSums = ZERO_SUMS;
+  parts.forEach((idx, k) => {
+    let partSums: GrpoTokenSums = ZERO_SUMS;
+    const dropoutSeed = o.dropoutSeed === undefined ? undefined : o.dropoutSeed + k;
+    const { value, grads } = tf.variableGrads(() => {
+      const r = microLoss(policy, batch, idx, { ...o, normalizer, dropoutSeed });
+      partSums = r.sums;
+      return r.loss;
+    }, vars);
+    loss += value.dataSync()[0]!;
+    sums = addSums(sums, partSums);
+    const g = vars.map((v) => grads[v.name]!);
+    const prev: tf.Tensor[] | null = acc;
+    acc = prev ? prev.map((a, i) => tf.add(a, g[i]!)) : g;
+    if (prev) tf.dispose([...prev, ...g]);
+    tf.dispose(value);
+  });
+  return { grads: acc as unknown as tf.Tensor[], loss, sums, microBatches: parts.length, lossTokens: normalizer.tokens };
+}
+
+/** One update; no tensors survive it except the updated variables and optimizer state. */
+export function trainStep(policy: Policy, optimizer: AdamW, batch: TrainBatch, o: StepOptions): StepMetrics {
+  const t0 = performance.now();
+  const acc = accumulateGradients(policy, batch, o);
+  const clipped = clipGradNorm(acc.grads, o.maxGradNorm);
+  optimizer.step(clipped.grads, o.lr);
+  tf.dispose([...acc.grads, ...clipped.grads]);
+  const seconds = (performance.now() - t0) / 1000;
+  const numTokens = batch.inputIds.reduce((s, r) => s + r.length, 0);
+  return {
+    loss: acc.loss,
+    grad_norm: clipped.norm,
+    learning_rate: o.lr,
+    num_tokens: numTokens,
+    loss_tokens: acc.lossTokens,
+    tokens_per_second: numTokens / seconds,
+    step_time_s: seconds,
+    micro_batches: acc.microBatches,
+    ...(batch.kind === 'grpo' ? grpoStatMeans(acc.sums) : {}),
+  };
+}
