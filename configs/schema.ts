@@ -170,7 +170,32 @@ export const SftSchema = z
     heldOutFraction: z.number().min(0).lt(1).default(0.1),
     evalEvery: positiveInt.default(50), // updates between held-out loss evaluations (and at the end)
     evalMaxExamples: positiveInt.default(256), // held-out examples scored per evaluation (the first N, fixed)
+    evalTurns: z.number().int().min(0).default(16), // held-out turns sampled after SFT for the valid-turn rate (0 = skip)
     maxSeqLen: positiveInt.default(1024),
+  })
+  .strict();
+
+/** SPEC §8: intrinsic evaluation (eval/; paper "Evaluation" and "Rollout and Factor Extraction"). */
+export const EvalSchema = z
+  .object({
+    threshold: z.number().min(-1).max(1).default(0.55), // SPEC §8: covered when best cosine >= 0.55
+    sweep: z.array(z.number().min(-1).max(1)).min(1).default([0.45, 0.5, 0.55, 0.6, 0.65, 0.7]), // paper Table 9: 0.45..0.70
+    temperature: z.number().min(0).max(2).default(0.7), // paper: test-time temperature 0.7
+    topP: z.number().gt(0).max(1).default(1.0), // paper: test-time top-p 1.0
+    maxTokens: positiveInt.default(1024), // paper: at most 1024 new agent tokens (per policy call here)
+    concurrency: positiveInt.default(4), // episodes in flight (not from the paper)
+    /** Factor extractor: LLM in real runs (paper: gpt-5.4-2026-03-05), documented rule-based one embedded. */
+    extractor: z
+      .object({
+        kind: z.enum(['rule', 'llm']).default('rule'),
+        baseUrl: url.optional(),
+        model: z.string().default('gpt-5.4-2026-03-05'),
+        apiKeyEnv: z.string().default('GSTEER_EXTRACTOR_API_KEY'),
+        timeoutMs: positiveInt.default(60_000),
+        maxRetries: z.number().int().min(0).default(3),
+      })
+      .strict()
+      .default({ kind: 'rule', model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, maxRetries: 3 }),
   })
   .strict();
 
@@ -197,6 +222,7 @@ export const RunConfigSchema = z
     lora: LoraSchema.default(LoraSchema.parse({})),
     trainer: TrainerSchema.default(TrainerSchema.parse({})),
     sft: SftSchema.default(SftSchema.parse({})),
+    eval: EvalSchema.default(EvalSchema.parse({})),
     queues: z
       .object({
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
@@ -233,6 +259,8 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['simulator', 'baseUrl'], message: 'simulator.kind is "llm" but simulator.baseUrl is not set; set it to an OpenAI-compatible URL or use simulator.kind=embedded' });
     if (c.judge.kind === 'llm' && !c.judge.baseUrl)
       ctx.addIssue({ code: 'custom', path: ['judge', 'baseUrl'], message: 'judge.kind is "llm" but judge.baseUrl is not set; set it or use judge.kind=rule' });
+    if (c.eval.extractor.kind === 'llm' && !c.eval.extractor.baseUrl)
+      ctx.addIssue({ code: 'custom', path: ['eval', 'extractor', 'baseUrl'], message: 'eval.extractor.kind is "llm" but eval.extractor.baseUrl is not set; set it to an OpenAI-compatible /v1 URL or use eval.extractor.kind=rule' });
     if (c.encoder.kind === 'onnx' && !c.encoder.path)
       ctx.addIssue({ code: 'custom', path: ['encoder', 'path'], message: 'encoder.kind is "onnx" but encoder.path is not set; point it at a folder with model.onnx and tokenizer.json' });
     if (c.encoder.kind === 'http' && !c.encoder.baseUrl)
@@ -251,3 +279,4 @@ export type RewardConfig = RunConfig['reward'];
 export type GrpoConfig = RunConfig['grpo'];
 export type LoraConfig = RunConfig['lora'];
 export type RolloutConfig = RunConfig['rollout'];
+export type EvalConfig = RunConfig['eval'];

@@ -20,7 +20,7 @@ import { parseTurn } from './grammar.ts';
 import type { PolicyClient } from './policy-client.ts';
 import { buildPolicyMessages, policyProfile, type HistoryEntry } from './prompt.ts';
 import type { DialogueSoFar, UserSimulator } from './simulator.ts';
-import type { EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from './types.ts';
+import type { ActionKind, EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from './types.ts';
 import { parseSnapshotId, type UserStore } from './user-store.ts';
 
 export interface EpisodeDeps {
@@ -41,6 +41,17 @@ export interface EpisodeOptions {
   /** The rollout's seed (derived by the controller from run seed, step, group, index). */
   seed: number;
   rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'>;
+  /**
+   * SPEC §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
+   * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
+   */
+  actions?: readonly ActionKind[];
+}
+
+/** A parsed turn whose action is not on the menu is invalid, like an unknown action. */
+export function checkMenu(parsed: ParseResult, actions: readonly ActionKind[] | undefined): ParseResult {
+  if (!parsed.ok || !actions || actions.includes(parsed.turn.action)) return parsed;
+  return { ok: false, reason: 'unknown_action', detail: `action ${parsed.turn.action} is not in this agent's menu (${actions.join(', ')})` };
 }
 
 /** Sampling seed of one policy call: independent per (seed, group, index, turn), int31. */
@@ -66,7 +77,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
   let invalid: ParseResult | null = null;
 
   for (let turn = 1; turn <= maxTurns; turn++) {
-    const messages = buildPolicyMessages({ query: instance.query, profile, state, history, turn, maxTurns });
+    const messages = buildPolicyMessages({ query: instance.query, profile, state, history, turn, maxTurns, ...(opts.actions ? { actions: opts.actions } : {}) });
     const promptIds = encodeChat(deps.tokenizer, messages);
     const res = await deps.policy.complete({
       promptIds,
@@ -79,7 +90,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
     const parsed: ParseResult =
       res.finishReason === 'length'
         ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${opts.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
-        : parseTurn(res.text);
+        : checkMenu(parseTurn(res.text), opts.actions);
     const record = (observation: Observation) =>
       turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed, observation });
     if (!parsed.ok) {

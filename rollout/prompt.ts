@@ -21,6 +21,11 @@ export interface PolicyInput {
   history: HistoryEntry[];
   turn: number; // 1-based
   maxTurns: number;
+  /**
+   * Baselines only (SPEC §8, eval/baselines.ts): the action menu of a generic prompting
+   * agent. Absent = the G-STEER prompt (SYSTEM_PROMPT) with all three actions.
+   */
+  actions?: readonly ActionKind[];
 }
 
 export const SYSTEM_PROMPT = `You turn a user's research request into a personalized research specification for a deep-research agent.
@@ -35,6 +40,31 @@ PLAN: <one line: what changed and why the next action>
 ACTION: <RETRIEVE|ASK|STOP>
 EXECUTE: <one line>
 Check memory before asking; ask one thing at a time; do not ask what is already known; stop when the important slots are covered.`;
+
+// SPEC §8 baselines share the environment and the output format and differ by action menu
+// and prompt: no slot tracking (STATE stays empty), only the menu's actions are described.
+const ACTION_HELP: Record<ActionKind, string> = {
+  RETRIEVE: "RETRIEVE: search the user's memory (EXECUTE = a short memory query).",
+  ASK: 'ASK: ask the user one clarification question (EXECUTE = exactly one question).',
+  STOP: 'STOP: finish (EXECUTE = the refined query, one line, with the user-specific details you know).',
+};
+
+/** The system prompt of a prompting baseline restricted to `actions` (in RETRIEVE, ASK, STOP order). */
+export function baselineSystemPrompt(actions: readonly ActionKind[]): string {
+  const menu = (['RETRIEVE', 'ASK', 'STOP'] as const).filter((a) => actions.includes(a));
+  const lines = [
+    "You turn a user's research request into a personalized research query for a deep-research agent.",
+    menu.length === 1 ? 'Your only action is:' : 'Each turn, choose one action:',
+    ...menu.map((a) => ACTION_HELP[a]),
+    'Answer in exactly this format and nothing else:',
+    'STATE:',
+    'PLAN: <one line: why this action>',
+    `ACTION: <${menu.join('|')}>`,
+    'EXECUTE: <one line>',
+    `Leave STATE empty; ${menu.length === 1 ? 'rewrite the request now from the query and the profile.' : 'stop when you know enough to personalize the query.'}`,
+  ];
+  return lines.join('\n');
+}
 
 /** The profile the policy sees: the instance's static profile, then what online updates learned (SPEC §6). */
 export function policyProfile(instance: Pick<Instance, 'profile'>, storeProfile: string): string {
@@ -78,7 +108,7 @@ export function renderPolicyInput(input: PolicyInput): string {
 
 export function buildPolicyMessages(input: PolicyInput): ChatMessage[] {
   return [
-    { role: 'system', content: SYSTEM_PROMPT },
+    { role: 'system', content: input.actions ? baselineSystemPrompt(input.actions) : SYSTEM_PROMPT },
     { role: 'user', content: renderPolicyInput(input) },
   ];
 }

@@ -1,0 +1,144 @@
+// `gsteer eval`: intrinsic evaluation (SPEC §8; eval/README.md). Either runs one episode per
+// instance of a split against the policy server, or scores recorded trajectories; then
+// extracts factors from each q*, prints WCov / E-WCov / P / R / F1 overall and per split
+// group, and writes the JSON report (and, for episodes, the trajectories beside it).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../configs/load.ts';
+import type { RunConfig } from '../../configs/schema.ts';
+import { loadInstances } from '../../data/load.ts';
+import { evalGroups } from '../../data/splits.ts';
+import type { Instance } from '../../data/schema.ts';
+import type { Encoder } from '../../reward/encoder.ts';
+import { createEncoder } from '../../reward/encoders/index.ts';
+import { simulatorFrom } from '../../rollout/from-config.ts';
+import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { InputError } from '../../util/errors.ts';
+import { writeJsonlLine } from '../../util/jsonl.ts';
+import { baselineNamed, BASELINES } from '../../eval/baselines.ts';
+import { extractorFrom } from '../../eval/extractors.ts';
+import { openPolicy } from '../../eval/policy-endpoint.ts';
+import { formatSweep, formatTable, type EvalReport } from '../../eval/report.ts';
+import { runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
+import { readOutcomes } from '../../eval/trajectories.ts';
+import { frozenUserStates } from '../../eval/user-states.ts';
+
+export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (SPEC §8)';
+export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--adapter DIR | --policy-model NAME]
+                   [--split test|train|all] [--baseline ${Object.keys(BASELINES).join('|')}]
+                   [--user-states FILE] [--threshold 0.55 | --sweep] [--out FILE]
+       gsteer eval --config FILE --trajectories DIR_OR_JSONL [--split ...] [--threshold T | --sweep] [--out FILE]
+
+  --config / --set    run config: data.instances, policy.*, simulator.*, encoder.*, rollout.maxTurns,
+                      eval.* (temperature 0.7, topP 1.0, maxTokens 1024, extractor rule|llm, concurrency)
+  --adapter DIR       evaluate this PEFT LoRA adapter (loaded as "gsteer-eval")
+  --policy-model NAME the model field of requests (a base model or an adapter the server has);
+                      default: the base model (policy.model)
+  --split S           instances to evaluate: test (default for episodes), train, or all (default
+                      for --trajectories)
+  --baseline B        action menu and prompt: gsteer (default; the trained policy's prompt),
+                      direct (Stop), memory_rag (Retrieve/Stop), clarify (Ask/Stop),
+                      memory_clarify (all three, generic prompt)
+  --user-states FILE  frozen user states (e.g. a checkpoint's user_states.jsonl); default
+                      data.userStates. Users with no train instance always start empty.
+  --trajectories P    score recorded trajectories (JSONL, JSON, or a run's trajectories/ dir)
+                      instead of running episodes
+  --threshold T       cosine at which a target counts as covered (default eval.threshold, 0.55)
+  --sweep             also report every threshold in eval.sweep (0.45 .. 0.70)
+  --out FILE          JSON report (default runs/<runName>/eval/<baseline>.json); episodes also
+                      go to FILE with .trajectories.jsonl, re-scorable with --trajectories`;
+
+function threshold(raw: string | undefined, cfg: RunConfig): number {
+  if (raw === undefined) return cfg.eval.threshold;
+  const t = Number(raw);
+  if (!Number.isFinite(t) || t < -1 || t > 1) throw new InputError(`--threshold must be a cosine in [-1, 1] (e.g. 0.55) but is "${raw}"`);
+  return t;
+}
+
+function selectSplit(instances: Instance[], split: string): Instance[] {
+  if (!['test', 'train', 'all'].includes(split)) throw new InputError(`--split must be test, train or all but is "${split}"`);
+  return split === 'all' ? instances : instances.filter((i) => i.split === split);
+}
+
+interface EpisodeFlags {
+  baseline?: string;
+  adapter?: string;
+  'policy-model'?: string;
+  'user-states'?: string;
+}
+
+async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder) {
+  const baseline = baselineNamed(v.baseline ?? 'gsteer');
+  const statesFile = v['user-states'] ?? cfg.data.userStates;
+  const states = await frozenUserStates(statesFile ? [statesFile] : [], all, encoder);
+  if (states.dropped.length) console.error(`gsteer eval: ${states.dropped.length} user state(s) without a train instance start empty (unseen users): ${states.dropped.join(', ')}`);
+  const policy = await openPolicy(cfg, { adapter: v.adapter, policyModel: v['policy-model'], log: (l) => console.error(`gsteer eval: ${l}`) });
+  try {
+    const trajs = await runEvalEpisodes(
+      { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder), states, tokenizer: qwen3Tokenizer() },
+      selected,
+      { runId: `${cfg.runName}-eval`, seed: cfg.seed, baseline, rollout: cfg.rollout, sampling: cfg.eval, concurrency: cfg.eval.concurrency },
+    );
+    return { trajs, method: { baseline: baseline.name, label: baseline.label, model: policy.model, source: 'episodes' as const } };
+  } finally {
+    await policy.close();
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values: v } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
+      adapter: { type: 'string' },
+      'policy-model': { type: 'string' },
+      split: { type: 'string' },
+      baseline: { type: 'string' },
+      'user-states': { type: 'string' },
+      trajectories: { type: 'string' },
+      threshold: { type: 'string' },
+      sweep: { type: 'boolean', default: false },
+      out: { type: 'string' },
+    },
+  });
+  const cfg = loadConfig(v.config ?? [], v.set ?? []);
+  const tau = threshold(v.threshold, cfg);
+  const all = loadInstances(cfg.data.instances);
+  const fromFiles = v.trajectories !== undefined;
+  if (fromFiles && (v.adapter || v['policy-model'] || v.baseline || v['user-states']))
+    throw new InputError('--trajectories scores recorded episodes; --adapter, --policy-model, --baseline and --user-states only apply when running episodes: drop them');
+  const split = v.split ?? (fromFiles ? 'all' : 'test');
+  const selected = selectSplit(all, split);
+  if (!fromFiles && selected.length === 0) throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
+  const encoder = createEncoder(cfg.encoder);
+
+  let outcomes;
+  let method: EvalReport['method'];
+  let trajs = null;
+  if (fromFiles) {
+    // Unknown instance ids are kept so scoring names them with their file and line.
+    const splitOf = new Map(all.map((i) => [i.id, i.split]));
+    outcomes = readOutcomes(v.trajectories as string).filter((o) => split === 'all' || !splitOf.has(o.instanceId) || splitOf.get(o.instanceId) === split);
+    if (outcomes.length === 0) throw new InputError(`--trajectories ${v.trajectories}: no trajectory is of a "${split}" instance; pass --split all (or the split they were recorded on)`);
+    method = { baseline: 'trajectories', label: `trajectories ${v.trajectories}`, model: null, source: 'trajectories' };
+  } else {
+    ({ trajs, method } = await episodes(cfg, v, selected, all, encoder));
+    outcomes = trajs;
+  }
+  const report = await scoreOutcomes(outcomes, {
+    instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`)), encoder,
+    concurrency: cfg.eval.concurrency, threshold: tau, sweep: v.sweep ? cfg.eval.sweep : [], method,
+  });
+
+  const main = report.results.find((r) => r.threshold === tau);
+  if (main) console.log(formatTable(main, `${method.label}${method.model ? ` (${method.model})` : ''}`));
+  if (v.sweep) console.log(`\nthreshold sweep (overall)\n${formatSweep(report.results)}`);
+  const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', `${method.baseline}.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  if (trajs) writeFileSync(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
+  console.log(`\nreport: ${out}`);
+  return 0;
+}
