@@ -1,0 +1,97 @@
+// `gsteer serve`: the embedded OpenAI-compatible policy server (serve/) over a tfjs Qwen3
+// model, speaking the subset of vLLM's API that rollouts use (SPEC §9).
+import { parseArgs } from 'node:util';
+import { startServer } from '../../serve/server.ts';
+import type { BackendKind } from '../../trainer/backend.ts';
+import { InputError } from '../../util/errors.ts';
+
+export const summary = 'OpenAI-compatible policy server over a tfjs Qwen3 model (+ runtime LoRA)';
+export const usage = `usage: gsteer serve --model DIR [--adapter NAME=DIR ...] [--port P] [--host H]
+                   [--backend auto|gpu|node|wasm|cpu] [--max-concurrency N]
+                   [--served-model-name NAME] [--api-key-env VAR]
+
+Serves GET /v1/models, POST /v1/completions (prompt as text or token ids),
+POST /v1/chat/completions (Qwen3 ChatML, thinking disabled), POST /v1/load_lora_adapter,
+POST /v1/unload_lora_adapter and GET /health, in vLLM's shapes.
+
+  --model DIR            Hugging Face folder: config.json + model.safetensors (+ vocab_map.json)
+  --adapter NAME=DIR     load a PEFT LoRA adapter at start; requests select it with model: NAME
+  --port P               default 8000 (0 = any free port); --host default 127.0.0.1
+  --backend KIND         tfjs backend, default auto (gpu > node > wasm > cpu)
+  --max-concurrency N    sequences decoded at once, interleaved step by step; default 8
+  --served-model-name    the base model's id in requests; default the --model path as given
+  --api-key-env VAR      require "Authorization: Bearer $VAR" on /v1/* (the key is never logged)
+
+Reported logprobs are log-softmax of the raw logits (temperature 1, no top-p), i.e. what
+the trainer computes for the same ids. Prints "listening on URL" once ready; SIGINT or
+SIGTERM stops accepting, finishes in-flight requests, and exits.`;
+
+const BACKENDS: readonly BackendKind[] = ['auto', 'gpu', 'node', 'wasm', 'cpu'];
+
+function intOption(name: string, raw: string | undefined, def: number, min: number): number {
+  if (raw === undefined) return def;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < min) throw new InputError(`--${name} must be an integer >= ${min} but is "${raw}"`);
+  return v;
+}
+
+function adapterOptions(list: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const eq = item.indexOf('=');
+    if (eq <= 0 || eq === item.length - 1) throw new InputError(`--adapter must look like NAME=DIR but is "${item}"`);
+    out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      model: { type: 'string' },
+      adapter: { type: 'string', multiple: true },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      backend: { type: 'string' },
+      'max-concurrency': { type: 'string' },
+      'served-model-name': { type: 'string' },
+      'api-key-env': { type: 'string' },
+    },
+  });
+  if (!values.model) throw new InputError('--model DIR is required (a folder with config.json and model.safetensors)');
+  const backend = (values.backend ?? 'auto') as BackendKind;
+  if (!BACKENDS.includes(backend)) throw new InputError(`--backend must be one of ${BACKENDS.join(', ')} but is "${values.backend}"`);
+  const keyEnv = values['api-key-env'];
+  const apiKey = keyEnv ? process.env[keyEnv] : undefined;
+  if (keyEnv && !apiKey) throw new InputError(`--api-key-env ${keyEnv}: the environment variable is not set; export it or drop the option`);
+  const server = await startServer({
+    modelDir: values.model,
+    servedModelName: values['served-model-name'],
+    adapters: adapterOptions(values.adapter ?? []),
+    host: values.host ?? '127.0.0.1',
+    port: intOption('port', values.port, 8000, 0),
+    backend,
+    maxConcurrency: intOption('max-concurrency', values['max-concurrency'], 8, 1),
+    apiKey,
+    log: (line) => console.error(`gsteer serve: ${line}`),
+  });
+  console.log(`gsteer serve: listening on ${server.url} (model "${server.modelName}")`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) process.exit(130); // a second signal: stop now
+      stopping = true;
+      console.error(`gsteer serve: ${signal}, finishing in-flight requests`);
+      server.close().then(
+        () => resolve(0),
+        (e) => {
+          console.error(e);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+}

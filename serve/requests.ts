@@ -1,0 +1,118 @@
+// The request bodies of /v1/completions and /v1/chat/completions, validated into typed
+// requests (OpenAI names on the wire, camelCase inside). Defaults are OpenAI's / vLLM's:
+// temperature 1, top_p 1, top_k off, n 1, completions max_tokens 16, chat max_tokens = the
+// rest of the context.
+import type { ChatMessage } from '../trainer/tokenizer.ts';
+import { badRequest } from './errors.ts';
+import { bool, num, rejectUnsupported, stopStrings, str, tokenIds, type Body } from './fields.ts';
+import type { SamplingParams } from './sampling.ts';
+
+/** vLLM's default --max-logprobs. */
+export const MAX_LOGPROBS = 20;
+export const MAX_N = 64;
+
+export interface GenerateParams {
+  model: string;
+  maxTokens: number | null; // null: the endpoint's default
+  sampling: SamplingParams;
+  seed: number | null; // null: a random seed per request
+  n: number;
+  stop: string[];
+  stopTokenIds: number[];
+  ignoreEos: boolean;
+  returnTokensAsTokenIds: boolean;
+  returnTokenIds: boolean;
+  /** Server-sent events, one chunk per decode step per choice, then `data: [DONE]`. */
+  stream: boolean;
+  /** stream_options.include_usage: a last chunk with `usage` and no choices. */
+  streamUsage: boolean;
+}
+
+export interface CompletionRequest extends GenerateParams {
+  /** One or more prompts (a batch), each text or token ids. */
+  prompts: (string | number[])[];
+  logprobs: number | null; // null: none; k >= 0: sampled token + k alternatives
+}
+
+export interface ChatRequest extends GenerateParams {
+  messages: ChatMessage[];
+  logprobs: boolean;
+  topLogprobs: number;
+}
+
+function generateParams(body: Body, vocabSize: number, maxTokensKey: string): GenerateParams {
+  rejectUnsupported(body);
+  const streamOptions = (body.stream_options ?? {}) as Body;
+  if (typeof streamOptions !== 'object') throw badRequest('stream_options must be an object like {"include_usage": true}', 'stream_options');
+  const topK = num(body, 'top_k', -1, { int: true, min: -1 });
+  return {
+    model: str(body, 'model'),
+    maxTokens: num(body, maxTokensKey, null, { int: true, min: 1 }),
+    sampling: {
+      temperature: num(body, 'temperature', 1, { min: 0, max: 2 }),
+      topP: num(body, 'top_p', 1, { min: 0, minOpen: true, max: 1 }),
+      topK: topK <= 0 ? 0 : topK,
+    },
+    seed: num(body, 'seed', null, { int: true }),
+    n: num(body, 'n', 1, { int: true, min: 1, max: MAX_N }),
+    stop: stopStrings(body),
+    stopTokenIds: body.stop_token_ids == null ? [] : tokenIds(body.stop_token_ids, 'stop_token_ids', vocabSize),
+    ignoreEos: bool(body, 'ignore_eos', false),
+    returnTokensAsTokenIds: bool(body, 'return_tokens_as_token_ids', false),
+    returnTokenIds: bool(body, 'return_token_ids', false),
+    stream: bool(body, 'stream', false),
+    streamUsage: bool(streamOptions, 'include_usage', false),
+  };
+}
+
+/** `prompt`: text, token ids, or a non-empty list of either (a batch). */
+function prompts(v: unknown, vocabSize: number): (string | number[])[] {
+  const bad = () => badRequest(`prompt must be a string, a list of token ids, or a list of those but is ${JSON.stringify(v)?.slice(0, 80)}`, 'prompt');
+  if (typeof v === 'string') return [v];
+  if (!Array.isArray(v) || v.length === 0) throw bad();
+  if (v.every((x) => typeof x === 'number')) return [tokenIds(v, 'prompt', vocabSize)];
+  return v.map((p, i) => {
+    if (typeof p === 'string') return p;
+    if (Array.isArray(p)) return tokenIds(p, `prompt[${i}]`, vocabSize);
+    throw bad();
+  });
+}
+
+export function parseCompletionRequest(body: Body, vocabSize: number): CompletionRequest {
+  return {
+    ...generateParams(body, vocabSize, 'max_tokens'),
+    prompts: prompts(body.prompt, vocabSize),
+    logprobs: num(body, 'logprobs', null, { int: true, min: 0, max: MAX_LOGPROBS }),
+  };
+}
+
+const ROLES = ['system', 'user', 'assistant'] as const;
+
+/** content: a string, or OpenAI content parts of type "text". */
+function messageContent(v: unknown, i: number): string {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((p) => p && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string'))
+    return v.map((p) => p.text as string).join('');
+  throw badRequest(`messages[${i}].content must be a string or a list of {type: "text", text} parts`, `messages[${i}].content`);
+}
+
+function messages(v: unknown): ChatMessage[] {
+  if (!Array.isArray(v) || v.length === 0) throw badRequest('messages must be a non-empty list of {role, content}', 'messages');
+  return v.map((m, i) => {
+    const role = (m as Body | null)?.role;
+    if (!ROLES.includes(role as ChatMessage['role']))
+      throw badRequest(`messages[${i}].role must be one of ${ROLES.join(', ')} but is ${JSON.stringify(role)}`, `messages[${i}].role`);
+    return { role: role as ChatMessage['role'], content: messageContent((m as Body).content, i) };
+  });
+}
+
+export function parseChatRequest(body: Body, vocabSize: number): ChatRequest {
+  const kwargs = body.chat_template_kwargs as Body | undefined;
+  if (kwargs?.enable_thinking === true)
+    throw badRequest('chat_template_kwargs.enable_thinking must be false: gsteer serve renders Qwen3 ChatML with thinking disabled', 'chat_template_kwargs');
+  const key = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+  const logprobs = bool(body, 'logprobs', false);
+  const topLogprobs = num(body, 'top_logprobs', 0, { int: true, min: 0, max: MAX_LOGPROBS });
+  if (topLogprobs > 0 && !logprobs) throw badRequest('top_logprobs needs logprobs: true; set logprobs or drop top_logprobs', 'top_logprobs');
+  return { ...generateParams(body, vocabSize, key), messages: messages(body.messages), logprobs, topLogprobs };
+}

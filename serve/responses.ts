@@ -1,0 +1,104 @@
+// Response bodies in vLLM's shape (SPEC §9 wire protocol): `text_completion` for
+// /v1/completions and `chat.completion` for /v1/chat/completions, with sampled token ids
+// (EOS included when it ended the choice) and their raw logprobs.
+import { randomUUID } from 'node:crypto';
+import type { Tokenizer } from '../trainer/tokenizer.ts';
+import type { ChoiceResult } from './generation.ts';
+import type { TokenLogprob } from './sampling.ts';
+
+export interface TokenNames {
+  tok: Tokenizer;
+  asIds: boolean; // return_tokens_as_token_ids
+}
+
+/** `token_id:N` (vLLM's return_tokens_as_token_ids) or the token's own text, specials included. */
+export function tokenName(names: TokenNames, id: number): string {
+  return names.asIds ? `token_id:${id}` : names.tok.decode([id]);
+}
+
+const utf8Bytes = (s: string) => [...Buffer.from(s, 'utf8')];
+
+export function usage(promptTokens: number, completionTokens: number) {
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** One position's top alternatives as {name: logprob}, with the sampled token added (as vLLM does). */
+export function topMap(names: TokenNames, alts: TokenLogprob[], id: number, logprob: number): Record<string, number> {
+  const map: Record<string, number> = {};
+  for (const a of alts) map[tokenName(names, a.id)] = a.logprob;
+  map[tokenName(names, id)] ??= logprob;
+  return map;
+}
+
+function topMaps(names: TokenNames, c: ChoiceResult): Record<string, number>[] | null {
+  return c.top ? c.top.map((alts, t) => topMap(names, alts, c.ids[t] as number, c.logprobs[t] as number)) : null;
+}
+
+export interface CompletionShape {
+  model: string;
+  prompts: number[][];
+  n: number;
+  logprobs: boolean;
+  returnTokenIds: boolean;
+}
+
+export function completionResponse(names: TokenNames, shape: CompletionShape, choices: ChoiceResult[]) {
+  return {
+    id: `cmpl-${randomUUID().replaceAll('-', '')}`,
+    object: 'text_completion',
+    created: Math.floor(Date.now() / 1000),
+    model: shape.model,
+    choices: choices.map((c, index) => ({
+      index,
+      text: c.text,
+      finish_reason: c.finishReason,
+      logprobs: shape.logprobs
+        ? {
+            tokens: c.ids.map((id) => tokenName(names, id)),
+            token_logprobs: c.logprobs,
+            top_logprobs: topMaps(names, c),
+            text_offset: c.offsets,
+          }
+        : null,
+      ...(shape.returnTokenIds ? { token_ids: c.ids, prompt_token_ids: shape.prompts[Math.floor(index / shape.n)] } : {}),
+    })),
+    usage: usage(sum(shape.prompts.map((p) => p.length)), sum(choices.map((c) => c.ids.length))),
+  };
+}
+
+/** One entry of a chat `logprobs.content` list. */
+export function chatLogprobEntry(names: TokenNames, id: number, logprob: number, alts: TokenLogprob[] | null) {
+  const entry = (i: number, lp: number) => ({ token: tokenName(names, i), logprob: lp, bytes: utf8Bytes(names.tok.decode([i])) });
+  return { ...entry(id, logprob), top_logprobs: (alts ?? []).map((a) => entry(a.id, a.logprob)) };
+}
+
+function chatLogprobs(names: TokenNames, c: ChoiceResult) {
+  return { content: c.ids.map((id, t) => chatLogprobEntry(names, id, c.logprobs[t] as number, c.top?.[t] ?? null)) };
+}
+
+export interface ChatShape {
+  model: string;
+  promptIds: number[];
+  logprobs: boolean;
+  returnTokenIds: boolean;
+}
+
+export function chatResponse(names: TokenNames, shape: ChatShape, choices: ChoiceResult[]) {
+  return {
+    id: `chatcmpl-${randomUUID().replaceAll('-', '')}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: shape.model,
+    choices: choices.map((c, index) => ({
+      index,
+      message: { role: 'assistant', content: c.text },
+      logprobs: shape.logprobs ? chatLogprobs(names, c) : null,
+      finish_reason: c.finishReason,
+      ...(shape.returnTokenIds ? { token_ids: c.ids } : {}),
+    })),
+    usage: usage(shape.promptIds.length, sum(choices.map((c) => c.ids.length))),
+    ...(shape.returnTokenIds ? { prompt_token_ids: shape.promptIds } : {}),
+  };
+}

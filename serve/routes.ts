@@ -1,0 +1,110 @@
+// The endpoints (vLLM's subset that rollouts and people use), as a table path -> method ->
+// handler. Handlers get the parsed JSON body and return a JSON body, plain text or a stream.
+import { renderChatML } from '../trainer/tokenizer.ts';
+import { generate, prepare, type Engine, type GenerateJob } from './engine.ts';
+import { str, type Body } from './fields.ts';
+import { parseChatRequest, parseCompletionRequest } from './requests.ts';
+import type { StepEvent } from './generation.ts';
+import { chatResponse, completionResponse, type TokenNames } from './responses.ts';
+import { chunker, type Send, type StreamShape } from './stream.ts';
+
+/** vLLM's default max_tokens for /v1/completions (OpenAI's legacy default). */
+const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
+
+/** 200 with a JSON body, plain text, or server-sent events. */
+export interface Reply {
+  json?: unknown;
+  text?: string;
+  /** A streamed reply: server-sent events written through `send`. */
+  sse?: (send: Send) => Promise<void>;
+}
+
+export interface ServerState extends Engine {
+  startedAt: number; // unix seconds
+}
+
+export type Handler = (state: ServerState, body: Body, signal: AbortSignal) => Promise<Reply>;
+
+/** Validate and queue now (errors are plain JSON replies); stream the steps once the SSE reply starts. */
+function streamed(state: ServerState, job: GenerateJob, names: TokenNames, shape: StreamShape, signal: AbortSignal): Reply {
+  let onStep: (index: number, ev: StepEvent) => void = () => {};
+  const prepared = prepare(state, job, (i, ev) => onStep(i, ev));
+  return {
+    sse: async (send) => {
+      const chunks = chunker(names, shape, send);
+      onStep = chunks.step;
+      await prepared.run(signal);
+      chunks.end();
+    },
+  };
+}
+
+async function completions(state: ServerState, body: Body, signal: AbortSignal): Promise<Reply> {
+  const req = parseCompletionRequest(body, state.model.vocabSize);
+  const prompts = req.prompts.map((p) => (typeof p === 'string' ? state.tok.encode(p) : p));
+  const job = { params: req, prompts, topLogprobs: req.logprobs ?? 0, defaultMaxTokens: COMPLETIONS_DEFAULT_MAX_TOKENS };
+  const names = { tok: state.tok, asIds: req.returnTokensAsTokenIds };
+  const logprobs = req.logprobs !== null;
+  if (req.stream) {
+    const promptTokens = prompts.reduce((s, p) => s + p.length, 0);
+    return streamed(state, job, names, { kind: 'completion', model: req.model, logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens }, signal);
+  }
+  const choices = await generate(state, job, signal);
+  const shape = { model: req.model, prompts, n: req.n, logprobs, returnTokenIds: req.returnTokenIds };
+  return { json: completionResponse(names, shape, choices) };
+}
+
+async function chatCompletions(state: ServerState, body: Body, signal: AbortSignal): Promise<Reply> {
+  const req = parseChatRequest(body, state.model.vocabSize);
+  // Thinking disabled, the way Qwen3's template does it (trainer/tokenizer.ts).
+  const promptIds = state.tok.encode(renderChatML(req.messages, true));
+  const job = { params: req, prompts: [promptIds], topLogprobs: req.topLogprobs, defaultMaxTokens: 'rest' as const };
+  const names = { tok: state.tok, asIds: req.returnTokensAsTokenIds };
+  if (req.stream) {
+    const shape = { kind: 'chat' as const, model: req.model, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens: promptIds.length };
+    return streamed(state, job, names, shape, signal);
+  }
+  const choices = await generate(state, job, signal);
+  const shape = { model: req.model, promptIds, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds };
+  return { json: chatResponse(names, shape, choices) };
+}
+
+async function models(state: ServerState): Promise<Reply> {
+  const base = state.adapters.baseName;
+  const card = (id: string, root: string, parent: string | null, created: number) => ({
+    id,
+    object: 'model',
+    created,
+    owned_by: 'gsteer',
+    root,
+    parent,
+    max_model_len: state.model.maxContext,
+  });
+  const data = [card(base, state.model.dir, null, state.startedAt), ...state.adapters.list().map((a) => card(a.name, a.path, base, a.created))];
+  return { json: { object: 'list', data } };
+}
+
+async function loadAdapter(state: ServerState, body: Body): Promise<Reply> {
+  const name = str(body, 'lora_name');
+  await state.adapters.load(name, str(body, 'lora_path'));
+  return { text: `Success: LoRA adapter '${name}' added successfully.` };
+}
+
+async function unloadAdapter(state: ServerState, body: Body): Promise<Reply> {
+  const name = str(body, 'lora_name');
+  state.adapters.unload(name);
+  return { text: `Success: LoRA adapter '${name}' removed successfully.` };
+}
+
+async function health(state: ServerState): Promise<Reply> {
+  return { json: { status: 'ok', in_flight: state.scheduler.inFlight } };
+}
+
+export const ROUTES: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
+  '/health': { GET: health },
+  '/v1/models': { GET: models },
+  '/v1/completions': { POST: completions },
+  '/v1/chat/completions': { POST: chatCompletions },
+  '/v1/load_lora_adapter': { POST: loadAdapter },
+  '/v1/unload_lora_adapter': { POST: unloadAdapter },
+};

@@ -1,0 +1,96 @@
+// `startServer`: the embedded OpenAI-compatible policy server (SPEC §9) in-process, for
+// `gsteer serve`, the orchestrator and tests. Loads the model (and adapters given up
+// front), listens, and closes gracefully: stop accepting, let in-flight requests finish,
+// then free the model.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { qwen3Tokenizer } from '../trainer/tokenizer.ts';
+import { InputError } from '../util/errors.ts';
+import { AdapterRegistry } from './adapters.ts';
+import { httpHandler } from './http.ts';
+import type { ServeModel } from './model.ts';
+import type { ServerState } from './routes.ts';
+import { Scheduler } from './scheduler.ts';
+import type { BackendKind } from '../trainer/backend.ts';
+
+export interface ServeOptions {
+  /** Hugging Face model folder (config.json + model.safetensors [+ vocab_map.json]). */
+  modelDir?: string;
+  /** An already-loaded model instead of `modelDir` (the server then owns and disposes it). */
+  model?: ServeModel;
+  /** The id requests use for the base model; like vLLM, defaults to the model path as given. */
+  servedModelName?: string;
+  /** LoRA adapters to load at start: name -> PEFT folder. */
+  adapters?: Record<string, string>;
+  host?: string; // default 127.0.0.1
+  port?: number; // default 0 = any free port
+  backend?: BackendKind; // default auto
+  /** Sequences decoded at once (the rest wait in FIFO order); default 8. */
+  maxConcurrency?: number;
+  apiKey?: string;
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  /** Base URL without /v1, e.g. http://127.0.0.1:41234 */
+  url: string;
+  modelName: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  // Imported on demand so a server over an injected model does not load tfjs.
+  const model = opts.model ?? (await (await import('./tfjs-model.ts')).loadServeModel(requireDir(opts.modelDir), opts.backend ?? 'auto', opts.log));
+  const modelName = opts.servedModelName ?? opts.modelDir ?? model.dir;
+  const adapters = new AdapterRegistry(model, modelName);
+  try {
+    return await listen(opts, model, adapters);
+  } catch (e) {
+    adapters.disposeAll();
+    model.dispose();
+    throw e;
+  }
+}
+
+async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRegistry): Promise<RunningServer> {
+  for (const [name, dir] of Object.entries(opts.adapters ?? {})) {
+    await adapters.load(name, dir).catch((e: Error) => {
+      throw new InputError(`adapter ${name}=${dir}: ${e.message}`);
+    });
+  }
+  const state: ServerState = {
+    model,
+    tok: qwen3Tokenizer(),
+    adapters,
+    scheduler: new Scheduler(opts.maxConcurrency ?? 8),
+    startedAt: Math.floor(Date.now() / 1000),
+  };
+  const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log }));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e),
+    );
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      const stopped = new Promise<void>((r) => server.close(() => r()));
+      // Keep-alive sockets become idle once their last response is written; close them
+      // as they do (destroying a busy socket would cut a response short).
+      const sweep = setInterval(() => server.closeIdleConnections(), 25);
+      await state.scheduler.drain();
+      await stopped;
+      clearInterval(sweep);
+      adapters.disposeAll();
+      model.dispose();
+    })());
+  return { url: `http://${host}:${port}`, modelName: adapters.baseName, close };
+}
+
+function requireDir(dir: string | undefined): string {
+  if (!dir) throw new Error('internal: startServer needs modelDir or model');
+  return dir;
+}
