@@ -1,0 +1,120 @@
+// `gsteer model init|logprobs|plan`: create a random tiny Qwen3 checkpoint, score token
+// ids with a model (+ PEFT adapter), or plan a model's memory (cli/commands/model-plan.ts).
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { InputError } from '../../util/errors.ts';
+import { readJsonl } from '../../util/jsonl.ts';
+import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
+import { loadPeftAdapter } from '../../trainer/lora/peft.ts';
+import { loadModel, tokenLogprobs } from '../../trainer/model/index.ts';
+import { initModel, PRESETS } from '../../trainer/model/init.ts';
+import { keptIdsFromFiles, textFilesUnder } from '../../trainer/model/vocab-from.ts';
+import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+
+export const summary = 'create a tiny random Qwen3 model, score token ids, plan memory (init | logprobs | plan)';
+export const usage = `usage:
+  gsteer model init --out DIR [--preset tiny|small] [--seed N] [--vocab-from FILE ...] [--full-vocab]
+      Writes a random-initialized Qwen3-shaped model (config.json, generation_config.json,
+      model.safetensors, vocab_map.json) using the real Qwen3 token ids. By default the output
+      vocabulary is trimmed to the special tokens, the 256 byte tokens and every token of the
+      --vocab-from files (text, or JSON/JSONL string values; default: files under data/demo/);
+      --full-vocab keeps all ${PRESETS.tiny?.vocabSize} rows.
+  gsteer model logprobs --model DIR --input FILE [--adapter DIR] [--backend auto|gpu|node|wasm|cpu]
+      Prints per-token logprobs as JSON: one array per input sequence, element t =
+      log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
+      (one id array, or {"input_ids": [...]}, per line).
+  gsteer model plan ...   (see gsteer model plan --help)`;
+
+function parseIds(value: unknown, where: string): number[] {
+  const ids = Array.isArray(value) ? value : (value as { input_ids?: unknown; inputIds?: unknown })?.input_ids ?? (value as { inputIds?: unknown })?.inputIds;
+  if (!Array.isArray(ids) || !ids.length || !ids.every((x) => Number.isInteger(x) && x >= 0))
+    throw new InputError(`${where}: expected a non-empty array of token ids (or {"input_ids": [...]}), got ${JSON.stringify(value).slice(0, 80)}`);
+  return ids as number[];
+}
+
+export function readSequences(file: string): number[][] {
+  if (file.endsWith('.jsonl')) return readJsonl(file).map((r) => parseIds(r.value, `${r.file}:${r.line}`));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`${file}: not a readable JSON file (${(e as Error).message}); use JSON (array of id arrays) or .jsonl`);
+  }
+  const list = Array.isArray(raw) && raw.every((r) => Array.isArray(r) || typeof r === 'object') ? raw : [raw];
+  return list.map((v, i) => parseIds(v, `${file}: sequence ${i}`));
+}
+
+async function init(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      out: { type: 'string' },
+      preset: { type: 'string', default: 'tiny' },
+      seed: { type: 'string', default: '0' },
+      'vocab-from': { type: 'string', multiple: true },
+      'full-vocab': { type: 'boolean', default: false },
+    },
+  });
+  if (!values.out) throw new InputError('model init: --out DIR is required (the folder to write the model into)');
+  const cfg = PRESETS[values.preset];
+  if (!cfg) throw new InputError(`model init: --preset ${values.preset} is unknown; use one of ${Object.keys(PRESETS).join(', ')}`);
+  const seed = Number(values.seed);
+  if (!Number.isInteger(seed)) throw new InputError(`model init: --seed ${values.seed} must be an integer`);
+  let keptIds: number[] | null = null;
+  if (!values['full-vocab']) {
+    const files = values['vocab-from'] ?? textFilesUnder('data/demo');
+    keptIds = keptIdsFromFiles(qwen3Tokenizer(), files);
+    console.error(`model init: kept ${keptIds.length} token ids (specials, byte tokens, and ${files.length} file(s))`);
+  }
+  const { params, rows } = initModel(values.out, cfg, { seed, keptIds });
+  console.error(`model init: wrote ${values.out} (preset ${values.preset}, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`);
+  return 0;
+}
+
+async function logprobs(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { model: { type: 'string' }, adapter: { type: 'string' }, input: { type: 'string' }, backend: { type: 'string', default: 'auto' } },
+  });
+  if (!values.model || !values.input) throw new InputError('model logprobs: --model DIR and --input FILE are required');
+  const kinds = ['auto', 'gpu', 'node', 'wasm', 'cpu'];
+  if (!kinds.includes(values.backend)) throw new InputError(`model logprobs: --backend ${values.backend} must be one of ${kinds.join(', ')}`);
+  const seqs = readSequences(values.input);
+  await selectBackend(values.backend as BackendKind, () => {});
+  const model = await loadModel(values.model);
+  const adapter = values.adapter ? loadPeftAdapter(values.adapter, model) : null;
+  const { logprobs: lp } = tokenLogprobs(model, adapter, { inputIds: seqs });
+  const rows = lp.arraySync();
+  lp.dispose();
+  process.stdout.write(`${JSON.stringify(seqs.map((s, b) => (rows[b] ?? []).slice(0, s.length)))}\n`);
+  adapter?.dispose();
+  model.dispose();
+  return 0;
+}
+
+async function plan(argv: string[]): Promise<number> {
+  let mod: { runPlan(argv: string[]): Promise<number> };
+  try {
+    mod = (await import(new URL('./model-plan.ts', import.meta.url).href)) as typeof mod;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String(e).includes('model-plan'))
+      throw new InputError('model plan: this build has no memory planner (cli/commands/model-plan.ts is missing)');
+    throw e;
+  }
+  return mod.runPlan(argv);
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  switch (sub) {
+    case 'init':
+      return init(rest);
+    case 'logprobs':
+      return logprobs(rest);
+    case 'plan':
+      return plan(rest);
+    default:
+      console.error(usage);
+      return 2;
+  }
+}

@@ -1,0 +1,40 @@
+// Two ops with hand-written gradients for the output head (NOTES.md: avoid many small ops
+// and slow kernels on the wasm/cpu backends).
+import * as tf from '@tensorflow/tfjs';
+
+/**
+ * logsumexp over the last axis of x [N, V] -> [N], with gradient dy * softmax(x).
+ * tf.logSumExp also differentiates through its internal max (an Equal over [N, V] that
+ * costs more than the matmul on wasm); the max is a constant shift, so its gradient is 0.
+ */
+export const logSumExpRows = tf.customGrad((...args: unknown[]) => {
+  const save = args.pop() as tf.GradSaveFunc;
+  const x = args[0] as tf.Tensor2D;
+  const mx = tf.max(x, -1, true); // [N, 1]
+  const value = tf.add(tf.log(tf.sum(tf.exp(tf.sub(x, mx)), -1)), tf.reshape(mx, [-1])); // [N]
+  save([x, value]);
+  return {
+    value,
+    gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
+      const [sx, lse] = saved as [tf.Tensor2D, tf.Tensor1D];
+      return [tf.mul(tf.exp(tf.sub(sx, tf.expandDims(lse, -1))), tf.expandDims(dy as tf.Tensor, -1))];
+    },
+  };
+}) as (x: tf.Tensor2D) => tf.Tensor1D;
+
+/**
+ * h [N, D] @ Wt [D, V] whose input gradient dy @ W uses the untransposed W [V, D] we
+ * already hold (the embedding, when tied) instead of a transposeB matmul (3-4x slower on
+ * wasm). Only h gets a gradient: the head is frozen.
+ */
+export function headMatMul(h: tf.Tensor2D, Wt: tf.Tensor2D, W: tf.Tensor2D): tf.Tensor2D {
+  const f = tf.customGrad((...args: unknown[]) => {
+    args.pop();
+    const x = args[0] as tf.Tensor2D;
+    return {
+      value: tf.matMul(x, Wt),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[]) => [tf.matMul(dy as tf.Tensor2D, W)],
+    };
+  }) as (x: tf.Tensor2D) => tf.Tensor2D;
+  return f(h);
+}
