@@ -1,0 +1,52 @@
+// The demo's SFT phases (cli/commands/demo.ts runs them around its model phase):
+//   sft-data  build the scaffolded examples into <run>/sft/examples.jsonl (seconds), so the
+//             model phase can keep their tokens in the tiny model's trimmed vocabulary;
+//   sft       train the LoRA on them, report held-out loss and the valid-turn rate, and
+//             hand the adapter to the grpo phase as its init adapter.
+// Both read configs/sft-demo.yaml layered over the demo's config files (then --set), and do
+// nothing when sft.enabled is false there (e.g. --set sft.enabled=false).
+import { join } from 'node:path';
+import { loadConfig } from '../../configs/load.ts';
+import type { RunConfig } from '../../configs/schema.ts';
+import { loadInstances } from '../load.ts';
+import { createEncoder } from '../../reward/encoders/index.ts';
+import { formatCounts, writeSftDataset } from './dataset.ts';
+import { sftLayout } from './checkpoint.ts';
+import { sftPhase } from './phase.ts';
+import { teacherFromConfig } from './teacher-from-config.ts';
+
+export const SFT_DEMO_CONFIG = 'configs/sft-demo.yaml';
+
+interface Ctx {
+  configFiles: string[];
+  sets: string[];
+  sftExamples?: string;
+}
+
+const sftConfig = (ctx: Ctx): RunConfig => loadConfig([...ctx.configFiles, SFT_DEMO_CONFIG], ctx.sets);
+
+export const sftDataPhase = {
+  name: 'sft-data',
+  async run(ctx: Ctx): Promise<{ code: number; sftExamples?: string }> {
+    const cfg = sftConfig(ctx);
+    if (!cfg.sft.enabled) return { code: 0 };
+    const out = sftLayout(join(cfg.runDir, cfg.runName)).examples;
+    const counts = await writeSftDataset(loadInstances(cfg.data.instances), out, {
+      seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+      maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
+      encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
+    });
+    console.error(`demo: sft examples ${out}\n${formatCounts(counts)}`);
+    return { code: 0, sftExamples: out };
+  },
+};
+
+export const sftTrainPhase = {
+  name: 'sft',
+  async run(ctx: Ctx): Promise<{ code: number; initAdapter?: string }> {
+    const cfg = sftConfig(ctx);
+    if (!cfg.sft.enabled || !ctx.sftExamples) return { code: 0 };
+    const r = await sftPhase({ ...cfg, sft: { ...cfg.sft, examples: ctx.sftExamples } });
+    return { code: 0, initAdapter: r.adapterDir };
+  },
+};

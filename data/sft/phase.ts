@@ -1,0 +1,28 @@
+// The SFT phase of a run (`gsteer train` / `npm run demo` with sft.enabled): train the
+// LoRA on scaffolded examples (trainer/sft/train.ts), then sample cfg.sft.evalTurns held-out
+// turns and report the share that parse as valid turns. GRPO then starts from the adapter
+// (the caller sets initAdapter to `adapterDir`).
+import type { RunConfig } from '../../configs/schema.ts';
+import { runSft, type SftRunResult } from '../../trainer/sft/train.ts';
+import { evalValidTurns, formatEval, type EvalResult } from './eval.ts';
+
+export interface SftPhaseResult {
+  adapterDir: string;
+  train: SftRunResult;
+  eval: EvalResult | null;
+}
+
+export async function sftPhase(cfg: RunConfig, o: { resume?: boolean; log?: (line: string) => void } = {}): Promise<SftPhaseResult> {
+  const log = o.log ?? ((l: string) => console.error(l));
+  const train = await runSft(cfg, { resume: o.resume ?? false, fresh: !o.resume, log });
+  log(`sft: ${train.steps} updates in ${train.seconds.toFixed(1)} s; train loss ${train.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${train.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${train.adapterDir}`);
+  if (cfg.sft.evalTurns === 0) return { adapterDir: train.adapterDir, train, eval: null };
+  const t0 = performance.now();
+  const ev = await evalValidTurns({
+    model: cfg.policy.model, adapter: train.adapterDir, examples: train.examplesFile, n: cfg.sft.evalTurns, seed: cfg.seed,
+    splitSeed: cfg.seed, heldOutFraction: cfg.sft.heldOutFraction, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP,
+    maxTokens: cfg.rollout.maxTokens, backend: cfg.trainer.backend,
+  });
+  log(`sft: ${formatEval(ev)} at temperature ${cfg.rollout.temperature} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  return { adapterDir: train.adapterDir, train, eval: ev };
+}

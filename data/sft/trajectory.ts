@@ -1,0 +1,169 @@
+// SPEC §7: one scenario-controlled trajectory, walked by rule over the IEG.
+//
+// Each turn (the policy's output = updated state, Plan, Action, Execute):
+//  1. Slots: every active target of the subgraph has one (name = target id, purpose =
+//     description). A lateActivatable target is inactive, and has no slot, until one of its
+//     parents is covered (data/ieg.ts isActive); its slot is then appended.
+//  2. Stop when every active slot is covered, or after `stopAfter` Retrieve/Ask turns, or
+//     on the last allowed turn (turn = maxTurns); q* comes from the teacher.
+//  3. Otherwise the "ready" targets are the active, uncovered ones whose parents are all
+//     covered, in schedule order. Ready targets whose memory was not yet checked are
+//     retrieved first (up to topK per Retrieve; on turn 1 these are the initially active
+//     ones); else the earliest ready target is asked, one per Ask, with its seed question.
+//  4. The observation updates the matching slots: a memory hit covers its slot with the
+//     memory value (source memory), an answer covers the asked slot with the seed answer
+//     (source dialogue). An uncovered slot's source says where its evidence will be sought
+//     next: memory until memory was checked for it, dialogue afterwards.
+import type { Instance, Target } from '../schema.ts';
+import type { EvidenceSlot, Observation, PolicyTurn } from '../../rollout/types.ts';
+import { isActive, parentMap } from '../ieg.ts';
+import { assert } from '../../util/errors.ts';
+import type { OfflineMemory } from './memory.ts';
+import { planText, type Change, type StopReason } from './plan.ts';
+import type { Scenario } from './scenario.ts';
+import type { Teacher } from './teacher.ts';
+
+export interface SftStep {
+  turn: PolicyTurn;
+  /** What the environment returned after this turn (`none` after STOP). */
+  observation: Observation;
+  /** Target ids this turn acts on: the retrieved ones, the asked one, none for STOP. */
+  acts: string[];
+  stopReason?: StopReason;
+}
+
+export interface WalkContext {
+  instance: Instance;
+  memory: OfflineMemory;
+  teacher: Teacher;
+  maxTurns: number;
+  topK: number;
+}
+
+export interface Walk {
+  steps: SftStep[];
+  /** Retrieve/Ask turns after which every essential subgraph target was covered (null: never). */
+  essentialAt: number | null;
+  acquisitions: number;
+}
+
+interface SlotInfo {
+  covered: boolean;
+  checked: boolean; // memory was searched for it
+  value: string;
+  source: 'memory' | 'dialogue';
+}
+
+/** The mutable state of one walk: slot bookkeeping over the schedule `order`. */
+class WalkState {
+  readonly info: Map<string, SlotInfo>;
+  /** Active targets, in activation order (the order of the STATE lines). */
+  readonly slotIds: string[];
+  private readonly byId: Map<string, Target>;
+  private readonly parents: Map<string, string[]>;
+
+  constructor(
+    readonly g: Instance,
+    readonly order: readonly string[],
+  ) {
+    this.byId = new Map(g.targets.map((t) => [t.id, t]));
+    this.parents = parentMap(g);
+    this.info = new Map(order.map((id) => [id, { covered: false, checked: false, value: '', source: 'memory' }]));
+    this.slotIds = order.filter((id) => isActive(g, id, new Set()));
+  }
+
+  target = (id: string) => this.byId.get(id) as Target;
+  slot = (id: string) => this.info.get(id) as SlotInfo;
+  covered = () => new Set(this.order.filter((id) => this.slot(id).covered));
+
+  /** Append the slots of late targets that a covered parent just activated; returns them. */
+  activate(): string[] {
+    const cov = this.covered();
+    const newly = this.order.filter((id) => !this.slotIds.includes(id) && isActive(this.g, id, cov));
+    this.slotIds.push(...newly);
+    return newly;
+  }
+
+  state(): EvidenceSlot[] {
+    return this.slotIds.map((id) => {
+      const s = this.slot(id);
+      const purpose = this.target(id).description;
+      return s.covered
+        ? { name: id, purpose, status: 'covered', value: s.value, source: s.source }
+        : { name: id, purpose, status: 'uncovered', value: '', source: s.checked ? 'dialogue' : 'memory' };
+    });
+  }
+
+  /** Active, uncovered, every parent covered; schedule order. */
+  ready(): string[] {
+    const cov = this.covered();
+    return this.slotIds.filter((id) => !cov.has(id) && (this.parents.get(id) ?? []).every((p) => cov.has(p)));
+  }
+
+  cover(id: string, value: string, source: SlotInfo['source']): void {
+    Object.assign(this.slot(id), { covered: true, value, source });
+  }
+}
+
+function stopReason(w: WalkState, scenario: Scenario, acquisitions: number, turn: number, maxTurns: number): StopReason | null {
+  if (w.slotIds.every((id) => w.slot(id).covered)) return 'complete';
+  if (scenario.stopAfter !== null && acquisitions >= scenario.stopAfter) return 'stop_point';
+  return turn >= maxTurns ? 'turn_budget' : null;
+}
+
+/** One Retrieve for `ids`: hits are covered from memory, every id is marked checked. */
+async function retrieveTurn(ctx: WalkContext, w: WalkState, ids: string[], hits: ReadonlySet<string>, state: EvidenceSlot[], changes: Change[]) {
+  const execute = ids.map((id) => w.target(id).description).join('; ');
+  const found = ids.filter((id) => hits.has(id));
+  const results = await ctx.memory.retrieve(ctx.instance, execute, found.map(w.target));
+  for (const id of ids) w.slot(id).checked = true;
+  for (const id of found) w.cover(id, w.target(id).seedAnswer, 'memory');
+  const step: SftStep = {
+    turn: { state, plan: planText(changes, { kind: 'retrieve', slots: ids }), action: 'RETRIEVE', execute },
+    observation: { kind: 'memory', query: execute, results },
+    acts: ids,
+  };
+  return { step, change: { kind: 'memory', covered: found, missed: ids.filter((id) => !found.includes(id)) } satisfies Change };
+}
+
+/** One Ask for `id` with its seed question; the seed answer covers it from dialogue. */
+function askTurn(w: WalkState, id: string, state: EvidenceSlot[], changes: Change[]) {
+  const t = w.target(id);
+  w.cover(id, t.seedAnswer, 'dialogue');
+  const step: SftStep = {
+    turn: { state, plan: planText(changes, { kind: 'ask', slot: id }), action: 'ASK', execute: t.seedQuestion },
+    observation: { kind: 'answer', question: t.seedQuestion, answer: t.seedAnswer, targetId: id },
+    acts: [id],
+  };
+  return { step, change: { kind: 'answer', covered: id } satisfies Change };
+}
+
+export async function walk(ctx: WalkContext, order: readonly string[], scenario: Scenario): Promise<Walk> {
+  const w = new WalkState(ctx.instance, order);
+  const hits = new Set(scenario.memoryHits);
+  const essentials = order.filter((id) => w.target(id).essential);
+  const steps: SftStep[] = [];
+  let changes: Change[] = [{ kind: 'start', slots: [...w.slotIds] }];
+  let essentialAt: number | null = essentials.length === 0 ? 0 : null;
+  let acquisitions = 0;
+  for (let turn = 1; ; turn++) {
+    const newly = w.activate();
+    if (newly.length && turn > 1) changes.push({ kind: 'activated', slots: newly });
+    const state = w.state();
+    const stop = stopReason(w, scenario, acquisitions, turn, ctx.maxTurns);
+    if (stop) {
+      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: ctx.instance.profile, slots: state });
+      const turnOut: PolicyTurn = { state, plan: planText(changes, { kind: 'stop', reason: stop }), action: 'STOP', execute };
+      steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });
+      return { steps, essentialAt, acquisitions };
+    }
+    const ready = w.ready();
+    assert(ready.length > 0, `sft walk ${ctx.instance.id}: active slots uncovered but none ready (a lateActivatable target without parents?)`);
+    const toCheck = ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
+    const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : askTurn(w, ready[0] as string, state, changes);
+    steps.push(step);
+    changes = [change];
+    acquisitions++;
+    if (essentialAt === null && essentials.every((id) => w.slot(id).covered)) essentialAt = acquisitions;
+  }
+}
