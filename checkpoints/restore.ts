@@ -1,0 +1,46 @@
+// Put a run directory back to the state of one checkpoint before `gsteer resume`: adapter
+// versions (adapters/), metrics.jsonl cut to the checkpoint's lines, and the group and
+// trajectory files of later updates removed (a group file marks its user-state update as
+// applied; a stale one would skip the re-run's update).
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { truncateLines } from '../monitor/sink.ts';
+import { InputError } from '../util/errors.ts';
+import { restoreAdapterVersions, type LoadedCheckpoint } from './checkpoint.ts';
+import { numberedName, type RunLayout } from './layout.ts';
+
+const stepOfGroupName = (name: string) => {
+  const m = /^s(\d{6})-g\d+(\.json)?$/.exec(name);
+  return m ? Number(m[1]) : null;
+};
+
+function removeAfter(dir: string, step: number, stepOf: (name: string) => number | null): void {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const s = stepOf(name);
+    if (s !== null && s > step) rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+/** The checkpoint's user-state records (one JSON object per line, as the store dumped them). */
+export function readCheckpointStates(ckptDir: string): unknown[] {
+  const file = join(ckptDir, 'user_states.jsonl');
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l, i) => {
+    try {
+      return JSON.parse(l) as unknown;
+    } catch (e) {
+      throw new InputError(`${file}:${i + 1}: not valid JSON (${(e as Error).message})`);
+    }
+  });
+}
+
+export function restoreRunDir(layout: RunLayout, ckpt: LoadedCheckpoint): unknown[] {
+  const step = ckpt.state.step;
+  removeAfter(layout.adapters, step, (n) => numberedName(n, 'policy-v'));
+  restoreAdapterVersions(ckpt.dir, step, layout.adapter);
+  removeAfter(join(layout.root, 'groups'), step, stepOfGroupName);
+  removeAfter(layout.trajectories, step, stepOfGroupName);
+  removeAfter(join(layout.root, 'steps'), step, (n) => numberedName(n, 'step-'));
+  truncateLines(layout.metrics, ckpt.state.metricsLines);
+  return readCheckpointStates(ckpt.dir);
+}

@@ -1,0 +1,82 @@
+// `npm run demo` = `gsteer demo --config configs/demo.yaml`: the whole pipeline on a fresh
+// machine, as phases run in order. Each phase reads the config and what earlier phases
+// left (e.g. an adapter GRPO starts from). The SFT phases (SPEC §7, data/sft/demo-phases.ts)
+// build the scaffolded examples before the model (their tokens join its vocabulary) and
+// train the LoRA GRPO starts from after it.
+import { existsSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../configs/load.ts';
+import type { RunConfig } from '../../configs/schema.ts';
+import { sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
+import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
+
+export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
+export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
+
+Runs the demo phases in order: sft-data (scaffolded SFT examples) -> model (create
+models/tiny with gsteer model init when it is missing) -> sft (LoRA SFT with
+configs/sft-demo.yaml layered on the demo config; --set sft.enabled=false skips both SFT
+phases) -> grpo (gsteer train with the demo config, from the SFT adapter). The previous demo run directory
+(runDir/runName) is replaced unless --keep is given.`;
+
+export interface PhaseContext {
+  cfg: RunConfig;
+  configFiles: string[];
+  sets: string[];
+  initAdapter?: string;
+  sftExamples?: string; // set by the sft-data phase; its tokens go into the tiny model's vocabulary
+}
+
+interface Phase {
+  name: string;
+  run(ctx: PhaseContext): Promise<{ code: number; initAdapter?: string; sftExamples?: string }>;
+}
+
+const PHASES: Phase[] = [
+  sftDataPhase,
+  {
+    name: 'model',
+    async run({ cfg, sftExamples }) {
+      if (existsSync(join(cfg.policy.model, 'config.json'))) return { code: 0 };
+      console.error(`demo: creating the tiny model in ${cfg.policy.model}`);
+      const model = await import('./model.ts');
+      const vocab = sftExamples ? [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]) : [];
+      return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed), ...vocab]) };
+    },
+  },
+  sftTrainPhase,
+  {
+    name: 'grpo',
+    async run({ configFiles, sets, initAdapter }) {
+      const train = await import('./train.ts');
+      const args = [...configFiles.flatMap((f) => ['--config', f]), ...sets.flatMap((s) => ['--set', s])];
+      return { code: await train.run([...args, ...(initAdapter ? ['--init-adapter', initAdapter] : [])]) };
+    },
+  },
+];
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, keep: { type: 'boolean', default: false } },
+  });
+  const configFiles = values.config ?? ['configs/demo.yaml'];
+  const sets = values.set ?? [];
+  const cfg = loadConfig(configFiles, sets);
+  if (!values.keep) rmSync(resolve(cfg.runDir, cfg.runName), { recursive: true, force: true });
+  const ctx: PhaseContext = { cfg, configFiles, sets };
+  for (const phase of PHASES) {
+    const t0 = Date.now();
+    console.error(`demo: phase ${phase.name}`);
+    const r = await phase.run(ctx);
+    if (r.code !== 0) {
+      console.error(`demo: phase ${phase.name} failed (exit ${r.code})`);
+      return r.code;
+    }
+    if (r.initAdapter) ctx.initAdapter = r.initAdapter;
+    if (r.sftExamples) ctx.sftExamples = r.sftExamples;
+    console.error(`demo: phase ${phase.name} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  return 0;
+}

@@ -1,0 +1,63 @@
+// `gsteer monitor RUN_DIR`: the run's reward curves as a table (metrics.jsonl), the queue
+// board (job counts per queue), and with --follow every new update as it lands (Redis
+// stream), with no extra service.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Queue } from 'bullmq';
+import { runLayout } from '../../checkpoints/layout.ts';
+import { readMetrics } from '../../monitor/sink.ts';
+import { summaryTable } from '../../monitor/summary.ts';
+import { InputError } from '../../util/errors.ts';
+import { readRunConfig } from '../../workers/context.ts';
+import { connect, metricsStreamKey, QUEUE } from '../../workers/queues.ts';
+import { readRunInfo } from '../../workers/run-info.ts';
+import { pingRedis } from '../../workers/redis-local.ts';
+import { followLine } from '../../monitor/follow.ts';
+
+export const summary = 'show a run: metrics table, queue board, live updates (--follow)';
+export const usage = `usage: gsteer monitor RUN_DIR [--follow] [--rows N]
+
+Prints the per-update metrics of RUN_DIR/metrics.jsonl (first, evenly spaced, last rows)
+and, when Redis answers, the job counts of the run's queues. --follow then prints one line
+per new update from the run's Redis stream until Ctrl-C.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { follow: { type: 'boolean', default: false }, rows: { type: 'string', default: '12' } } });
+  if (positionals.length !== 1) throw new InputError(`expected one RUN_DIR\n${usage}`);
+  const layout = runLayout(resolve(positionals[0] as string));
+  const cfg = readRunConfig(layout.config);
+  const info = readRunInfo(layout);
+  console.log(summaryTable(readMetrics(layout.metrics), Number(values.rows)));
+  if (!(await pingRedis(cfg.queues.redisUrl))) {
+    console.log('\n(Redis not reachable: no queue board)');
+    return 0;
+  }
+  const redis = connect(cfg.queues.redisUrl);
+  try {
+    console.log('\nqueue      waiting  active  delayed  waiting-children  completed  failed');
+    for (const name of Object.values(QUEUE)) {
+      const q = new Queue(name, { connection: redis, prefix: cfg.queues.prefix });
+      const c = await q.getJobCounts('waiting', 'active', 'delayed', 'waiting-children', 'completed', 'failed');
+      console.log(`${name.padEnd(9)} ${[c.waiting, c.active, c.delayed, c['waiting-children'], c.completed, c.failed].map((n) => String(n ?? 0).padStart(8)).join(' ')}`);
+      await q.close();
+    }
+    if (!values.follow) return 0;
+    const key = metricsStreamKey(cfg.queues.prefix, info.runId);
+    let last = '$';
+    let stop = false;
+    process.on('SIGINT', () => (stop = true));
+    console.log(`\nfollowing ${key} (Ctrl-C to stop)`);
+    while (!stop) {
+      const res = (await redis.xread('COUNT', 100, 'BLOCK', 1000, 'STREAMS', key, last)) as [string, [string, string[]][]][] | null;
+      for (const [, entries] of res ?? []) {
+        for (const [id, fields] of entries) {
+          last = id;
+          console.log(followLine(JSON.parse(fields[1] as string)));
+        }
+      }
+    }
+    return 0;
+  } finally {
+    redis.disconnect();
+  }
+}

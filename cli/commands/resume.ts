@@ -1,0 +1,38 @@
+// `gsteer resume RUN_DIR`: continue a run from its newest checkpoint that verifies (sha256
+// manifest, run config match), exactly where it stopped.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { newestValidCheckpoint } from '../../checkpoints/checkpoint.ts';
+import { runLayout } from '../../checkpoints/layout.ts';
+import { restoreRunDir } from '../../checkpoints/restore.ts';
+import { loadInstances } from '../../data/load.ts';
+import { InputError } from '../../util/errors.ts';
+import { readRunConfig } from '../../workers/context.ts';
+import { launchRun } from '../../workers/launch.ts';
+import { readRunInfo, writeRunInfo } from '../../workers/run-info.ts';
+
+export const summary = 'continue a GRPO run from its newest valid checkpoint';
+export const usage = `usage: gsteer resume RUN_DIR
+
+Finds the newest checkpoint under RUN_DIR/checkpoints that verifies (every file against
+manifest.json's sha256; base model and LoRA shape against RUN_DIR/config.yaml), puts the
+run directory back to that step (adapter versions, user states, metrics.jsonl) and
+continues with the same config. A corrupted or incomplete checkpoint is reported and the
+next older one is tried. Same seed + config + checkpoint = the same updates as an
+uninterrupted run.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args: argv, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new InputError(`expected one RUN_DIR, got ${positionals.length}\n${usage}`);
+  const layout = runLayout(resolve(positionals[0] as string));
+  const cfg = readRunConfig(layout.config);
+  const info = readRunInfo(layout);
+  const ckpt = newestValidCheckpoint(layout, cfg, (m) => console.error(`gsteer resume: ${m}`));
+  if (!ckpt) throw new InputError(`${layout.checkpoints}: no valid checkpoint to resume from; start the run again with gsteer train`);
+  const instances = loadInstances(cfg.data.instances);
+  const states = restoreRunDir(layout, ckpt);
+  const next = { ...info, epoch: info.epoch + 1 };
+  writeRunInfo(layout, next);
+  console.error(`gsteer resume: continuing ${layout.root} from checkpoint step ${ckpt.state.step} (epoch ${next.epoch})`);
+  return await launchRun({ cfg, layout, info: next, instances, userStates: { kind: 'restore', records: states }, startStep: ckpt.state.step });
+}

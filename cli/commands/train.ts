@@ -1,0 +1,50 @@
+// `gsteer train`: validate config and dataset, then start Redis (if needed), the policy
+// server, the workers and the controller for one GRPO run (workers/launch.ts).
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../configs/load.ts';
+import { InputError, TransientError } from '../../util/errors.ts';
+import { launchRun } from '../../workers/launch.ts';
+import { waitForPolicyServer } from '../../workers/policy-admin.ts';
+import { redisProblem } from '../../workers/redis-local.ts';
+import { createRunDir, validateRunInputs } from '../../workers/prepare.ts';
+
+export const summary = 'run GRPO: validate, start Redis/policy server/workers, train, checkpoint';
+export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
+
+Validates the config and the dataset first (every problem listed, exit 2, nothing
+started). Then starts a local redis-server when none answers on queues.redisUrl (and one
+is installed), the embedded policy server (policy.server: embedded) or checks the external
+one, the trainer, group and rollout workers as child processes, and runs the updates with
+a progress bar. The run lives in runDir/runName (layout: checkpoints/README.md).
+
+  --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output); its
+                       rank, alpha and target modules must match lora.*
+  SIGINT/SIGTERM       stop admitting updates, finish the admitted ones, checkpoint, exit 0
+                       (a second signal stops at once, after a checkpoint)
+
+Worker processes for other machines: gsteer worker rollout|group|trainer --run RUN_DIR.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, 'init-adapter': { type: 'string' } },
+  });
+  const sets = [...(values.set ?? []), ...(values['init-adapter'] ? [`initAdapter=${values['init-adapter']}`] : [])];
+  const cfg = loadConfig(values.config ?? [], sets);
+  const prepared = validateRunInputs(cfg);
+  for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
+  const redisBad = await redisProblem(cfg.queues.redisUrl);
+  if (redisBad) throw new InputError(redisBad);
+  // An external policy server must answer before a run directory is created for it.
+  if (cfg.policy.server === 'external' && cfg.policy.baseUrl) {
+    try {
+      await waitForPolicyServer(cfg.policy.baseUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs });
+    } catch (e) {
+      if (!(e instanceof TransientError)) throw e;
+      console.error(`gsteer train: ${e.message}`);
+      return 1;
+    }
+  }
+  const { layout, info } = createRunDir(cfg);
+  return await launchRun({ cfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+}

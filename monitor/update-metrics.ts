@@ -1,0 +1,56 @@
+// Per-update metrics (SPEC §5 list; TRL names where they exist) from the update's group
+// files and the trainer's result. Pure: the same groups give the same numbers.
+import type { GroupFile } from '../workers/group-file.ts';
+import type { UpdateResult } from '../workers/payloads.ts';
+import type { MetricsRecord } from './sink.ts';
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+const std = (xs: readonly number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
+
+export interface UpdateTiming {
+  wallSeconds: number; // since the run (or resume) started
+  rolloutSeconds: number; // admission -> group stage done
+  policyVersionUsed: number;
+}
+
+export function updateMetrics(step: number, groups: readonly GroupFile[], result: UpdateResult, t: UpdateTiming): MetricsRecord {
+  const kept = groups.filter((g) => !g.dropped);
+  const scores = kept.flatMap((g) => g.scores);
+  const episodes = kept.flatMap((g) => g.episodes);
+  const rewards = scores.map((s) => s.reward);
+  const rec: MetricsRecord = {
+    step,
+    policy_version: result.policyVersion,
+    policy_lag: step - 1 - t.policyVersionUsed, // versions between the sampling policy and pi_theta
+    reward: mean(rewards),
+    reward_std: result.advantageStats.reward_std ?? 0,
+    groups: kept.length,
+    groups_dropped: groups.length - kept.length,
+  };
+  const components = [...new Set(scores.flatMap((s) => Object.keys(s.components)))].sort();
+  for (const c of components) {
+    const xs = scores.map((s) => s.components[c] ?? 0);
+    rec[`rewards/${c}/mean`] = mean(xs);
+    rec[`rewards/${c}/std`] = std(xs);
+  }
+  for (const [k, v] of Object.entries(result.advantageStats)) if (k !== 'reward_std') rec[k] = v;
+  const s = result.stats;
+  Object.assign(rec, { loss: s.loss, clip_ratio: s.clip_ratio, grad_norm: s.grad_norm, entropy: s.entropy });
+  const tokens = episodes.map((e) => e.completionTokens);
+  rec['completions/mean_length'] = mean(tokens);
+  rec['turns/mean'] = mean(episodes.map((e) => e.turns));
+  rec['turns/ask'] = mean(episodes.map((e) => e.askCount));
+  rec['turns/retrieve'] = mean(episodes.map((e) => e.retrieveCount));
+  rec.invalid_rate = mean(episodes.map((e) => (e.termination === 'invalid' ? 1 : 0)));
+  rec.nonstop_rate = mean(episodes.map((e) => (e.termination === 'max_turns' ? 1 : 0)));
+  // Timing (not reproducible across runs; everything above is).
+  rec.tokens_per_second = s.train_seconds > 0 ? s.num_tokens / s.train_seconds : 0;
+  rec['rollout/tokens_per_second'] = t.rolloutSeconds > 0 ? tokens.reduce((a, b) => a + b, 0) / t.rolloutSeconds : 0;
+  rec.train_seconds = s.train_seconds;
+  rec.rollout_seconds = t.rolloutSeconds;
+  rec.wall_time = t.wallSeconds;
+  return rec;
+}
+
+/** Keys that differ between two identical runs (wall-clock timing). */
+export const TIMING_KEYS = ['tokens_per_second', 'rollout/tokens_per_second', 'train_seconds', 'rollout_seconds', 'wall_time'];

@@ -1,0 +1,41 @@
+// E2E: `gsteer train` starts its own redis-server when nothing answers on a local
+// queues.redisUrl (and stops it at the end); for a remote URL with no Redis it says how to
+// get one, before creating anything. Uses a free port: the shared Redis is not involved.
+import { existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pingRedis } from '../../workers/redis-local.ts';
+import { cli, e2eConfig, reproducibleMetrics, tempRun, writeConfig } from './helpers.ts';
+
+const t = tempRun('local-redis');
+afterAll(() => rmSync(t.dir, { recursive: true, force: true }));
+
+const freePort = () => new Promise<number>((resolve) => {
+  const s = createServer();
+  s.listen(0, '127.0.0.1', () => {
+    const p = (s.address() as { port: number }).port;
+    s.close(() => resolve(p));
+  });
+});
+
+describe('e2e: Redis for the run', () => {
+  it('starts a local redis-server when none answers, and stops it afterwards', async () => {
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const cfg = e2eConfig(t, 'lr', { grpo: { maxUpdates: 1, groupsPerUpdate: 1 }, queues: { prefix: 'gsteer-test:e2e-local', redisUrl: url } });
+    const x = await cli(['train', '--config', writeConfig(t.dir, cfg)]).done;
+    expect(x.code, x.stderr).toBe(0);
+    expect(x.stderr).toContain(`starting redis-server on port ${port} for this run`);
+    expect(reproducibleMetrics(join(t.dir, 'runs', 'lr')).map((m) => m.step)).toEqual([1]);
+    expect(await pingRedis(url, 500)).toBe(false);
+  }, 60_000);
+
+  it('a remote Redis that does not answer: says how to get one, creates nothing', async () => {
+    const cfg = e2eConfig(t, 'remote', { queues: { prefix: 'x', redisUrl: 'redis://192.0.2.1:6379' } }); // TEST-NET: never answers
+    const x = await cli(['train', '--config', writeConfig(t.dir, cfg)]).done;
+    expect(x.code).toBe(2);
+    expect(x.stderr).toMatch(/no Redis answers at redis:\/\/192\.0\.2\.1:6379.*start it or point queues\.redisUrl at a running Redis/);
+    expect(existsSync(join(t.dir, 'runs', 'remote'))).toBe(false);
+  }, 30_000);
+});

@@ -1,0 +1,42 @@
+// E2E (real Redis, real processes, synthetic parts): a run SIGKILLed (whole process group)
+// after update k and resumed with `gsteer resume` ends byte-identical to an uninterrupted
+// run — here with maxPolicyLag 1, so the checkpoint must also carry the lagged adapter.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adapterBytes, cli, deleteKeys, e2eConfig, killRun, metricLines, reproducibleMetrics, tempRun, waitFor, writeConfig } from './helpers.ts';
+
+const ref = tempRun('res-ref');
+const k = tempRun('res-kill');
+k.instances = ref.instances;
+const over = { grpo: { maxUpdates: 5, learningRate: 0.1, groupsPerUpdate: 1, maxPolicyLag: 1 }, checkpoint: { every: 2, keep: 2 } };
+const env = { GSTEER_SYNTHETIC_TRAIN_MS: '300' };
+
+afterAll(async () => {
+  await deleteKeys(ref.prefix);
+  await deleteKeys(k.prefix);
+  rmSync(ref.dir, { recursive: true, force: true });
+  rmSync(k.dir, { recursive: true, force: true });
+});
+
+describe('e2e: SIGKILL and resume', () => {
+  it('a run killed after update 3 and resumed from checkpoint 2 ends byte-identical to an uninterrupted one', async () => {
+    const runRef = join(ref.dir, 'runs', 'res');
+    const runK = join(k.dir, 'runs', 'res');
+    const r = cli(['train', '--config', writeConfig(ref.dir, e2eConfig(ref, 'res', over))], env);
+    const killed = cli(['train', '--config', writeConfig(k.dir, e2eConfig(k, 'res', over))], env);
+    await waitFor(() => metricLines(runK) >= 3, 60_000, 'update 3 of the run to kill');
+    killRun(killed);
+    expect((await killed.done).signal).toBe('SIGKILL');
+    const resumed = await cli(['resume', runK], env).done;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/from checkpoint step [24]/); // 2, or 4 if update 4 landed before the kill
+    const x = await r.done;
+    expect(x.code, x.stderr).toBe(0);
+    const mRef = reproducibleMetrics(runRef);
+    expect(mRef.map((m) => m.step)).toEqual([1, 2, 3, 4, 5]);
+    expect(mRef.map((m) => m.policy_lag)).toEqual([0, 1, 1, 1, 1]);
+    expect(reproducibleMetrics(runK)).toEqual(mRef);
+    expect(adapterBytes(runK, 5).equals(adapterBytes(runRef, 5))).toBe(true);
+  }, 120_000);
+});

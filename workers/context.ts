@@ -1,0 +1,36 @@
+// What a worker process loads once: config, run layout, run info, the instances by id and
+// the parts. Shared by the rollout, group and trainer workers and the controller.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { resolveConfig } from '../configs/load.ts';
+import type { RunConfig } from '../configs/schema.ts';
+import { loadInstances } from '../data/load.ts';
+import type { Instance } from '../data/schema.ts';
+import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
+import { loadParts, type Parts } from './parts.ts';
+import { readRunInfo, type RunInfo } from './run-info.ts';
+
+export interface RunContext {
+  cfg: RunConfig;
+  layout: RunLayout;
+  info: RunInfo;
+  instances: Map<string, Instance>;
+  parts: Parts;
+  policyUrl: string;
+}
+
+/** The resolved config a run wrote to RUN/config.yaml (every process reads the same one). */
+export function readRunConfig(file: string): RunConfig {
+  return resolveConfig(parseYaml(readFileSync(file, 'utf8')), file);
+}
+
+export async function loadRunContext(runDir: string, configFile?: string, policyUrl?: string): Promise<RunContext> {
+  const layout = runLayout(resolve(runDir));
+  const cfg = readRunConfig(configFile ?? layout.config);
+  const info = readRunInfo(layout);
+  const instances = new Map(loadInstances(cfg.data.instances).map((i) => [i.id, i]));
+  const url = policyUrl ?? info.policyUrl ?? cfg.policy.baseUrl;
+  if (!url) throw new Error(`no policy server URL: pass --policy-url, set policy.baseUrl, or start the run with gsteer train`);
+  return { cfg, layout, info, instances, parts: await loadParts(cfg, info.runId), policyUrl: url };
+}

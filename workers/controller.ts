@@ -1,0 +1,234 @@
+// The run controller (ARCHITECTURE.md): admits updates as BullMQ flows while the policy lag
+// allows, follows each update through its group stage and the trainer, loads every new
+// adapter into the policy server, records metrics, checkpoints, and stops cleanly.
+//
+// Admission of update s needs (a) the group stage of s - 1 done (so s reads the user states
+// that s - 1 left, in order) and (b) adapter version versionFor(s) = s - 1 - maxPolicyLag
+// trained and loaded. Lag 0 is the paper's on-policy loop; lag L lets rollouts of s run
+// while the trainer works on s - 1 ... s - L.
+import { existsSync, rmSync } from 'node:fs';
+import { FlowProducer, Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { writeFileAtomic } from '../checkpoints/atomic.ts';
+import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
+import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
+import type { RunConfig } from '../configs/schema.ts';
+import type { Instance } from '../data/schema.ts';
+import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
+import { updateMetrics } from '../monitor/update-metrics.ts';
+import { updateFlow } from './flow.ts';
+import { readGroupFile, type GroupFile } from './group-file.ts';
+import type { UserStatePart } from './parts.ts';
+import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
+import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
+import { groupIdOf, jobId, QUEUE } from './queues.ts';
+import { scheduleRngState, updateSchedule, versionFor } from './schedule.ts';
+import type { RunInfo } from './run-info.ts';
+
+export interface ControllerDeps {
+  cfg: RunConfig;
+  layout: RunLayout;
+  info: RunInfo;
+  instances: Instance[];
+  users: UserStatePart;
+  redis: Redis;
+  sink: MetricsSink;
+  policyUrl: string;
+  startStep: number; // updates already done (0, or the checkpoint's step on resume)
+  log: (msg: string) => void;
+  onUpdate?: (rec: MetricsRecord, total: number) => void;
+}
+
+export type Outcome = { kind: 'done' | 'stopped' | 'failed'; step: number; total: number; message?: string };
+
+interface InFlight {
+  admittedAt: number;
+  version: number;
+  groupsDoneAt?: number;
+}
+
+/** Updates in a row with every group dropped before the run stops as failed. */
+const MAX_ALL_DROPPED = 2;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const stateOf = async (q: Queue, id: string) => {
+  const job = await Job.fromId(q, id);
+  if (!job) return null;
+  const state = await job.getState();
+  // Fetched before it finished? Read it again for its return value / failure reason.
+  const fresh = state === 'completed' || state === 'failed' ? await Job.fromId(q, id) : job;
+  return fresh ? { job: fresh, state } : null;
+};
+
+export class RunController {
+  private stopping = false;
+  private aborted: string | null = null;
+  private readonly plan;
+  private readonly started = Date.now();
+  private readonly inflight = new Map<number, InFlight>();
+  private lastCheckpoint: number;
+  /** Updates in a row whose every group was dropped (an endpoint down, not bad luck). */
+  private allDropped = 0;
+
+  constructor(private readonly d: ControllerDeps) {
+    this.plan = updateSchedule(d.instances, d.cfg.grpo, d.cfg.seed);
+    this.lastCheckpoint = d.startStep;
+  }
+
+  get total(): number {
+    return this.plan.length;
+  }
+
+  /** SIGINT/SIGTERM: stop admitting, finish the admitted updates, checkpoint. */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  /** Stop now (second signal, or a worker that cannot be kept alive): checkpoint what is done. */
+  abort(reason: string): void {
+    this.aborted = reason;
+  }
+
+  async run(): Promise<Outcome> {
+    const { cfg, startStep } = this.d;
+    const q = { prefix: cfg.queues.prefix, connection: this.d.redis };
+    const flow = new FlowProducer(q);
+    const groups = new Queue(QUEUE.groups, q);
+    const updates = new Queue(QUEUE.updates, q);
+    const L = cfg.grpo.maxPolicyLag;
+    // Redis restarted without its data? A sentinel written now is gone after such a restart.
+    const sentinel = `${cfg.queues.prefix}:run:${this.d.info.runId}:controller`;
+    await this.d.redis.set(sentinel, String(this.d.info.epoch));
+    let redisLost = false;
+    const onReady = () => void this.d.redis.exists(sentinel).then((n) => (redisLost ||= n === 0), () => undefined);
+    this.d.redis.on('ready', onReady);
+    let admitted = startStep;
+    let groupsDone = startStep;
+    let processed = startStep;
+    try {
+      for (let v = versionFor(startStep + 1, L); v <= startStep && startStep < this.total; v++) await this.load(v);
+      while (!this.aborted && processed < (this.stopping ? admitted : this.total)) {
+        if (redisLost) return await this.lost(processed, 'run state');
+        // (1) admit
+        if (!this.stopping && admitted < this.total && groupsDone === admitted && versionFor(admitted + 1, L) <= processed) {
+          await this.admit(flow, admitted + 1);
+          admitted++;
+          continue;
+        }
+        // (2) group stage of the oldest update still rolling out
+        if (groupsDone < admitted) {
+          const s = groupsDone + 1;
+          const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(groups, jobId.group(this.d.info.runId, this.d.info.epoch, s, g))));
+          if (states.some((x) => x === null)) return await this.lost(processed, `group jobs of update ${s}`);
+          if (states.every((x) => x!.state === 'completed' || x!.state === 'failed')) {
+            await this.dumpStates(s);
+            groupsDone++;
+            continue;
+          }
+        }
+        // (3) the next update in step order
+        if (processed < groupsDone) {
+          const s = processed + 1;
+          const u = await stateOf(updates, jobId.update(this.d.info.runId, this.d.info.epoch, s));
+          if (!u) return await this.lost(processed, `update job ${s}`);
+          if (u.state === 'failed') return await this.finish('failed', processed, `update ${s} failed after ${cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
+          if (u.state === 'completed') {
+            await this.handleUpdate(s, UpdateResultSchema.parse(u.job.returnvalue));
+            processed++;
+            continue;
+          }
+        }
+        await sleep(cfg.queues.pollMs);
+      }
+      if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED ? 'failed' : 'stopped', processed, this.aborted);
+      return await this.finish(processed >= this.total ? 'done' : 'stopped', processed);
+    } finally {
+      this.d.redis.off('ready', onReady);
+      await this.d.redis.del(sentinel).catch(() => undefined);
+      await flow.close();
+      await groups.close();
+      await updates.close();
+    }
+  }
+
+  private async admit(flow: FlowProducer, step: number): Promise<void> {
+    const version = versionFor(step, this.d.cfg.grpo.maxPolicyLag);
+    const planned = this.plan[step - 1]!;
+    const withSnap = [];
+    for (const pg of planned) withSnap.push({ ...pg, snapshotId: await this.d.users.snapshot(pg.userId) });
+    await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap }));
+    this.inflight.set(step, { admittedAt: Date.now(), version });
+  }
+
+  private async dumpStates(step: number): Promise<void> {
+    const states = await this.d.users.dump();
+    writeFileAtomic(this.d.layout.stepStates(step), states.map((s) => `${JSON.stringify(s)}\n`).join(''));
+    const f = this.inflight.get(step);
+    if (f) f.groupsDoneAt = Date.now();
+  }
+
+  private admin(): AdminOptions {
+    const p = this.d.cfg.policy;
+    return { maxRetries: p.maxRetries, timeoutMs: p.timeoutMs, ...(process.env[p.apiKeyEnv] ? { apiKey: process.env[p.apiKeyEnv] } : {}) };
+  }
+
+  private async load(version: number): Promise<void> {
+    const dir = this.d.layout.adapter(version);
+    await loadAdapter(this.d.policyUrl, adapterName(version), dir, this.admin());
+  }
+
+  private async handleUpdate(step: number, result: UpdateResult): Promise<void> {
+    const { cfg, layout } = this.d;
+    const L = cfg.grpo.maxPolicyLag;
+    // Load the new version only if a later update samples from it; drop those no update needs.
+    if (step + 1 + L <= this.total) await this.load(step);
+    const oldest = versionFor(step + 1, L);
+    for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
+    const groupFiles = this.plan[step - 1]!.map((pg, g): GroupFile => {
+      const path = layout.abs(layout.groupRel(groupIdOf(step, g)));
+      return existsSync(path) ? readGroupFile(path) : { v: 1, groupId: groupIdOf(step, g), step, instanceId: pg.instanceId, userId: pg.userId, policyVersion: -1, snapshotId: '', dropped: true, reason: 'group stage failed', trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
+    });
+    this.allDropped = groupFiles.every((g) => g.dropped) ? this.allDropped + 1 : 0;
+    if (this.allDropped >= MAX_ALL_DROPPED)
+      this.abort(`every group of the last ${this.allDropped} updates was dropped; last reason: ${groupFiles.at(-1)?.reason ?? '?'}`);
+    const f = this.inflight.get(step);
+    this.inflight.delete(step);
+    const rec = updateMetrics(step, groupFiles, result, {
+      wallSeconds: (Date.now() - this.started) / 1000,
+      rolloutSeconds: f?.groupsDoneAt ? (f.groupsDoneAt - f.admittedAt) / 1000 : 0,
+      policyVersionUsed: f?.version ?? versionFor(step, L),
+    });
+    await this.d.sink.write(rec);
+    this.d.onUpdate?.(rec, this.total);
+    if (step % cfg.checkpoint.every === 0 || step === this.total) await this.checkpoint(step);
+    // Adapter dirs older than anything still sampled or checkpointed can go.
+    for (let v = Math.max(0, oldest - 2 - L); v < oldest - 1; v++) if (v < this.lastCheckpoint) rmSync(layout.adapter(v), { recursive: true, force: true });
+  }
+
+  private async checkpoint(step: number): Promise<void> {
+    const { cfg, layout, info } = this.d;
+    if (step === 0) return;
+    const state: TrainerState = {
+      v: 1, step, policyVersion: step, epoch: info.epoch, seed: cfg.seed, scheduleCursor: step,
+      rng: scheduleRngState(cfg.seed, step, this.d.instances.filter((i) => i.split === 'train').length, cfg.grpo.groupsPerUpdate),
+      metricsLines: this.d.sink.lines(),
+      baseModel: cfg.policy.model,
+      lora: { r: cfg.lora.r, alpha: cfg.lora.alpha, targetModules: [...cfg.lora.targetModules] },
+    };
+    const lagged = [];
+    for (let v = versionFor(step + 1, cfg.grpo.maxPolicyLag); v < step; v++) lagged.push({ version: v, dir: layout.adapter(v) });
+    const states = layout.stepStates(step);
+    await writeCheckpoint(layout, { step, state, adapterVersionDir: layout.adapter(step), userStatesFile: existsSync(states) ? states : null, laggedAdapters: lagged }, cfg.checkpoint.keep);
+    this.lastCheckpoint = step;
+    this.d.log(`checkpoint step ${step} written`);
+  }
+
+  private async finish(kind: Outcome['kind'], processed: number, message?: string): Promise<Outcome> {
+    if (processed > this.lastCheckpoint) await this.checkpoint(processed);
+    return { kind, step: processed, total: this.total, ...(message ? { message } : {}) };
+  }
+
+  /** Redis came back without the run's jobs (restarted without persistence): stop with a checkpoint. */
+  private async lost(processed: number, what: string): Promise<Outcome> {
+    return this.finish('failed', processed, `Redis no longer holds the ${what} (was it restarted without persistence?); the run stopped at update ${processed} with a checkpoint: continue with gsteer resume ${this.d.layout.root}`);
+  }
+}

@@ -1,0 +1,53 @@
+// One update as a BullMQ flow: update (queue `updates`) <- groups (queue `groups`) <- G
+// rollouts (queue `rollouts`). Children are retried with exponential backoff; a child that
+// runs out of attempts is ignored by its parent (ignoreDependencyOnFailure), so its group
+// is dropped (group stage) or its update trains on the other groups. Nothing hangs.
+import type { FlowJob, JobsOptions } from 'bullmq';
+import type { RunConfig } from '../configs/schema.ts';
+import { adapterName, runLayout } from '../checkpoints/layout.ts';
+import type { GroupJob, RolloutJob, UpdateJob } from './payloads.ts';
+import { groupIdOf, jobId, QUEUE } from './queues.ts';
+import { rolloutSeed, type PlannedGroup } from './schedule.ts';
+
+export interface UpdatePlan {
+  runId: string;
+  epoch: number;
+  step: number;
+  policyVersion: number; // version the rollouts sample from
+  groups: (PlannedGroup & { snapshotId: string })[];
+}
+
+export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
+  const { runId, epoch, step } = plan;
+  const rel = runLayout('');
+  const retry: JobsOptions = {
+    attempts: cfg.queues.attempts,
+    backoff: { type: 'exponential', delay: cfg.queues.backoffMs },
+    ignoreDependencyOnFailure: true,
+    removeOnFail: false,
+  };
+  const groups: FlowJob[] = plan.groups.map((pg, g) => {
+    const groupId = groupIdOf(step, g);
+    const rollouts: FlowJob[] = Array.from({ length: cfg.rollout.groupSize }, (_, i) => {
+      const data: RolloutJob = {
+        v: 1, runId, epoch, step, groupId, index: i, instanceId: pg.instanceId, userId: pg.userId,
+        policyVersion: plan.policyVersion, model: adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
+        seed: rolloutSeed(cfg.seed, step, g, i), trajPath: rel.trajRel(groupId, i),
+      };
+      return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, jobId: jobId.rollout(runId, epoch, step, g, i) } };
+    });
+    const data: GroupJob = {
+      v: 1, runId, epoch, step, groupId, groupIndex: g, instanceId: pg.instanceId, userId: pg.userId,
+      policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: cfg.rollout.groupSize, groupPath: rel.groupRel(groupId),
+    };
+    return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
+  });
+  const data: UpdateJob = { v: 1, runId, epoch, step, policyVersion: step, groupIds: plan.groups.map((_, g) => groupIdOf(step, g)) };
+  return {
+    name: 'update',
+    queueName: QUEUE.updates,
+    data,
+    opts: { attempts: cfg.queues.attempts, backoff: { type: 'exponential', delay: cfg.queues.backoffMs }, jobId: jobId.update(runId, epoch, step), removeOnFail: false },
+    children: groups,
+  };
+}

@@ -1,0 +1,74 @@
+// Group stage (queue `groups`), run by BullMQ once all G rollout children are done: score
+// every trajectory (SPEC §4), pick the best, apply its online user-state update (SPEC §6),
+// write groups/<groupId>.json. A group with a failed rollout is dropped and logged; the
+// update goes on with the other groups. Advantages are computed by the update stage, over
+// all groups of the update, because batch-std scaling needs them together.
+import { existsSync, readFileSync } from 'node:fs';
+import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { writeFileAtomicAsync } from '../checkpoints/atomic.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import type { RunContext } from './context.ts';
+import type { Scored } from './parts.ts';
+import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from './group-file.ts';
+import { GroupJobSchema, parsePayload, RolloutResultSchema, type GroupJob, type GroupResult } from './payloads.ts';
+import { connect, groupIdOf, jobId, QUEUE } from './queues.ts';
+import { unrecoverable } from './rollout-worker.ts';
+
+function dropped(p: GroupJob, reason: string): GroupFile {
+  return { v: 1, groupId: p.groupId, step: p.step, instanceId: p.instanceId, userId: p.userId, policyVersion: p.policyVersion, snapshotId: p.snapshotId, dropped: true, reason, trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
+}
+
+export async function startGroupWorker(ctx: RunContext, log: (msg: string) => void): Promise<Worker> {
+  const reward = await ctx.parts.reward();
+  const users = await ctx.parts.users();
+  const write = (rel: string, g: GroupFile) => writeFileAtomicAsync(ctx.layout.abs(rel), `${JSON.stringify(g)}\n`);
+  const q = ctx.cfg.queues;
+  const groups = new Queue(QUEUE.groups, { connection: connect(q.redisUrl), prefix: q.prefix });
+  /** Group g-1 of the same update is finished (applied, dropped, or failed for good). */
+  const previousDone = async (p: GroupJob): Promise<boolean> => {
+    if (p.groupIndex === 0) return true;
+    const prev = ctx.layout.abs(ctx.layout.groupRel(groupIdOf(p.step, p.groupIndex - 1)));
+    if (existsSync(prev)) {
+      const g = readGroupFile(prev);
+      if (g.dropped || g.applied) return true;
+    }
+    const job = await Job.fromId(groups, jobId.group(p.runId, p.epoch, p.step, p.groupIndex - 1));
+    return !job || (await job.getState()) === 'failed';
+  };
+  const process = async (job: Job, token?: string): Promise<GroupResult> => {
+    const p = parsePayload(GroupJobSchema, job.data, 'group');
+    // User-state updates of one update's groups apply in group order, whatever order their
+    // rollouts finish in, so two groups of the same user replay identically (SPEC §10).
+    if (!(await previousDone(p))) {
+      await job.moveToDelayed(Date.now() + q.pollMs, token);
+      throw new DelayedError();
+    }
+    const instance = ctx.instances.get(p.instanceId);
+    if (!instance) throw new UnrecoverableError(`instance ${p.instanceId} is not in the dataset`);
+    const path = ctx.layout.abs(p.groupPath);
+    // A retry after the user-state update was applied must not apply it twice.
+    if (existsSync(path) && readGroupFile(path).applied) return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
+    const failures = await job.getIgnoredChildrenFailures();
+    const results = Object.values(await job.getChildrenValues()).map((v) => RolloutResultSchema.parse(v));
+    if (Object.keys(failures).length || results.length !== p.groupSize) {
+      const reason = `${Object.keys(failures).length} of ${p.groupSize} rollouts failed: ${Object.values(failures).join(' | ').slice(0, 400)}`;
+      log(`group ${p.groupId} (step ${p.step}, instance ${p.instanceId}) dropped: ${reason}`);
+      await write(p.groupPath, dropped(p, reason));
+      return { groupId: p.groupId, dropped: true, reason, groupPath: p.groupPath };
+    }
+    results.sort((a, b) => a.index - b.index);
+    const trajs = results.map((r) => JSON.parse(readFileSync(ctx.layout.abs(r.trajPath), 'utf8')) as Trajectory);
+    const scores: Scored[] = [];
+    for (const t of trajs) scores.push(await reward.score(t, instance).catch(unrecoverable));
+    const best = bestIndex(scores);
+    const g: GroupFile = { ...dropped(p, ''), dropped: false, trajPaths: results.map((r) => r.trajPath), scores, best, episodes: trajs.map(episodeCounts) };
+    delete g.reason;
+    await write(p.groupPath, g);
+    await users.applyBest(trajs.map((trajectory, i) => ({ trajectory, reward: (scores[i] as Scored).reward })), instance);
+    await write(p.groupPath, { ...g, applied: true });
+    return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
+  };
+  const worker = new Worker(QUEUE.groups, process, { connection: connect(q.redisUrl), prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
+  worker.on('closed', () => void users.close().then(() => groups.close()));
+  return worker;
+}

@@ -1,0 +1,147 @@
+// Start a run's processes and drive it: Redis (local one if needed), the policy server
+// (embedded child or external), the trainer / group / rollout workers as child processes,
+// then the controller until done, stopped (SIGINT/SIGTERM) or failed. Used by `gsteer
+// train` and `gsteer resume`.
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import type { RunLayout } from '../checkpoints/layout.ts';
+import type { RunConfig } from '../configs/schema.ts';
+import type { Instance, UserState } from '../data/schema.ts';
+import { metricsSink, readMetrics, type MetricsRecord } from '../monitor/sink.ts';
+import { summaryTable } from '../monitor/summary.ts';
+import { progressBar } from '../util/progress.ts';
+import { RunController, type Outcome } from './controller.ts';
+import { loadParts } from './parts.ts';
+import { waitForPolicyServer } from './policy-admin.ts';
+import { connect, metricsStreamKey, QUEUE } from './queues.ts';
+import { ensureRedis } from './redis-local.ts';
+import { writeRunInfo, type RunInfo } from './run-info.ts';
+import { Supervisor } from './supervisor.ts';
+import { newestVersion } from './trainer-worker.ts';
+
+export interface LaunchOptions {
+  cfg: RunConfig;
+  layout: RunLayout;
+  info: RunInfo;
+  instances: Instance[];
+  /** Fresh run: the initial user states; resume: the checkpoint's dumped records. */
+  userStates: { kind: 'init'; states: UserState[] } | { kind: 'restore'; records: unknown[] };
+  startStep: number;
+  /** Restarts per child process before the run stops (default 3). */
+  maxRestarts?: number;
+}
+
+const CLI = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
+const SYNTH_SERVER = fileURLToPath(new URL('./synthetic/server-main.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+const GUARD = new URL('./child-guard.ts', import.meta.url).href;
+/** node flags of every child: TypeScript via tsx, and the parent-death guard. */
+const NODE_ARGS = ['--import', TSX, '--import', GUARD];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function launchRun(o: LaunchOptions): Promise<number> {
+  const { cfg, layout } = o;
+  const log = (msg: string) => console.error(`gsteer: ${msg}`);
+  const redisProc = await ensureRedis(cfg.queues.redisUrl, log);
+  let giveUp: string | null = null;
+  let controller: RunController | null = null;
+  let rejectDied: (e: Error) => void = () => {};
+  // Rejects when a child cannot be kept alive, so no wait below outlives a dead server.
+  const died = new Promise<never>((_, reject) => (rejectDied = reject));
+  died.catch(() => undefined);
+  const sup = new Supervisor(o.maxRestarts ?? 3, log, (msg) => {
+    giveUp = msg;
+    rejectDied(new Error(msg));
+    controller?.abort(msg);
+  });
+  const redis = connect(cfg.queues.redisUrl);
+  const parts = await loadParts(cfg, o.info.runId);
+  const users = await parts.users();
+  try {
+    // Policy server.
+    let policyUrl = cfg.policy.baseUrl ?? '';
+    if (cfg.policy.server === 'embedded') {
+      const port = cfg.policy.port || (await freePort());
+      const args = parts.kind === 'synthetic'
+        ? [...NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
+        : [...NODE_ARGS, CLI, 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend];
+      sup.start({ name: 'policy-server', args, logFile: layout.log('policy-server') });
+      policyUrl = `http://127.0.0.1:${port}/v1`;
+      // Model loading takes a while: poll longer than for an external server.
+      await Promise.race([waitForPolicyServer(policyUrl, { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000 }), died]);
+    } else {
+      await waitForPolicyServer(policyUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs });
+    }
+    writeRunInfo(layout, { ...o.info, policyUrl });
+    // A queue prefix belongs to one run at a time: clear what an earlier run or epoch left.
+    for (const name of Object.values(QUEUE)) {
+      const q = new Queue(name, { connection: redis, prefix: cfg.queues.prefix });
+      await q.obliterate({ force: true });
+      await q.close();
+    }
+    if (o.userStates.kind === 'init') await users.init(o.userStates.states);
+    else await users.restore(o.userStates.records);
+    // Workers.
+    const worker = (kind: string, i = 0) =>
+      sup.start({ name: `${kind}-${i}`, args: [...NODE_ARGS, CLI, 'worker', kind, '--run', layout.root], logFile: layout.log(`${kind}-${i}`) });
+    worker('trainer');
+    worker('group');
+    for (let i = 0; i < cfg.rollout.workers; i++) worker('rollout', i);
+    // The trainer restores (or writes) the adapter version the run starts from.
+    for (let t = 0; (newestVersion(layout.adapters) ?? -1) < o.startStep; t++) {
+      if (giveUp) throw new Error(giveUp);
+      if (t > 3000) throw new Error(`the trainer did not write adapter version ${o.startStep} within 10 minutes; see ${layout.log('trainer-0')}`);
+      await sleep(200);
+    }
+    const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, o.info.runId));
+    let bar: ReturnType<typeof progressBar> | null = null;
+    controller = new RunController({
+      cfg, layout, info: o.info, instances: o.instances, users, redis, sink, policyUrl, startStep: o.startStep, log,
+      onUpdate: (rec: MetricsRecord, total: number) => {
+        bar ??= progressBar('grpo', total - o.startStep);
+        bar.tick(1, `reward ${Number(rec.reward).toFixed(3)}`);
+      },
+    });
+    let signals = 0;
+    const onSignal = (sig: string) => {
+      signals++;
+      log(signals === 1 ? `${sig}: no new updates; finishing the admitted ones, then checkpoint (again to stop now)` : `${sig}: stopping now`);
+      if (signals === 1) controller?.stop();
+      else controller?.abort(`stopped by ${sig}`);
+    };
+    const onInt = () => onSignal('SIGINT');
+    const onTerm = () => onSignal('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    let outcome: Outcome;
+    try {
+      outcome = await controller.run();
+    } finally {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    }
+    (bar as ReturnType<typeof progressBar> | null)?.done();
+    console.log(summaryTable(readMetrics(layout.metrics)));
+    console.log(`\nrun directory: ${layout.root}`);
+    if (outcome.kind === 'done') console.log(`done: ${outcome.step} update(s)`);
+    else console.error(`gsteer: ${outcome.kind} at update ${outcome.step} of ${outcome.total}${outcome.message ? `: ${outcome.message}` : ''}; continue with gsteer resume ${layout.root}`);
+    return outcome.kind === 'failed' ? 1 : 0;
+  } finally {
+    await sup.stopAll();
+    await users.close();
+    redis.disconnect();
+    await redisProc.stop();
+  }
+}

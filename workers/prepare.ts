@@ -1,0 +1,60 @@
+// Everything `gsteer train` checks before any process starts (STYLE.md §6: boundaries
+// validate): the dataset, the initial user states, the init adapter against cfg.lora, and
+// the run directory. All problems are collected into one InputError.
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { writeFileAtomic } from '../checkpoints/atomic.ts';
+import { loraMismatch } from '../checkpoints/checkpoint.ts';
+import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
+import type { RunConfig } from '../configs/schema.ts';
+import { loadInstances, loadUserStates } from '../data/load.ts';
+import type { Instance, UserState } from '../data/schema.ts';
+import { InputError } from '../util/errors.ts';
+import { writeRunInfo, type RunInfo } from './run-info.ts';
+
+export interface Prepared {
+  instances: Instance[];
+  states: UserState[];
+  warnings: string[];
+}
+
+export function validateRunInputs(cfg: RunConfig): Prepared {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  let instances: Instance[] = [];
+  let states: UserState[] = [];
+  const collect = (f: () => void) => {
+    try {
+      f();
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      problems.push(...e.problems);
+    }
+  };
+  collect(() => (instances = loadInstances(cfg.data.instances)));
+  if (cfg.data.userStates) {
+    if (existsSync(cfg.data.userStates)) collect(() => (states = loadUserStates([cfg.data.userStates as string])));
+    else warnings.push(`data.userStates = ${cfg.data.userStates} does not exist; every user starts with an empty state`);
+  }
+  if (!problems.length && !instances.some((i) => i.split === 'train'))
+    problems.push(`${cfg.data.instances.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
+  if (cfg.initAdapter) {
+    if (!existsSync(cfg.initAdapter)) problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
+    else problems.push(...loraMismatch(cfg.initAdapter, cfg).map((m) => `initAdapter = ${cfg.initAdapter}: ${m}`));
+  }
+  if (problems.length) throw new InputError(`${problems.length} problem(s) before starting the run:\n  ${problems.join('\n  ')}`, problems);
+  return { instances, states, warnings };
+}
+
+/** A new run directory with the resolved config and run.json; refuses to reuse a run. */
+export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo } {
+  const layout = runLayout(resolve(cfg.runDir, cfg.runName));
+  if (existsSync(layout.runJson))
+    throw new InputError(`run directory ${layout.root} already holds a run; continue it with gsteer resume ${layout.root}, or start another with --set runName=NEW`);
+  mkdirSync(layout.logs, { recursive: true });
+  writeFileAtomic(layout.config, stringify(cfg));
+  const info: RunInfo = { v: 1, runId: cfg.runName, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? resolve(cfg.initAdapter) : null };
+  writeRunInfo(layout, info);
+  return { layout, info };
+}

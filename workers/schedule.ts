@@ -1,0 +1,39 @@
+// The update schedule (SPEC §5): cfg.grpo.passes passes over the train instances, each pass
+// shuffled with its own seeded stream, cut into updates of groupsPerUpdate groups, capped
+// at maxUpdates. A pure function of (instances, config), so resume needs only the cursor.
+import type { GrpoConfig } from '../configs/schema.ts';
+import type { Instance } from '../data/schema.ts';
+import { Rng, type RngState } from '../util/rng.ts';
+
+export interface PlannedGroup {
+  instanceId: string;
+  userId: string;
+}
+
+/** [numUpdates][<= groupsPerUpdate] */
+export function updateSchedule(instances: readonly Instance[], grpo: GrpoConfig, seed: number): PlannedGroup[][] {
+  const train = instances.filter((i) => i.split === 'train');
+  const order: PlannedGroup[] = [];
+  for (let pass = 0; pass < grpo.passes; pass++)
+    for (const i of Rng.derive(seed, 'schedule', pass).shuffle(train)) order.push({ instanceId: i.id, userId: i.userId });
+  const updates: PlannedGroup[][] = [];
+  for (let k = 0; k < order.length; k += grpo.groupsPerUpdate) updates.push(order.slice(k, k + grpo.groupsPerUpdate));
+  return grpo.maxUpdates !== undefined ? updates.slice(0, grpo.maxUpdates) : updates;
+}
+
+/** The stream that shuffled the pass holding `step` (recorded in checkpoints). */
+export function scheduleRngState(seed: number, step: number, numTrain: number, groupsPerUpdate: number): RngState {
+  const pass = numTrain > 0 ? Math.floor(((step - 1) * groupsPerUpdate) / numTrain) : 0;
+  return Rng.derive(seed, 'schedule', Math.max(0, pass)).state();
+}
+
+/** Sampling seed of rollout i of group g in update `step`: independent of timing and workers. */
+export function rolloutSeed(seed: number, step: number, g: number, i: number): number {
+  return Rng.derive(seed, 'rollout', step, g, i).nextU32() >>> 1;
+}
+
+/**
+ * The adapter version rollouts of update `step` sample from: exactly step - 1 - lag (at
+ * least 0). Fixed rather than "whatever is loaded", so a run with overlap is reproducible.
+ */
+export const versionFor = (step: number, maxPolicyLag: number) => Math.max(0, step - 1 - maxPolicyLag);

@@ -1,0 +1,40 @@
+// The update stage's input: the groups of one update -> rewards [numGroups][G] ->
+// advantages (SPEC §5) -> one TrainSequence per policy turn, each turn of trajectory i
+// carrying A_i. Prompt (memory, simulator) tokens are context only; the trainer puts loss
+// on completion tokens.
+import { readFileSync } from 'node:fs';
+import type { GrpoConfig } from '../configs/schema.ts';
+import { groupAdvantages } from '../trainer/grpo/advantages.ts';
+import type { RunLayout } from '../checkpoints/layout.ts';
+import type { Trajectory } from '../rollout/types.ts';
+import type { GroupFile } from './group-file.ts';
+import type { TrainSequence } from './parts.ts';
+
+export interface UpdateBatch {
+  sequences: TrainSequence[];
+  advantageStats: Record<string, number>;
+}
+
+export function buildUpdateBatch(groups: readonly GroupFile[], layout: RunLayout, grpo: GrpoConfig): UpdateBatch {
+  if (groups.length === 0) return { sequences: [], advantageStats: {} };
+  const rewards = groups.map((g) => g.scores.map((s) => s.reward)); // [numGroups, G]
+  const { advantages, stats } = groupAdvantages(rewards, grpo.advantageScaling, grpo.advantageEps); // [numGroups, G]
+  const sequences: TrainSequence[] = [];
+  groups.forEach((g, gi) => {
+    g.trajPaths.forEach((rel, i) => {
+      const traj = JSON.parse(readFileSync(layout.abs(rel), 'utf8')) as Trajectory;
+      const advantage = advantages[gi]?.[i] ?? 0;
+      for (const turn of traj.turns)
+        sequences.push({ promptIds: turn.tokens.promptIds, completionIds: turn.tokens.completionIds, oldLogprobs: turn.tokens.logprobs, advantage });
+    });
+  });
+  const advantageStats = {
+    'advantages/mean': stats.advantage_mean,
+    'advantages/std': stats.advantage_std,
+    'advantages/min': stats.advantage_min,
+    'advantages/max': stats.advantage_max,
+    frac_reward_zero_std: stats.frac_reward_zero_std,
+    reward_std: stats.reward_std, // TRL: mean over groups of the within-group std
+  };
+  return { sequences, advantageStats };
+}

@@ -1,0 +1,43 @@
+// One worker process: `gsteer worker rollout|group|trainer --run RUN_DIR`. Started by
+// `gsteer train` as a child process, or by hand on other machines against the same Redis
+// and run directory (a shared filesystem). SIGTERM/SIGINT: finish the current job, exit 0.
+import type { Worker } from 'bullmq';
+import { loadRunContext } from './context.ts';
+import { startGroupWorker } from './group-worker.ts';
+import { startRolloutWorker } from './rollout-worker.ts';
+import { startTrainerWorker } from './trainer-worker.ts';
+
+export const WORKER_KINDS = ['rollout', 'group', 'trainer'] as const;
+export type WorkerKind = (typeof WORKER_KINDS)[number];
+
+export async function runWorker(kind: WorkerKind, runDir: string, configFile?: string, policyUrl?: string): Promise<number> {
+  const ctx = await loadRunContext(runDir, configFile, policyUrl);
+  const log = (msg: string) => console.log(`[${new Date().toISOString()}] ${kind}: ${msg}`);
+  let worker: Worker;
+  switch (kind) {
+    case 'rollout':
+      worker = await startRolloutWorker(ctx);
+      break;
+    case 'group':
+      worker = await startGroupWorker(ctx, log);
+      break;
+    case 'trainer':
+      worker = await startTrainerWorker(ctx, log);
+      break;
+  }
+  worker.on('failed', (job, err) => log(`job ${job?.id} failed (attempt ${job?.attemptsMade}): ${err.message}`));
+  worker.on('error', (err) => log(`error: ${err.message}`));
+  log(`started (run ${ctx.info.runId}, epoch ${ctx.info.epoch}, ${ctx.parts.kind} parts, pid ${process.pid})`);
+  return await new Promise<number>((resolve) => {
+    let closing = false;
+    const close = (why: string) => {
+      if (closing) return;
+      closing = true;
+      log(`${why}: closing after the current job`);
+      void worker.close().then(() => resolve(0));
+    };
+    process.on('SIGTERM', () => close('SIGTERM'));
+    process.on('SIGINT', () => close('SIGINT'));
+    // Started by gsteer train: child-guard.ts exits this process when the controller is gone.
+  });
+}
