@@ -8,6 +8,7 @@ import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
 import { loadPeftAdapter } from '../../trainer/lora/peft.ts';
 import { loadModel, tokenLogprobs } from '../../trainer/model/index.ts';
 import { initModel, PRESETS } from '../../trainer/model/init.ts';
+import { PRETRAIN_FLAGS, PRETRAIN_USAGE, pretrainOptions, runPretrain } from '../../trainer/model/pretrain-cli.ts';
 import { keptIdsFromFiles, textFilesUnder } from '../../trainer/model/vocab-from.ts';
 import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
@@ -19,6 +20,7 @@ export const usage = `usage:
       vocabulary is trimmed to the special tokens, the 256 byte tokens and every token of the
       --vocab-from files (text, or JSON/JSONL string values; default: files under data/demo/);
       --full-vocab keeps all ${PRESETS.tiny?.vocabSize} rows.
+${PRETRAIN_USAGE}
   gsteer model logprobs --model DIR --input FILE [--adapter DIR] [--backend auto|gpu|node|wasm|cpu]
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
@@ -53,6 +55,7 @@ async function init(argv: string[]): Promise<number> {
       seed: { type: 'string', default: '0' },
       'vocab-from': { type: 'string', multiple: true },
       'full-vocab': { type: 'boolean', default: false },
+      ...PRETRAIN_FLAGS,
     },
   });
   if (!values.out) throw new InputError('model init: --out DIR is required (the folder to write the model into)');
@@ -66,8 +69,11 @@ async function init(argv: string[]): Promise<number> {
     keptIds = keptIdsFromFiles(qwen3Tokenizer(), files);
     console.error(`model init: kept ${keptIds.length} token ids (specials, byte tokens, and ${files.length} file(s))`);
   }
-  const { params, rows } = initModel(values.out, cfg, { seed, keptIds });
+  // --pretrain: an untied head (it trains; the input embedding stays frozen), see trainer/model/pretrain.ts
+  const pretrain = values.pretrain ? pretrainOptions(values, seed) : null;
+  const { params, rows } = initModel(values.out, pretrain ? { ...cfg, tieWordEmbeddings: false } : cfg, { seed, keptIds });
   console.error(`model init: wrote ${values.out} (preset ${values.preset}, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`);
+  if (pretrain && values.pretrain) await runPretrain(values.out, values.pretrain, values.backend, pretrain);
   return 0;
 }
 

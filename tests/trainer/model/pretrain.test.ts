@@ -1,0 +1,148 @@
+// `gsteer model init --pretrain` (trainer/model/pretrain*.ts): the hand-written cross-entropy
+// gradient against softmax - onehot worked in plain JS, the target loss falls when the base
+// weights train, and the written checkpoint reloads with the trained model's logprobs.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../../cli/commands/model.ts';
+import { selectBackend } from '../../../trainer/backend.ts';
+import { baseKeptIds, initModel } from '../../../trainer/model/init.ts';
+import { loadModel, tokenLogprobs, type Qwen3Config, type Qwen3Model } from '../../../trainer/model/index.ts';
+import { makeBatch, pretrainSequences, type SequenceOptions } from '../../../trainer/model/pretrain-data.ts';
+import { pretrainLoss, rowCrossEntropy } from '../../../trainer/model/pretrain-loss.ts';
+import { pretrainModel } from '../../../trainer/model/pretrain.ts';
+import { PRETRAIN_DEFAULTS, pretrainOptions } from '../../../trainer/model/pretrain-cli.ts';
+import { qwen3Tokenizer } from '../../../trainer/tokenizer.ts';
+
+let tmp: string;
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'gsteer-pretrain-'));
+  await selectBackend('wasm', () => {});
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('rowCrossEntropy', () => {
+  it('value = lse - logit[target] and gradient = dy * (softmax - onehot), as computed in plain JS', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 4 }), fc.integer({ min: 2, max: 7 }), fc.integer({ min: 0, max: 1e6 }),
+        (N, V, seed) => {
+          let s = seed;
+          const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648) * 6 - 3;
+          const x = Array.from({ length: N }, () => Array.from({ length: V }, rnd));
+          const t = Int32Array.from({ length: N }, (_, n) => (seed + n) % V);
+          const dy = Array.from({ length: N }, rnd);
+          const xv = tf.tensor2d(x);
+          const { value, grads } = tf.tidy(() => {
+            const f = (a: tf.Tensor) => tf.sum(tf.mul(rowCrossEntropy(a as tf.Tensor2D, t), tf.tensor1d(dy))) as tf.Scalar;
+            return { value: rowCrossEntropy(xv, t).arraySync(), grads: tf.grad(f)(xv).arraySync() as number[][] };
+          });
+          xv.dispose();
+          x.forEach((row, n) => {
+            const lse = Math.log(row.reduce((a, v) => a + Math.exp(v), 0));
+            expect(value[n]).toBeCloseTo(lse - row[t[n]!]!, 4);
+            row.forEach((v, k) => expect(grads[n]![k]).toBeCloseTo(dy[n]! * (Math.exp(v - lse) - (k === t[n] ? 1 : 0)), 4));
+          });
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
+});
+
+// A smaller Qwen3 than the tiny preset so the test trains in seconds; untied, as init --pretrain writes it.
+const CFG: Qwen3Config = {
+  vocabSize: 151936, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1,
+  headDim: 16, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: false, maxPositionEmbeddings: 4096,
+};
+const TARGETS = [
+  'STATE:\n- budget | purpose: Money | status: uncovered | source: memory | value:\nPLAN: check memory\nACTION: RETRIEVE\nEXECUTE: Money',
+  'STATE:\n- budget | purpose: Money | status: covered | source: memory | value: 900\nPLAN: done\nACTION: STOP\nEXECUTE: Trip for 900',
+  'STATE:\n- party | purpose: Who | status: uncovered | source: dialogue | value:\nPLAN: ask\nACTION: ASK\nEXECUTE: Who travels?',
+];
+const example = (target: string, i: number) => ({
+  instanceId: `i${i}`, userId: 'u', trajectoryId: `i${i}/s0/o0/dialogue`, kind: 'dialogue', step: 0, steps: 1, action: 'RETRIEVE',
+  input: [{ role: 'system', content: 'Answer in the turn format.' }, { role: 'user', content: `QUERY: trip ${i}` }], target,
+});
+const SEQ: SequenceOptions = { context: 8, maxLen: 512, splitSeed: 1, heldOutFraction: 0 };
+
+function meanLoss(model: Qwen3Model, file: string): number {
+  const { train } = pretrainSequences(qwen3Tokenizer(), file, SEQ);
+  return tf.tidy(() => pretrainLoss(model, makeBatch(model, train)).dataSync()[0] as number);
+}
+
+describe('pretrainModel', () => {
+  it('lowers the target loss, and the checkpoint it writes reloads with the same logprobs', async () => {
+    const tok = qwen3Tokenizer();
+    const file = join(tmp, 'examples.jsonl');
+    writeFileSync(file, TARGETS.map((t, i) => JSON.stringify(example(t, i))).join('\n'));
+    const kept = [...baseKeptIds(), ...TARGETS.flatMap((t) => tok.encode(t)), ...tok.encode('<|im_start|>system\nuser\nassistant\n<think>\n\n</think>\n\nAnswer in the turn format.QUERY: trip 0 1 2')];
+    const dir = join(tmp, 'm');
+    initModel(dir, CFG, { seed: 3, keptIds: kept });
+    const before = await loadModel(dir);
+    const lossBefore = meanLoss(before, file);
+    before.dispose();
+
+    const probe = [tok.encode(TARGETS[0]!)];
+    let inMemory: number[] = [];
+    const r = await pretrainModel(dir, file, tok, {
+      ...SEQ, seed: 5, steps: 40, seconds: 60, batchSize: 3, lr: 1e-2, warmup: 4, weightDecay: 0, maxGradNorm: 1, progress: false, log: () => {},
+      onTrained: (m) => void (inMemory = tf.tidy(() => tokenLogprobs(m, null, { inputIds: probe }).logprobs.arraySync()[0]!)),
+    });
+    expect(r.steps).toBe(40);
+    const after = await loadModel(dir);
+    const lossAfter = meanLoss(after, file);
+    // uniform over the kept rows is ln(rows); 40 full-weight updates on 3 sequences must fall far below it
+    expect(lossBefore).toBeGreaterThan(0.9 * Math.log(after.rows));
+    expect(lossAfter).toBeLessThan(0.5 * lossBefore);
+    const reloaded = tf.tidy(() => tokenLogprobs(after, null, { inputIds: probe }).logprobs.arraySync()[0]!);
+    reloaded.forEach((v, i) => expect(v).toBeCloseTo(inMemory[i]!, 5));
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).tie_word_embeddings).toBe(false);
+    after.dispose();
+  }, 30_000);
+
+  it('refuses a tied model (its head cannot train while the embedding stays frozen)', async () => {
+    const dir = join(tmp, 'tied');
+    initModel(dir, { ...CFG, tieWordEmbeddings: true }, { seed: 3, keptIds: baseKeptIds() });
+    await expect(pretrainModel(dir, join(tmp, 'examples.jsonl'), qwen3Tokenizer(), {
+      ...SEQ, seed: 5, steps: 1, seconds: 1, batchSize: 1, lr: 1e-2, warmup: 0, weightDecay: 0, maxGradNorm: 1, progress: false, log: () => {},
+    })).rejects.toThrow(/tie_word_embeddings: false/);
+  });
+});
+
+describe('model init --pretrain flags', () => {
+  it('parses the options and names a bad flag, its value and the rule', () => {
+    const o = pretrainOptions({ pretrain: 'x.jsonl', 'pretrain-steps': '7', 'pretrain-context': '16', 'pretrain-lr': '0.003' }, 9);
+    expect(o).toMatchObject({ steps: 7, context: 16, lr: 0.003, seed: 9, splitSeed: 9, batchSize: PRETRAIN_DEFAULTS.batch });
+    expect(pretrainOptions({ 'pretrain-context': 'full' }, 0).context).toBeNull();
+    expect(() => pretrainOptions({ 'pretrain-steps': '2.5' }, 0)).toThrow(/--pretrain-steps 2\.5 must be a positive integer/);
+    expect(() => pretrainOptions({ 'pretrain-held-out': '1' }, 0)).toThrow(/--pretrain-held-out 1 must be a fraction in \[0, 1\)/);
+    expect(() => pretrainOptions({ 'pretrain-context': 'all' }, 0)).toThrow(/--pretrain-context all must be a positive integer or "full"/);
+  });
+});
+
+describe('gsteer model init --pretrain', () => {
+  it('writes an untied tiny model whose weights moved from the init, and records what it did', async () => {
+    const file = join(tmp, 'cli-examples.jsonl');
+    writeFileSync(file, TARGETS.map((t, i) => JSON.stringify(example(t, i))).join('\n'));
+    const common = ['--preset', 'tiny', '--seed', '4', '--vocab-from', file];
+    const plain = join(tmp, 'cli-plain');
+    const trained = join(tmp, 'cli-trained');
+    expect(await run(['init', ...common, '--out', plain])).toBe(0);
+    expect(await run(['init', ...common, '--out', trained, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
+    const report = JSON.parse(readFileSync(join(trained, 'pretrain.json'), 'utf8'));
+    expect(report).toMatchObject({ steps: 3, sequences: 3, context: 16, examples: file });
+    const a = await loadModel(plain);
+    const b = await loadModel(trained);
+    expect(a.config.tieWordEmbeddings).toBe(true);
+    expect(b.config.tieWordEmbeddings).toBe(false);
+    // same seed, same embedding (it stays frozen); the first layer's q_proj trained
+    expect(tf.tidy(() => tf.max(tf.abs(tf.sub(a.weights.embed, b.weights.embed))).dataSync()[0])).toBe(0);
+    expect(tf.tidy(() => tf.max(tf.abs(tf.sub(a.weights.layers[0]!.projT.q_proj, b.weights.layers[0]!.projT.q_proj))).dataSync()[0])).toBeGreaterThan(1e-4);
+    a.dispose();
+    b.dispose();
+  }, 60_000);
+});

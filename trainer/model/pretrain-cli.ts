@@ -1,0 +1,67 @@
+// The `--pretrain*` flags of `gsteer model init` (cli/commands/model.ts): parse, validate,
+// run trainer/model/pretrain.ts on the freshly written model and print what it did.
+import { InputError } from '../../util/errors.ts';
+import { selectBackend, type BackendKind } from '../backend.ts';
+import { qwen3Tokenizer } from '../tokenizer.ts';
+import { pretrainModel, type PretrainOptions } from './pretrain.ts';
+
+// Defaults from the runs measured in trainer/model/pretrain.ts's header (tiny preset, 2 cores,
+// wasm): the whole prompt as context (a cut prompt trains faster but the model then fails on
+// the full prompts it is sampled with), lr 1e-2 (1.5e-2 spikes), batch 2 for more updates.
+export const PRETRAIN_DEFAULTS: { steps: number; seconds: number; batch: number; lr: number; warmup: number; context: number | null; maxLen: number; heldOut: number } = {
+  steps: 500, seconds: 150, batch: 2, lr: 1e-2, warmup: 20, context: null, maxLen: 1024, heldOut: 0.1,
+};
+
+export const PRETRAIN_FLAGS = {
+  pretrain: { type: 'string' },
+  'pretrain-steps': { type: 'string' },
+  'pretrain-seconds': { type: 'string' },
+  'pretrain-batch': { type: 'string' },
+  'pretrain-lr': { type: 'string' },
+  'pretrain-context': { type: 'string' },
+  'pretrain-held-out': { type: 'string' },
+  backend: { type: 'string', default: 'auto' },
+} as const;
+
+const D = PRETRAIN_DEFAULTS;
+export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the base weights (full-weight causal LM; the input
+      embedding stays frozen, lm_head is untied and trains) on SFT examples (gsteer sft build)
+      so the model speaks the turn grammar before LoRA SFT/GRPO. Options:
+        --pretrain-steps N (${D.steps})  --pretrain-seconds S (${D.seconds}, stops early)  --pretrain-batch B (${D.batch})
+        --pretrain-lr LR (${D.lr})  --pretrain-context K|full (${D.context ?? 'full'}: prompt tokens kept before each target)
+        --pretrain-held-out F (${D.heldOut}: trajectories held out as in sft.heldOutFraction, split with --seed)
+        --backend auto|gpu|node|wasm|cpu`;
+
+type Values = { [K in keyof typeof PRETRAIN_FLAGS]?: string };
+
+function num(values: Values, key: keyof Values, fallback: number, rule: (x: number) => boolean, what: string): number {
+  const raw = values[key];
+  if (raw === undefined) return fallback;
+  const x = Number(raw);
+  if (!rule(x)) throw new InputError(`model init: --${key} ${raw} must be ${what}`);
+  return x;
+}
+
+export function pretrainOptions(values: Values, seed: number): PretrainOptions {
+  const int = (x: number) => Number.isInteger(x) && x > 0;
+  const pos = (x: number) => Number.isFinite(x) && x > 0;
+  const raw = values['pretrain-context'];
+  const context = raw === 'full' || (raw === undefined && D.context === null) ? null : num(values, 'pretrain-context', D.context ?? 0, int, 'a positive integer or "full"');
+  const steps = num(values, 'pretrain-steps', D.steps, int, 'a positive integer');
+  return {
+    seed, steps, seconds: num(values, 'pretrain-seconds', D.seconds, pos, 'a positive number of seconds'),
+    batchSize: num(values, 'pretrain-batch', D.batch, int, 'a positive integer'),
+    lr: num(values, 'pretrain-lr', D.lr, pos, 'a positive learning rate'),
+    warmup: Math.min(D.warmup, Math.floor(steps / 10)), weightDecay: 0, maxGradNorm: 1,
+    context, maxLen: D.maxLen, splitSeed: seed,
+    heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
+  };
+}
+
+export async function runPretrain(dir: string, examples: string, backend: string | undefined, o: PretrainOptions): Promise<void> {
+  const kinds = ['auto', 'gpu', 'node', 'wasm', 'cpu'];
+  if (!kinds.includes(backend ?? 'auto')) throw new InputError(`model init: --backend ${backend} must be one of ${kinds.join(', ')}`);
+  await selectBackend((backend ?? 'auto') as BackendKind);
+  const r = await pretrainModel(dir, examples, qwen3Tokenizer(), o);
+  console.error(`model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`);
+}

@@ -1,0 +1,67 @@
+// Pretraining sequences from SFT examples (data/sft/README.md format): the same ids as the
+// SFT stage (data/sft/tokens.ts: ChatML prompt ++ target ++ <|im_end|>, loss on the target
+// and <|im_end|>), optionally with the prompt cut to its last `context` tokens so a
+// sequence costs little more than its target (the tail still holds the generation cue
+// "<|im_start|>assistant\n<think>\n\n</think>\n\n").
+import { isHeldOut, readSftExamples, tokenizeExample } from '../../data/sft/tokens.ts';
+import { InputError } from '../../util/errors.ts';
+import { Rng } from '../../util/rng.ts';
+import type { Tokenizer } from '../tokenizer.ts';
+import type { PretrainBatch } from './pretrain-loss.ts';
+import type { Qwen3Model } from './model.ts';
+import { idsToRows } from './vocab-map.ts';
+
+export interface PretrainSequence {
+  ids: number[];
+  /** Index of the first target token in ids (loss on ids[start..]). */
+  start: number;
+}
+
+export interface SequenceOptions {
+  /** Prompt tokens kept before the target; null = the whole prompt. */
+  context: number | null;
+  /** Longer sequences are left out (counted). */
+  maxLen: number;
+  /** The SFT held-out split (same rule as `gsteer sft`): held-out trajectories are not trained on. */
+  splitSeed: number;
+  heldOutFraction: number;
+}
+
+export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): { train: PretrainSequence[]; heldOut: number; tooLong: number } {
+  const out: PretrainSequence[] = [];
+  let heldOut = 0;
+  let tooLong = 0;
+  readSftExamples(file).forEach((ex, i) => {
+    if (isHeldOut(o.splitSeed, ex.trajectoryId, o.heldOutFraction)) return void heldOut++;
+    const t = tokenizeExample(tok, ex, i);
+    const cut = o.context === null ? 0 : Math.max(0, t.promptLength - o.context);
+    const ids = t.inputIds.slice(cut);
+    if (ids.length > o.maxLen) return void tooLong++;
+    out.push({ ids, start: t.promptLength - cut });
+  });
+  if (!out.length) throw new InputError(`${file}: no pretraining sequence left (${heldOut} held out, ${tooLong} longer than ${o.maxLen} tokens); raise --pretrain-max-len`);
+  return { train: out, heldOut, tooLong };
+}
+
+/** The batches of one epoch: a seeded permutation cut into `size` chunks. */
+export function pretrainBatches(seed: number, epoch: number, n: number, size: number): number[][] {
+  const perm = Rng.derive(seed, 'pretrain-epoch', epoch).shuffle([...Array(n).keys()]);
+  const out: number[][] = [];
+  for (let s = 0; s < n; s += size) out.push(perm.slice(s, s + size));
+  return out;
+}
+
+/** Right-pad `seqs` into one batch; weights = 1/#target tokens on the target positions. */
+export function makeBatch(model: Qwen3Model, seqs: readonly PretrainSequence[]): PretrainBatch {
+  const B = seqs.length;
+  const T = Math.max(...seqs.map((s) => s.ids.length));
+  const rows = new Int32Array(B * T);
+  const weights = new Float32Array(B * (T - 1));
+  const n = seqs.reduce((a, s) => a + s.ids.length - s.start, 0);
+  seqs.forEach((s, b) => {
+    rows.set(idsToRows(model.vocab, s.ids, model.config.vocabSize), b * T);
+    // position t predicts token t+1: targets start..len-1 <- positions start-1..len-2
+    for (let t = s.start - 1; t < s.ids.length - 1; t++) weights[b * (T - 1) + t] = 1 / n;
+  });
+  return { rows, weights, B, T };
+}
