@@ -29,6 +29,8 @@ export interface GroupFile {
   episodes: EpisodeCounts[];
   /** True once the best trajectory's user-state update was applied (a retry skips it). */
   applied: boolean;
+  /** The user's state version just before the update was applied (see UserStatePart.version). */
+  userVersionBefore?: number;
 }
 
 export function episodeCounts(t: Trajectory): EpisodeCounts {

@@ -46,8 +46,18 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     const instance = ctx.instances.get(p.instanceId);
     if (!instance) throw new UnrecoverableError(`instance ${p.instanceId} is not in the dataset`);
     const path = ctx.layout.abs(p.groupPath);
-    // A retry after the user-state update was applied must not apply it twice.
-    if (existsSync(path) && readGroupFile(path).applied) return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
+    // A retry after the user-state update was applied must not apply it twice: either the
+    // file says so, or the user's version moved past the one recorded just before applying
+    // (a crash between applying and marking; group stages run one at a time, in order).
+    if (existsSync(path)) {
+      const prev = readGroupFile(path);
+      if (prev.applied) return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
+      if (!prev.dropped && prev.userVersionBefore !== undefined && (await users.version(p.userId)) > prev.userVersionBefore) {
+        log(`group ${p.groupId}: user-state update found applied before a crash; not applying it again`);
+        await write(p.groupPath, { ...prev, applied: true });
+        return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
+      }
+    }
     const failures = await job.getIgnoredChildrenFailures();
     const results = Object.values(await job.getChildrenValues()).map((v) => RolloutResultSchema.parse(v));
     if (Object.keys(failures).length || results.length !== p.groupSize) {
@@ -61,7 +71,8 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     const scores: Scored[] = [];
     for (const t of trajs) scores.push(await reward.score(t, instance).catch(unrecoverable));
     const best = bestIndex(scores);
-    const g: GroupFile = { ...dropped(p, ''), dropped: false, trajPaths: results.map((r) => r.trajPath), scores, best, episodes: trajs.map(episodeCounts) };
+    const userVersionBefore = await users.version(p.userId);
+    const g: GroupFile = { ...dropped(p, ''), dropped: false, trajPaths: results.map((r) => r.trajPath), scores, best, episodes: trajs.map(episodeCounts), userVersionBefore };
     delete g.reason;
     await write(p.groupPath, g);
     await users.applyBest(trajs.map((trajectory, i) => ({ trajectory, reward: (scores[i] as Scored).reward })), instance);

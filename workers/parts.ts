@@ -37,6 +37,12 @@ export interface RewardPart {
 export interface UserStatePart {
   /** Freeze the user's current state for a group; rollouts of the group read this id. */
   snapshot(userId: string): Promise<string>;
+  /**
+   * A number that grows with every applied change of the user's state (the store's latest
+   * version). The group stage records it before applying, so a retry after a crash between
+   * "applied" and "marked applied" sees the change and does not apply it twice.
+   */
+  version(userId: string): Promise<number>;
   /** Best-of-group online update: only the highest-reward trajectory may change state. */
   applyBest(group: { trajectory: Trajectory; reward: number }[], instance: Instance): Promise<void>;
   /** A fresh run: forget this run's states, then write the initial ones. */

@@ -59,6 +59,7 @@ async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> 
   const judge = fc.judgeFrom(cfg, encoder);
   return {
     snapshot: async (userId) => snapshotId(userId, await store.latestVersion(userId)),
+    version: (userId) => store.latestVersion(userId),
     async applyBest(group, instance) {
       await updateUserState({ store, judge }, instance, group);
     },

@@ -84,6 +84,8 @@ function usersPart(cfg: RunConfig, runId: string): UserStatePart {
       const digest = createHash('sha256').update(JSON.stringify(await get(userId))).digest('hex');
       return `${userId}@${digest.slice(0, 12)}`;
     },
+    // Every change appends one memory, so the count is the version.
+    version: async (userId) => (await get(userId)).memories.length,
     async applyBest(group, instance) {
       const best = group[bestIndex(group.map((g) => ({ reward: g.reward, components: {} })))]!.trajectory;
       const s = await get(instance.userId);
