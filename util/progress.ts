@@ -1,4 +1,5 @@
-// A progress bar with ETA on stderr (one line redrawn on a TTY, a line per 10% otherwise).
+// A progress bar with ETA on stderr (one line redrawn on a TTY; otherwise, for logs, a line
+// per 10% and at least one every LOG_EVERY_MS while work goes on).
 
 export interface Progress {
   tick(n?: number, info?: string): void;
@@ -12,10 +13,13 @@ function fmtSeconds(s: number): string {
   return m >= 60 ? `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m` : `${m}:${String(sec).padStart(2, '0')}`;
 }
 
+const LOG_EVERY_MS = 30_000;
+
 export function progressBar(label: string, total: number, stream: NodeJS.WriteStream = process.stderr): Progress {
   const start = Date.now();
   let count = 0;
   let lastDecile = -1;
+  let lastLine = start;
   const tty = Boolean(stream.isTTY) && !process.env.CI;
   const render = (info = '') => {
     const frac = total > 0 ? Math.min(1, count / total) : 1;
@@ -33,8 +37,9 @@ export function progressBar(label: string, total: number, stream: NodeJS.WriteSt
         stream.write(`\r${render(info)}\x1b[K`);
       } else {
         const decile = total > 0 ? Math.floor((count / total) * 10) : 10;
-        if (decile !== lastDecile) {
+        if (decile !== lastDecile || Date.now() - lastLine >= LOG_EVERY_MS) {
           lastDecile = decile;
+          lastLine = Date.now();
           stream.write(`${render(info)}\n`);
         }
       }

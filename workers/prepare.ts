@@ -47,11 +47,17 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   return { instances, states, warnings };
 }
 
-/** A new run directory with the resolved config and run.json; refuses to reuse a run. */
-export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo } {
+/** The layout of a run that does not exist yet; a run directory that already holds a run is refused. */
+export function newRunLayout(cfg: RunConfig): RunLayout {
   const layout = runLayout(resolve(cfg.runDir, cfg.runName));
   if (existsSync(layout.runJson))
     throw new InputError(`run directory ${layout.root} already holds a run; continue it with gsteer resume ${layout.root}, or start another with --set runName=NEW`);
+  return layout;
+}
+
+/** A new run directory with the resolved config and run.json; refuses to reuse a run. */
+export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo } {
+  const layout = newRunLayout(cfg);
   mkdirSync(layout.logs, { recursive: true });
   writeFileAtomic(layout.config, stringify(cfg));
   const info: RunInfo = { v: 1, runId: cfg.runName, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? resolve(cfg.initAdapter) : null };

@@ -2,11 +2,12 @@
 // server, the workers and the controller for one GRPO run (workers/launch.ts).
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
+import { sftPhase } from '../../data/sft/phase.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 import { launchRun } from '../../workers/launch.ts';
 import { waitForPolicyServer } from '../../workers/policy-admin.ts';
 import { redisProblem } from '../../workers/redis-local.ts';
-import { createRunDir, validateRunInputs } from '../../workers/prepare.ts';
+import { createRunDir, newRunLayout, validateRunInputs } from '../../workers/prepare.ts';
 
 export const summary = 'run GRPO: validate, start Redis/policy server/workers, train, checkpoint';
 export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
@@ -19,6 +20,8 @@ a progress bar. The run lives in runDir/runName (layout: checkpoints/README.md).
 
   --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output); its
                        rank, alpha and target modules must match lora.*
+  sft.enabled: true    without --init-adapter: run the SFT stage first (gsteer sft train,
+                       then the valid-turn check) and start GRPO from its adapter
   SIGINT/SIGTERM       stop admitting updates, finish the admitted ones, checkpoint, exit 0
                        (a second signal stops at once, after a checkpoint)
 
@@ -45,6 +48,9 @@ export async function run(argv: string[]): Promise<number> {
       return 1;
     }
   }
-  const { layout, info } = createRunDir(cfg);
-  return await launchRun({ cfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+  newRunLayout(cfg); // refuse a used run directory before minutes of SFT
+  // SPEC §7: the SFT checkpoint is what GRPO starts from, unless an adapter is given.
+  const grpoCfg = cfg.sft.enabled && !cfg.initAdapter ? { ...cfg, initAdapter: (await sftPhase(cfg)).adapterDir } : cfg;
+  const { layout, info } = createRunDir(grpoCfg);
+  return await launchRun({ cfg: grpoCfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
 }

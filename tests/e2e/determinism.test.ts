@@ -1,10 +1,10 @@
 // E2E (real Redis, real processes, synthetic policy/trainer parts): the same seed and
 // config, one worker of each kind -> identical per-update metrics, byte-identical adapters
 // and identical user states across two runs; the adapter actually moved.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adapterBytes, cli, deleteKeys, e2eConfig, instance, reproducibleMetrics, tempRun, writeConfig } from './helpers.ts';
+import { adapterBytes, cli, e2eConfig, instance, reproducibleMetrics, tempRun, writeConfig, removeRuns } from './helpers.ts';
 
 const a = tempRun('det-a');
 const b = tempRun('det-b');
@@ -13,12 +13,7 @@ const b = tempRun('det-b');
 writeFileSync(a.instances, [0, 1, 2, 3, 4, 5].map((k) => JSON.stringify({ ...instance(k), userId: `user-${k % 2}` })).join('\n') + '\n');
 b.instances = a.instances; // same dataset file
 
-afterAll(async () => {
-  await deleteKeys(a.prefix);
-  await deleteKeys(b.prefix);
-  rmSync(a.dir, { recursive: true, force: true });
-  rmSync(b.dir, { recursive: true, force: true });
-});
+afterAll(() => removeRuns(a, b));
 
 describe('e2e: determinism', () => {
   it('two runs with the same seed give identical rewards and byte-identical adapters', async () => {

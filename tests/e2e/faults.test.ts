@@ -2,10 +2,9 @@
 // and of the trainer mid-update. The supervisor restarts the dead worker, BullMQ hands the
 // stalled job out again once its (short, for the test) lock expires, and the run ends with
 // exactly the metrics and adapter of an undisturbed run: nothing lost, nothing counted twice.
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adapterBytes, cli, deleteKeys, e2eConfig, logText, metricLines, reproducibleMetrics, sleep, tempRun, waitFor, workerPid, writeConfig } from './helpers.ts';
+import { adapterBytes, cli, e2eConfig, logText, metricLines, reproducibleMetrics, sleep, tempRun, waitFor, workerPid, writeConfig, removeRuns } from './helpers.ts';
 import { readGroupFile } from '../../workers/group-file.ts';
 
 const ref = tempRun('flt-ref');
@@ -18,12 +17,7 @@ const over = {
 };
 const env = { GSTEER_SYNTHETIC_LATENCY_MS: '700', GSTEER_SYNTHETIC_TRAIN_MS: '700' };
 
-afterAll(async () => {
-  for (const t of [ref, ro, tr]) {
-    await deleteKeys(t.prefix);
-    rmSync(t.dir, { recursive: true, force: true });
-  }
-});
+afterAll(() => removeRuns(ref, ro, tr));
 
 describe('e2e: worker faults', () => {
   it('a SIGKILLed rollout worker and a SIGKILLed trainer do not change the run', async () => {

@@ -2,7 +2,7 @@
 // prefix, the CLI as a real child process (own process group, so a test can SIGKILL the
 // whole run), and cleanup of exactly the Redis keys a test created.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -120,6 +120,14 @@ export async function deleteKeys(prefix: string, url = 'redis://127.0.0.1:6379')
     } while (cursor !== '0');
   } finally {
     r.disconnect();
+  }
+}
+
+/** afterAll of a test file: the Redis keys and the temp folders of exactly its runs. */
+export async function removeRuns(...runs: { dir: string; prefix: string }[]): Promise<void> {
+  for (const t of runs) {
+    await deleteKeys(t.prefix);
+    rmSync(t.dir, { recursive: true, force: true });
   }
 }
 

@@ -3,17 +3,14 @@
 // seed-grounded simulator and the Redis user-state store, reward/ with the hashed encoder,
 // and the tfjs LoRA trainer. Two updates; checks the run completes, checkpoints verify, the
 // adapter is in the PEFT layout and its config matches lora.*.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyCheckpoint } from '../../checkpoints/checkpoint.ts';
-import { cli, deleteKeys, REPO, reproducibleMetrics, tempRun, writeConfig } from './helpers.ts';
+import { cli, REPO, reproducibleMetrics, tempRun, writeConfig, removeRuns } from './helpers.ts';
 
 const t = tempRun('real');
-afterAll(async () => {
-  await deleteKeys(t.prefix);
-  rmSync(t.dir, { recursive: true, force: true });
-});
+afterAll(() => removeRuns(t));
 
 describe('e2e: real parts', () => {
   it('gsteer train runs two GRPO updates with the embedded model, server, simulator, encoder and trainer', async () => {

@@ -1,10 +1,9 @@
 // E2E (real Redis, real processes, synthetic parts): a run SIGKILLed (whole process group)
 // after update k and resumed with `gsteer resume` ends byte-identical to an uninterrupted
 // run — here with maxPolicyLag 1, so the checkpoint must also carry the lagged adapter.
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adapterBytes, cli, deleteKeys, e2eConfig, killRun, metricLines, reproducibleMetrics, tempRun, waitFor, writeConfig } from './helpers.ts';
+import { adapterBytes, cli, e2eConfig, killRun, metricLines, reproducibleMetrics, tempRun, waitFor, writeConfig, removeRuns } from './helpers.ts';
 
 const ref = tempRun('res-ref');
 const k = tempRun('res-kill');
@@ -12,12 +11,7 @@ k.instances = ref.instances;
 const over = { grpo: { maxUpdates: 5, learningRate: 0.1, groupsPerUpdate: 1, maxPolicyLag: 1 }, checkpoint: { every: 2, keep: 2 } };
 const env = { GSTEER_SYNTHETIC_TRAIN_MS: '300' };
 
-afterAll(async () => {
-  await deleteKeys(ref.prefix);
-  await deleteKeys(k.prefix);
-  rmSync(ref.dir, { recursive: true, force: true });
-  rmSync(k.dir, { recursive: true, force: true });
-});
+afterAll(() => removeRuns(ref, k));
 
 describe('e2e: SIGKILL and resume', () => {
   it('a run killed after update 3 and resumed from checkpoint 2 ends byte-identical to an uninterrupted one', async () => {

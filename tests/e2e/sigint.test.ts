@@ -1,16 +1,13 @@
 // E2E (real Redis, real processes, synthetic parts): SIGINT stops a run gracefully — no new
 // updates, the admitted ones finish, a checkpoint is written at the last one, exit 0 — and
 // `gsteer resume` then completes the run with every update recorded exactly once.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, deleteKeys, e2eConfig, metricLines, reproducibleMetrics, tempRun, waitFor, writeConfig } from './helpers.ts';
+import { cli, e2eConfig, metricLines, reproducibleMetrics, tempRun, waitFor, writeConfig, removeRuns } from './helpers.ts';
 
 const t = tempRun('sigint');
-afterAll(async () => {
-  await deleteKeys(t.prefix);
-  rmSync(t.dir, { recursive: true, force: true });
-});
+afterAll(() => removeRuns(t));
 
 describe('e2e: graceful stop', () => {
   it('SIGINT finishes the admitted updates, checkpoints, exits 0; resume completes the run', async () => {

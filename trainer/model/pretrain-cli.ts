@@ -20,6 +20,7 @@ export const PRETRAIN_FLAGS = {
   'pretrain-lr': { type: 'string' },
   'pretrain-context': { type: 'string' },
   'pretrain-held-out': { type: 'string' },
+  'pretrain-save-every': { type: 'string' },
   backend: { type: 'string', default: 'auto' },
 } as const;
 
@@ -30,6 +31,7 @@ export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the b
         --pretrain-steps N (${D.steps})  --pretrain-seconds S (${D.seconds}, stops early)  --pretrain-batch B (${D.batch})
         --pretrain-lr LR (${D.lr})  --pretrain-context K|full (${D.context ?? 'full'}: prompt tokens kept before each target)
         --pretrain-held-out F (${D.heldOut}: trajectories held out as in sft.heldOutFraction, split with --seed)
+        --pretrain-save-every N (0: only at the end; else also rewrite the weights every N updates)
         --backend auto|gpu|node|wasm|cpu`;
 
 type Values = { [K in keyof typeof PRETRAIN_FLAGS]?: string };
@@ -55,6 +57,7 @@ export function pretrainOptions(values: Values, seed: number): PretrainOptions {
     warmup: Math.min(D.warmup, Math.floor(steps / 10)), weightDecay: 0, maxGradNorm: 1,
     context, maxLen: D.maxLen, splitSeed: seed,
     heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
+    saveEvery: values['pretrain-save-every'] === undefined ? 0 : num(values, 'pretrain-save-every', 0, int, 'a positive integer'),
   };
 }
 

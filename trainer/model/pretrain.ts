@@ -47,6 +47,8 @@ export interface PretrainOptions extends SequenceOptions {
   warmup: number;
   weightDecay: number;
   maxGradNorm: number;
+  /** Also write the weights (and pretrain.json so far) every this many updates; 0 = only at the end. */
+  saveEvery?: number;
   progress?: boolean;
   log?: (line: string) => void;
   /** Called with the trained in-memory model before it is written and disposed (tests). */
@@ -136,6 +138,17 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const losses: number[] = [];
   let tokens = 0;
   let step = 0;
+  /** Weights (HF layout, atomic rename) and pretrain.json with what was done so far. */
+  const save = (steps: number): PretrainResult => {
+    writeSafetensors(join(dir, 'model.safetensors'), hfTensors(model), { format: 'pt' });
+    const tail = losses.slice(-5);
+    const r: PretrainResult = {
+      steps, sequences: train.length, tokens, firstLoss: losses[0] ?? NaN,
+      lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
+    };
+    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r }, null, 2)}\n`);
+    return r;
+  };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {
     const idx = pretrainBatches(o.seed, Math.floor(step / perEpoch), train.length, o.batchSize)[step % perEpoch] as number[];
     const batch = makeBatch(model, idx.map((i) => train[i]!));
@@ -148,16 +161,12 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
     tf.dispose([value, ...g, ...clipped.grads]);
     tokens += batch.B * batch.T;
     bar?.tick(1, `loss ${losses.at(-1)!.toFixed(3)} ${(tokens / ((performance.now() - t0) / 1000)).toFixed(0)} tok/s`);
+    if (o.saveEvery && (step + 1) % o.saveEvery === 0 && step + 1 < o.steps) save(step + 1);
   }
   bar?.done();
   o.onTrained?.(model);
-  writeSafetensors(join(dir, 'model.safetensors'), hfTensors(model), { format: 'pt' });
-  const tail = losses.slice(-5);
-  const r: PretrainResult = {
-    steps: step, sequences: train.length, tokens, firstLoss: losses[0] ?? NaN,
-    lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
-  };
-  writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, ...o, log: undefined, onTrained: undefined, ...r }, null, 2)}\n`);
+  const r = save(step);
+  log(`pretrain: wrote ${dir}/model.safetensors after ${step} updates`);
   opt.dispose();
   tf.dispose(vars);
   base.dispose();
