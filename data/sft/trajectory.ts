@@ -3,7 +3,10 @@
 // Each turn (the policy's output = updated state, Plan, Action, Execute):
 //  1. Slots: every active target of the subgraph has one (name = target id, purpose =
 //     description). A lateActivatable target is inactive, and has no slot, until one of its
-//     parents is covered (data/ieg.ts isActive); its slot is then appended.
+//     parents is covered (data/ieg.ts isActive); its slot is then appended. STATE lists the
+//     initially active slots in the instance's target order, then the late ones as they
+//     activate: the state is a record of what is known, the same whatever the schedule, and
+//     the schedule shows in PLAN and ACTION.
 //  2. Stop when every active slot is covered, or after `stopAfter` Retrieve/Ask turns, or
 //     on the last allowed turn (turn = maxTurns); q* comes from the teacher.
 //  3. Otherwise the "ready" targets are the active, uncovered ones whose parents are all
@@ -57,8 +60,10 @@ interface SlotInfo {
 /** The mutable state of one walk: slot bookkeeping over the schedule `order`. */
 class WalkState {
   readonly info: Map<string, SlotInfo>;
-  /** Active targets, in activation order (the order of the STATE lines). */
+  /** Active targets, in schedule order within each activation (what `ready` walks). */
   readonly slotIds: string[];
+  /** The same targets in STATE-line order: instance target order within each activation. */
+  private readonly shown: string[];
   private readonly byId: Map<string, Target>;
   private readonly parents: Map<string, string[]>;
 
@@ -70,6 +75,11 @@ class WalkState {
     this.parents = parentMap(g);
     this.info = new Map(order.map((id) => [id, { covered: false, checked: false, value: '', source: 'memory' }]));
     this.slotIds = order.filter((id) => isActive(g, id, new Set()));
+    this.shown = this.inTargetOrder(this.slotIds);
+  }
+
+  private inTargetOrder(ids: readonly string[]): string[] {
+    return this.g.targets.map((t) => t.id).filter((id) => ids.includes(id));
   }
 
   target = (id: string) => this.byId.get(id) as Target;
@@ -81,11 +91,12 @@ class WalkState {
     const cov = this.covered();
     const newly = this.order.filter((id) => !this.slotIds.includes(id) && isActive(this.g, id, cov));
     this.slotIds.push(...newly);
+    this.shown.push(...this.inTargetOrder(newly));
     return newly;
   }
 
   state(): EvidenceSlot[] {
-    return this.slotIds.map((id) => {
+    return this.shown.map((id) => {
       const s = this.slot(id);
       const purpose = this.target(id).description;
       return s.covered

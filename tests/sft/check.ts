@@ -38,6 +38,12 @@ export function violations(inst: Instance, t: SftTrajectory, { maxTurns, topK, s
     const expectSlots = t.subgraph.filter((id) => !byId.get(id)!.lateActivatable || parents(id).some((p) => covered.has(p)));
     const slots = s.turn.state.map((x) => x.name);
     if ([...slots].sort().join() !== [...expectSlots].sort().join()) bad.push(`${where}: slots ${slots} but active targets ${expectSlots}`);
+    // STATE order: the previous turn's slots first, unchanged in order; the ones that became
+    // active since then after them; within each group, the instance's target order.
+    const before = i === 0 ? [] : t.steps[i - 1]!.turn.state.map((x) => x.name);
+    const rank = (id: string) => inst.targets.findIndex((x) => x.id === id);
+    const fresh = slots.filter((id) => !before.includes(id)).sort((a, b) => rank(a) - rank(b));
+    if (slots.join() !== [...before, ...fresh].join()) bad.push(`${where}: STATE order ${slots} is not ${[...before, ...fresh]}`);
     for (const id of s.acts) {
       for (const p of parents(id)) if (!covered.has(p)) bad.push(`${where}: acts on ${id} before its parent ${p} is covered`);
       if (covered.has(id)) bad.push(`${where}: acts on already covered ${id}`);
