@@ -23,6 +23,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
+import { sha256File } from '../../checkpoints/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
 import { fromFloat32, type SafeTensor } from '../io/dtype.ts';
@@ -129,6 +130,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   if (base.config.tieWordEmbeddings)
     throw new InputError(`${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`);
   const { train, heldOut, tooLong } = pretrainSequences(tok, examples, o);
+  const examplesSha256 = sha256File(examples);
   log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}, up to ${o.steps} updates of ${o.batchSize} / ${o.seconds} s`);
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
@@ -146,7 +148,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       steps, sequences: train.length, tokens, firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
     };
-    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r }, null, 2)}\n`);
+    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r }, null, 2)}\n`);
     return r;
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256File } from '../../../checkpoints/atomic.ts';
 import { run } from '../../../cli/commands/model.ts';
 import { selectBackend } from '../../../trainer/backend.ts';
 import { baseKeptIds, initModel } from '../../../trainer/model/init.ts';
@@ -134,7 +135,11 @@ describe('gsteer model init --pretrain', () => {
     expect(await run(['init', ...common, '--out', plain])).toBe(0);
     expect(await run(['init', ...common, '--out', trained, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
     const report = JSON.parse(readFileSync(join(trained, 'pretrain.json'), 'utf8'));
-    expect(report).toMatchObject({ steps: 3, sequences: 3, context: 16, examples: file });
+    expect(report).toMatchObject({ steps: 3, sequences: 3, context: 16, examples: file, examplesSha256: sha256File(file), backend: 'wasm' });
+    // The recipe is reproducible: the same command (a step cap, not a time cap) writes the same bytes.
+    const again = join(tmp, 'cli-trained-again');
+    expect(await run(['init', ...common, '--out', again, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
+    expect(readFileSync(join(again, 'model.safetensors')).equals(readFileSync(join(trained, 'model.safetensors')))).toBe(true);
     const a = await loadModel(plain);
     const b = await loadModel(trained);
     expect(a.config.tieWordEmbeddings).toBe(true);
