@@ -3,22 +3,40 @@
 // left (e.g. an adapter GRPO starts from). The SFT phases (SPEC §7, data/sft/demo-phases.ts)
 // build the scaffolded examples before the model (their tokens join its vocabulary) and
 // train the LoRA GRPO starts from after it.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { sha256File } from '../../checkpoints/atomic.ts';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
-import { sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
+import { SFT_DEMO_CONFIG, sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
 import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
+
+/**
+ * How the demo's base (configs/demo.yaml policy.model, committed as models/tiny-demo) was
+ * made, and how the model phase remakes it when the folder is missing: random init and a
+ * full-weight warm-up on the training split of the demo's SFT examples
+ * (trainer/model/pretrain.ts), then a second warm-up stage at a lower peak lr (it raised
+ * held-out valid turns from 64.5% to 69.7%; data/sft/README.md). The first entry is
+ * `model init --pretrain`, later ones `model pretrain`; step caps, not time caps, end them,
+ * so the same backend gives the same bytes.
+ */
+export const DEMO_BASE_STAGES = [
+  ['--pretrain-steps', '3000', '--pretrain-batch', '1', '--pretrain-lr', '5e-3'],
+  ['--pretrain-steps', '1500', '--pretrain-batch', '1', '--pretrain-lr', '3e-3'],
+];
+const DEMO_BASE_MINUTES = 55;
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
 export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
 
-Runs the demo phases in order: sft-data (scaffolded SFT examples) -> model (create
-models/tiny with gsteer model init when it is missing) -> sft (LoRA SFT with
-configs/sft-demo.yaml layered on the demo config; --set sft.enabled=false skips both SFT
-phases) -> grpo (gsteer train with the demo config, from the SFT adapter). The previous demo run directory
-(runDir/runName) is replaced unless --keep is given.`;
+Runs the demo phases in order: sft-data (scaffolded SFT examples) -> model (the tiny base
+policy.model, committed as models/tiny-demo; when the folder is missing it is remade with
+gsteer model init --pretrain, about ${DEMO_BASE_MINUTES} min on 2 cores) -> sft (LoRA SFT with
+configs/sft-demo.yaml layered on the demo config, then the valid-turn rate of sampled
+held-out turns; --set sft.enabled=false skips both SFT phases) -> grpo (gsteer train with
+the demo config, from the SFT adapter). The previous demo run directory (runDir/runName)
+is replaced unless --keep is given.`;
 
 export interface PhaseContext {
   cfg: RunConfig;
@@ -26,6 +44,18 @@ export interface PhaseContext {
   sets: string[];
   initAdapter?: string;
   sftExamples?: string; // set by the sft-data phase; its tokens go into the tiny model's vocabulary
+}
+
+/** What the base was trained on, and whether the SFT examples built now are those. */
+function baseNote(dir: string, examples: string | undefined): string {
+  const file = join(dir, 'pretrain.json');
+  if (!existsSync(file)) return '';
+  const rec = JSON.parse(readFileSync(file, 'utf8')) as { steps: number; examplesSha256?: string; previous?: { steps: number }[] };
+  const stages = [...(rec.previous ?? []), rec];
+  const same = examples && rec.examplesSha256 ? sha256File(examples) === rec.examplesSha256 : null;
+  const note = ` (pretrained in ${stages.length} stage(s), ${stages.map((x) => x.steps).join(' + ')} updates; recipe in its README.md)`;
+  if (same === false) return `${note}; note: the SFT examples built now differ from the ones it was pretrained on (the builder or data/demo changed): delete the folder to remake it`;
+  return note;
 }
 
 interface Phase {
@@ -37,12 +67,22 @@ const PHASES: Phase[] = [
   sftDataPhase,
   {
     name: 'model',
-    async run({ cfg, sftExamples }) {
-      if (existsSync(join(cfg.policy.model, 'config.json'))) return { code: 0 };
-      console.error(`demo: creating the tiny model in ${cfg.policy.model}`);
+    async run({ cfg, configFiles, sets, sftExamples }) {
+      if (existsSync(join(cfg.policy.model, 'config.json'))) {
+        console.error(`demo: policy base ${cfg.policy.model}${baseNote(cfg.policy.model, sftExamples)}`);
+        return { code: 0 };
+      }
+      console.error(`demo: creating the tiny model in ${cfg.policy.model}${sftExamples ? ` and pretraining it (one time, about ${DEMO_BASE_MINUTES} min on 2 cores)` : ''}`);
       const model = await import('./model.ts');
       const vocab = sftExamples ? [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]) : [];
-      return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed), ...vocab]) };
+      if (!sftExamples) return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed)]) };
+      // the warm-up holds out the same trajectories as the SFT phase (same split seed and fraction)
+      const heldOut = loadConfig([...configFiles, SFT_DEMO_CONFIG], sets).sft.heldOutFraction;
+      const common = ['--seed', String(cfg.seed), '--pretrain', sftExamples, '--pretrain-held-out', String(heldOut), '--pretrain-seconds', '1000000', '--backend', 'wasm'];
+      const [first = [], ...more] = DEMO_BASE_STAGES;
+      let code = await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, ...vocab, ...common, ...first]);
+      for (const stage of more) if (code === 0) code = await model.run(['pretrain', '--model', cfg.policy.model, ...common, ...stage]);
+      return { code };
     },
   },
   sftTrainPhase,

@@ -21,6 +21,10 @@ export const usage = `usage:
       --vocab-from files (text, or JSON/JSONL string values; default: files under data/demo/);
       --full-vocab keeps all ${PRESETS.tiny?.vocabSize} rows.
 ${PRETRAIN_USAGE}
+  gsteer model pretrain --model DIR --pretrain EXAMPLES.jsonl [--seed N] [--pretrain-* ...]
+      One more warm-up stage on a model made with --pretrain (fresh optimizer, its own
+      warmup and cosine schedule; the split into held-out trajectories uses --seed as in
+      init). pretrain.json keeps the earlier stages under "previous".
   gsteer model logprobs --model DIR --input FILE [--adapter DIR] [--backend auto|gpu|node|wasm|cpu]
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
@@ -77,6 +81,16 @@ async function init(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** A further warm-up stage on a model `model init --pretrain` made (fresh AdamW, its own schedule). */
+async function pretrain(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { model: { type: 'string' }, seed: { type: 'string', default: '0' }, ...PRETRAIN_FLAGS } });
+  if (!values.model || !values.pretrain) throw new InputError('model pretrain: --model DIR (made by gsteer model init --pretrain) and --pretrain EXAMPLES.jsonl are required');
+  const seed = Number(values.seed);
+  if (!Number.isInteger(seed)) throw new InputError(`model pretrain: --seed ${values.seed} must be an integer`);
+  await runPretrain(values.model, values.pretrain, values.backend, pretrainOptions(values, seed));
+  return 0;
+}
+
 async function logprobs(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -115,6 +129,8 @@ export async function run(argv: string[]): Promise<number> {
   switch (sub) {
     case 'init':
       return init(rest);
+    case 'pretrain':
+      return pretrain(rest);
     case 'logprobs':
       return logprobs(rest);
     case 'plan':

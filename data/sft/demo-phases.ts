@@ -46,7 +46,7 @@ export const sftTrainPhase = {
   async run(ctx: Ctx): Promise<{ code: number; initAdapter?: string }> {
     const cfg = sftConfig(ctx);
     if (!cfg.sft.enabled || !ctx.sftExamples) return { code: 0 };
-    const r = await sftPhase({ ...cfg, sft: { ...cfg.sft, examples: ctx.sftExamples } });
+    const r = await sftPhase({ ...cfg, sft: { ...cfg.sft, examples: ctx.sftExamples } }, { baseline: true });
     return { code: 0, initAdapter: r.adapterDir };
   },
 };

@@ -29,7 +29,7 @@ describe('e2e: gsteer train with sft.enabled', () => {
     const x = await cli(['train', '--config', file], { GSTEER_PARTS: 'real' }).done;
     expect(x.code, x.stderr).toBe(0);
     expect(x.stderr).toMatch(/sft: 2 updates in/);
-    expect(x.stderr).toMatch(/sft: valid turns \d+\/2/);
+    expect(x.stderr).toMatch(/sft: after SFT: valid turns \d+\/2/);
     const runDir = join(t.dir, 'runs', 'sft-grpo');
     const adapter = join(runDir, 'sft', 'adapter');
     expect(existsSync(join(adapter, 'adapter_model.safetensors'))).toBe(true);

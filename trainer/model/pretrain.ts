@@ -8,19 +8,10 @@
 // deterministic for a seed when the step cap (not the seconds cap) ends it. The result is
 // written back in the HF layout loadModel reads, with tie_word_embeddings: false.
 //
-// Measured (tiny preset, 3,064 rows, demo examples: 731 train sequences; wasm, 2 shared
-// cores; valid turns by `gsteer sft eval --n 16`, T 0.7, held-out prompts, no adapter):
-//   prompt cut to 32 tokens, batch 4, lr 1e-2, 420 s: 357 updates, loss 8.03 -> ~0.6-1.0,
-//     but 0/16 valid: sampled after the FULL prompt the model is off-distribution
-//     ("STATE two weeks...", bad_slot 10/16).
-//   full prompt, batch 2, lr 1e-2, 300 s: 191 updates (~850 tok/s), loss 8.04 -> 1.84,
-//     0/16 valid (bad_slot 9, truncated 6): turns start "STATE:\n- name | ..." but the
-//     slot fields come out of order.
-//   full prompt, defaults, 780 s: 426 updates (621k tokens), loss -> ~0.9, 1/16 valid: slot
-//     lines are mostly well formed, the rest fail on bad_slot 5, bad_source 4, bad_status 3,
-//     and truncated 3 (after EXECUTE it goes on with another ACTION instead of <|im_end|>).
-// So the model learns the grammar, but slowly: a few minutes give no valid sampled turns.
-import { writeFileSync } from 'node:fs';
+// Measured on the demo's examples (runs A-I, 2 cores, wasm): data/sft/README.md, "The demo's
+// budget". The committed demo base (models/tiny-demo) is this function's output for the
+// recipe in cli/commands/demo.ts (DEMO_BASE_PRETRAIN).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { sha256File } from '../../checkpoints/atomic.ts';
@@ -122,6 +113,14 @@ export function lrOf(step: number, elapsed: number, o: Pick<PretrainOptions, 'lr
   return o.lr * 0.5 * (1 + Math.cos(Math.PI * done));
 }
 
+/** The records of the stages that already trained the model in `dir` (its pretrain.json), oldest first. */
+function earlierStages(dir: string): unknown[] {
+  const file = join(dir, 'pretrain.json');
+  if (!existsSync(file)) return [];
+  const { previous = [], ...last } = JSON.parse(readFileSync(file, 'utf8')) as { previous?: unknown[] };
+  return [...previous, last];
+}
+
 /** Train the model in `dir` (untied, from `gsteer model init`) on `examples`; rewrite its weights in place. */
 export async function pretrainModel(dir: string, examples: string, tok: Tokenizer, o: PretrainOptions): Promise<PretrainResult> {
   const log = o.log ?? ((l: string) => console.error(l));
@@ -131,6 +130,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
     throw new InputError(`${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`);
   const { train, heldOut, tooLong } = pretrainSequences(tok, examples, o);
   const examplesSha256 = sha256File(examples);
+  const previous = earlierStages(dir);
   log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}, up to ${o.steps} updates of ${o.batchSize} / ${o.seconds} s`);
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
@@ -148,7 +148,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       steps, sequences: train.length, tokens, firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
     };
-    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r }, null, 2)}\n`);
+    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
     return r;
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {

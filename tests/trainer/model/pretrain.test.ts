@@ -140,6 +140,11 @@ describe('gsteer model init --pretrain', () => {
     const again = join(tmp, 'cli-trained-again');
     expect(await run(['init', ...common, '--out', again, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
     expect(readFileSync(join(again, 'model.safetensors')).equals(readFileSync(join(trained, 'model.safetensors')))).toBe(true);
+    // A second stage (gsteer model pretrain) trains on and keeps the first stage's record.
+    expect(await run(['pretrain', '--model', again, '--seed', '4', '--pretrain', file, '--pretrain-steps', '2', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
+    const staged = JSON.parse(readFileSync(join(again, 'pretrain.json'), 'utf8'));
+    expect(staged).toMatchObject({ steps: 2, previous: [{ steps: 3, examplesSha256: sha256File(file) }] });
+    expect(readFileSync(join(again, 'model.safetensors')).equals(readFileSync(join(trained, 'model.safetensors')))).toBe(false);
     const a = await loadModel(plain);
     const b = await loadModel(trained);
     expect(a.config.tieWordEmbeddings).toBe(true);
