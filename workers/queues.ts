@@ -48,3 +48,18 @@ export const groupIdOf = (step: number, g: number) => `s${pad(step)}-g${g}`;
 
 /** Redis key of the metrics stream (same prefix as the queues, so a hash tag keeps it on one slot). */
 export const metricsStreamKey = (prefix: string, runId: string) => `${prefix}:metrics:${runId}`;
+
+/** Delete every key under `prefix:` (SCAN, so a large keyspace is never blocked); nothing else is touched. */
+export async function deletePrefixedKeys(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
+  const r = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+}

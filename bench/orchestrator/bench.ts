@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { resolveConfig } from '../../configs/load.ts';
 import type { Instance } from '../../data/schema.ts';
+import { deletePrefixedKeys } from '../../workers/queues.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 
 const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '16' }, concurrency: { type: 'string', default: '8' } } });
@@ -75,12 +75,5 @@ for (const lag of [0, 1, 2]) {
 }
 
 // Clean up exactly our keys and files.
-const redis = new Redis({ maxRetriesPerRequest: 1 });
-let cursor = '0';
-do {
-  const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-  cursor = next;
-  if (keys.length) await redis.del(...keys);
-} while (cursor !== '0');
-redis.disconnect();
+await deletePrefixedKeys(prefix);
 rmSync(root, { recursive: true, force: true });

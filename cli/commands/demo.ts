@@ -74,8 +74,8 @@ const PHASES: Phase[] = [
       }
       console.error(`demo: creating the tiny model in ${cfg.policy.model}${sftExamples ? ` and pretraining it (one time, about ${DEMO_BASE_MINUTES} min on 2 cores)` : ''}`);
       const model = await import('./model.ts');
-      const vocab = sftExamples ? [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]) : [];
       if (!sftExamples) return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed)]) };
+      const vocab = [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]);
       // the warm-up holds out the same trajectories as the SFT phase (same split seed and fraction)
       const heldOut = loadConfig([...configFiles, SFT_DEMO_CONFIG], sets).sft.heldOutFraction;
       const common = ['--seed', String(cfg.seed), '--pretrain', sftExamples, '--pretrain-held-out', String(heldOut), '--pretrain-seconds', '1000000', '--backend', 'wasm'];

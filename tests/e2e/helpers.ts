@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { deletePrefixedKeys } from '../../workers/queues.ts';
 import { stringify } from 'yaml';
 import { TIMING_KEYS } from '../../monitor/update-metrics.ts';
 import { readMetrics } from '../../monitor/sink.ts';
@@ -109,19 +109,8 @@ export const logText = (runDir: string, name: string) => {
   return existsSync(f) ? readFileSync(f, 'utf8') : '';
 };
 
-export async function deleteKeys(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
-  const r = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await r.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
+/** Exactly the Redis keys a test created (its own prefix). */
+export const deleteKeys = deletePrefixedKeys;
 
 /** afterAll of a test file: the Redis keys and the temp folders of exactly its runs. */
 export async function removeRuns(...runs: { dir: string; prefix: string }[]): Promise<void> {

@@ -1,20 +1,17 @@
 // An endpoint that stays down mid-run (every rollout fails after its retries) must fail the
 // run with the endpoint's message, not "complete" on empty updates.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../configs/load.ts';
 import { TransientError } from '../../util/errors.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
-import { deleteKeys, instance } from '../e2e/helpers.ts';
+import { instance, removeRuns } from '../e2e/helpers.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'gsteer-down-'));
 const prefix = `gsteer-test:down:${Math.random().toString(16).slice(2, 10)}`;
-afterAll(async () => {
-  await deleteKeys(prefix);
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => removeRuns({ dir: root, prefix }));
 
 describe('endpoint down mid-run', () => {
   it('stops as failed after two updates whose every group was dropped, naming the URL', async () => {

@@ -3,7 +3,7 @@
 // user's state version moved past the one recorded just before applying) and not apply it
 // again: one memory per group, never two. The "crash" is a TransientError thrown right
 // after the real (synthetic) update, which is what a retry sees after a SIGKILL there too.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,14 +12,11 @@ import { InstanceSchema, type UserState } from '../../data/schema.ts';
 import { TransientError } from '../../util/errors.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 import { syntheticParts } from '../../workers/synthetic/parts.ts';
-import { deleteKeys, instance } from '../e2e/helpers.ts';
+import { instance, removeRuns } from '../e2e/helpers.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'gsteer-group-retry-'));
 const prefix = `gsteer-test:group-retry:${Math.random().toString(16).slice(2, 10)}`;
-afterAll(async () => {
-  await deleteKeys(prefix);
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => removeRuns({ dir: root, prefix }));
 
 describe('group stage retry', () => {
   it('does not apply a user-state update twice when the job died after applying it', async () => {

@@ -3,7 +3,7 @@
 // on real HTTP. Checks the failure policy: a rollout that keeps failing (transient) is
 // retried with backoff up to `attempts`, then its group is dropped and logged and the
 // update trains on the other group; an InputError is not retried at all.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Job, Queue, type Worker } from 'bullmq';
@@ -23,14 +23,11 @@ import { writeRunInfo, type RunInfo } from '../../workers/run-info.ts';
 import { startSyntheticServer } from '../../workers/synthetic/policy-server.ts';
 import { syntheticParts } from '../../workers/synthetic/parts.ts';
 import { startTrainerWorker } from '../../workers/trainer-worker.ts';
-import { deleteKeys, instance } from '../e2e/helpers.ts';
+import { instance, removeRuns } from '../e2e/helpers.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'gsteer-pipeline-'));
 const prefix = `gsteer-test:pipeline:${Math.random().toString(16).slice(2, 10)}`;
-afterAll(async () => {
-  await deleteKeys(prefix);
-  rmSync(root, { recursive: true, force: true });
-});
+afterAll(() => removeRuns({ dir: root, prefix }));
 
 describe('pipeline in one process', () => {
   it('drops a group whose rollout keeps failing, never retries an InputError, and finishes', async () => {
