@@ -78,7 +78,7 @@ const PHASES: Phase[] = [
       const vocab = [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]);
       // the warm-up holds out the same trajectories as the SFT phase (same split seed and fraction)
       const heldOut = loadConfig([...configFiles, SFT_DEMO_CONFIG], sets).sft.heldOutFraction;
-      const common = ['--seed', String(cfg.seed), '--pretrain', sftExamples, '--pretrain-held-out', String(heldOut), '--pretrain-seconds', '1000000', '--backend', 'wasm'];
+      const common = ['--seed', String(cfg.seed), '--pretrain', sftExamples, '--pretrain-held-out', String(heldOut), '--backend', 'wasm'];
       const [first = [], ...more] = DEMO_BASE_STAGES;
       let code = await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, ...vocab, ...common, ...first]);
       for (const stage of more) if (code === 0) code = await model.run(['pretrain', '--model', cfg.policy.model, ...common, ...stage]);

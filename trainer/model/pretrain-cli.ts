@@ -10,7 +10,7 @@ import { pretrainModel, type PretrainOptions } from './pretrain.ts';
 // then fails on the full prompts it is sampled with); batch 1 at lr 5e-3 learns more per
 // sequence than batch 2 at 1e-2 or batch 4 at 8e-3.
 export const PRETRAIN_DEFAULTS: { steps: number; seconds: number; batch: number; lr: number; warmup: number; context: number | null; maxLen: number; heldOut: number } = {
-  steps: 500, seconds: 150, batch: 1, lr: 5e-3, warmup: 20, context: null, maxLen: 1024, heldOut: 0.1,
+  steps: 500, seconds: Infinity, batch: 1, lr: 5e-3, warmup: 20, context: null, maxLen: 1024, heldOut: 0.1,
 };
 
 export const PRETRAIN_FLAGS = {
@@ -29,7 +29,9 @@ const D = PRETRAIN_DEFAULTS;
 export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the base weights (full-weight causal LM; the input
       embedding stays frozen, lm_head is untied and trains) on SFT examples (gsteer sft build)
       so the model speaks the turn grammar before LoRA SFT/GRPO. Options:
-        --pretrain-steps N (${D.steps})  --pretrain-seconds S (${D.seconds}, stops early)  --pretrain-batch B (${D.batch})
+        --pretrain-steps N (${D.steps}: the cosine schedule's length)  --pretrain-batch B (${D.batch})
+        --pretrain-seconds S (none: stops early; the lr schedule stays by step, so only a
+          run the step cap ends is reproducible)
         --pretrain-lr LR (${D.lr})  --pretrain-context K|full (${D.context ?? 'full'}: prompt tokens kept before each target)
         --pretrain-held-out F (${D.heldOut}: trajectories held out as in sft.heldOutFraction, split with --seed)
         --pretrain-save-every N (0: only at the end; else also rewrite the weights every N updates)

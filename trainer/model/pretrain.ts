@@ -4,8 +4,9 @@
 // budget": LoRA on a random base cannot get there in minutes).
 // Every weight trains except the input embedding (the wasm backend has no gather
 // gradient, NOTES.md); the output head is untied (tie_word_embeddings: false, its own
-// lm_head.weight) so it can train. AdamW, linear warmup then cosine, global-norm clipping;
-// deterministic for a seed when the step cap (not the seconds cap) ends it. The result is
+// lm_head.weight) so it can train. AdamW, linear warmup then cosine over the step budget,
+// global-norm clipping. The schedule depends on the step only, never on the clock, so a run
+// the step cap ends is deterministic for a seed; the seconds cap only stops early. The result is
 // written back in the HF layout loadModel reads, with tie_word_embeddings: false.
 //
 // Measured on the demo's examples (runs A-I, 2 cores, wasm): data/sft/README.md, "The demo's
@@ -31,8 +32,9 @@ import { projWeightName, type ComputeWeights } from './weights.ts';
 
 export interface PretrainOptions extends SequenceOptions {
   seed: number;
-  /** Updates (cosine schedule length); training also ends after `seconds`. */
+  /** Updates (cosine schedule length). */
   steps: number;
+  /** Wall-clock stop (Infinity: none); it ends training early without changing the schedule. */
   seconds: number;
   batchSize: number;
   lr: number;
@@ -103,16 +105,6 @@ export function hfTensors(model: Qwen3Model): Map<string, SafeTensor> {
   return out;
 }
 
-/**
- * Linear warmup over `warmup` updates, then cosine decay to 0 over whichever budget runs
- * out first (updates or seconds), so a time-capped run still ends at a small lr.
- */
-export function lrOf(step: number, elapsed: number, o: Pick<PretrainOptions, 'lr' | 'warmup' | 'steps' | 'seconds'>): number {
-  if (step < o.warmup) return lrAt(step, { kind: 'constant', baseLr: o.lr, warmupSteps: o.warmup, totalSteps: o.steps });
-  const done = Math.min(1, Math.max((step - o.warmup) / Math.max(1, o.steps - o.warmup), elapsed / o.seconds));
-  return o.lr * 0.5 * (1 + Math.cos(Math.PI * done));
-}
-
 /** The records of the stages that already trained the model in `dir` (its pretrain.json), oldest first. */
 function earlierStages(dir: string): unknown[] {
   const file = join(dir, 'pretrain.json');
@@ -131,11 +123,14 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const { train, heldOut, tooLong } = pretrainSequences(tok, examples, o);
   const examplesSha256 = sha256File(examples);
   const previous = earlierStages(dir);
-  log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}, up to ${o.steps} updates of ${o.batchSize} / ${o.seconds} s`);
+  log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`);
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
   const opt = new AdamW(vars, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: o.weightDecay });
   const perEpoch = Math.ceil(train.length / o.batchSize);
+  // by step alone, never by the clock: an earlier schedule that also decayed with elapsed
+  // seconds made the same command write different weights on a loaded machine
+  const schedule = { kind: 'cosine', baseLr: o.lr, warmupSteps: o.warmup, totalSteps: o.steps } as const;
   const bar = o.progress === false ? null : progressBar('pretrain', o.steps);
   const losses: number[] = [];
   let tokens = 0;
@@ -154,7 +149,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {
     const idx = pretrainBatches(o.seed, Math.floor(step / perEpoch), train.length, o.batchSize)[step % perEpoch] as number[];
     const batch = makeBatch(model, idx.map((i) => train[i]!));
-    const lr = lrOf(step, (performance.now() - t0) / 1000, o);
+    const lr = lrAt(step, schedule);
     const { value, grads } = tf.variableGrads(() => pretrainLoss(model, batch), vars);
     const g = vars.map((x) => grads[x.name]!);
     const clipped = clipGradNorm(g, o.maxGradNorm);
