@@ -79,7 +79,9 @@ function nucleus({ ids, w, total }: Weights, p: SamplingParams): { kept: number[
   const cut = 1e-6; // weights are relative to the max, which is 1
   let massAbove = 0;
   for (const v of w) if (v >= cut) massAbove += v;
-  const lowest = p.topK > 0 || massAbove < p.topP * total ? Number.MIN_VALUE : cut;
+  // topP 1 keeps every id with weight > 0, even one whose weight vanishes next to the
+  // total in float64 (e.g. 3e-17 at temperature 0.05), so no cut-off then
+  const lowest = p.topK > 0 || p.topP >= 1 || massAbove < p.topP * total ? Number.MIN_VALUE : cut;
   const weight = new Map<number, number>();
   ids.forEach((id, s) => {
     if ((w[s] as number) >= lowest) weight.set(id, w[s] as number);
