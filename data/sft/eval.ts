@@ -14,7 +14,7 @@ import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
 import { Rng } from '../../util/rng.ts';
-import { isHeldOut, readSftExamples } from './tokens.ts';
+import { heldOutMask, readSftExamples } from './tokens.ts';
 import type { SftExample } from './examples.ts';
 
 export interface EvalOptions {
@@ -48,9 +48,10 @@ export function invalidReason(text: string, finish: FinishReason): string | null
   return parsed.ok ? null : parsed.reason;
 }
 
-/** N held-out examples (all if fewer), drawn without replacement by Rng.derive(seed, 'sft-eval'). */
+/** N held-out examples (heldOutMask: prompts never trained on; all if fewer), drawn without replacement by Rng.derive(seed, 'sft-eval'). */
 export function evalSample(examples: readonly SftExample[], o: Pick<EvalOptions, 'n' | 'seed' | 'splitSeed' | 'heldOutFraction'>): SftExample[] {
-  const held = examples.filter((e) => isHeldOut(o.splitSeed, e.trajectoryId, o.heldOutFraction));
+  const mask = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
+  const held = examples.filter((_, i) => mask[i]);
   if (held.length === 0) throw new InputError(`no held-out example (sft.heldOutFraction=${o.heldOutFraction}, seed ${o.splitSeed}); raise sft.heldOutFraction`);
   return Rng.derive(o.seed, 'sft-eval').shuffle(held).slice(0, o.n);
 }

@@ -55,6 +55,21 @@ export function isHeldOut(seed: number, trajectoryId: string, fraction: number):
   return Rng.derive(seed, 'sft-split', trajectoryId).next() < fraction;
 }
 
+/**
+ * Which examples are held out (the one split `gsteer sft train`, `sft eval` and
+ * `model pretrain` use): a step of a held-out trajectory (isHeldOut), unless a training
+ * trajectory has a step with the same prompt. Orders of one subgraph share their first
+ * turns (turn 1 is the same for every order), so without this rule most "held-out" prompts
+ * were verbatim training prompts (42 of the demo's 76); such a step is trained on instead,
+ * and every held-out prompt is one the model never saw. [N] -> [N] booleans.
+ */
+export function heldOutMask(examples: readonly Pick<SftExample, 'trajectoryId' | 'input'>[], seed: number, fraction: number): boolean[] {
+  const byTrajectory = examples.map((e) => isHeldOut(seed, e.trajectoryId, fraction));
+  const key = (e: Pick<SftExample, 'input'>) => JSON.stringify(e.input);
+  const trainPrompts = new Set(examples.filter((_, i) => !byTrajectory[i]).map(key));
+  return examples.map((e, i) => byTrajectory[i]! && !trainPrompts.has(key(e)));
+}
+
 /** The batches of one epoch: a seeded permutation of `n` training examples, cut into `batchSize` chunks. */
 export function epochBatches(seed: number, epoch: number, n: number, batchSize: number): number[][] {
   const perm = Rng.derive(seed, 'sft-epoch', epoch).shuffle([...Array(n).keys()]);

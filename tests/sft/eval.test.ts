@@ -3,7 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { rmSync } from 'node:fs';
 import { evalSample, evalValidTurns, invalidReason } from '../../data/sft/eval.ts';
-import { isHeldOut, readSftExamples } from '../../data/sft/tokens.ts';
+import { heldOutMask, isHeldOut, readSftExamples } from '../../data/sft/tokens.ts';
 import { makeMicro } from './micro.ts';
 
 let m: ReturnType<typeof makeMicro>;
@@ -27,7 +27,9 @@ describe('sft eval', () => {
     const all = readSftExamples(m.examples);
     const o = { n: 3, seed: 9, splitSeed: 5, heldOutFraction: 0.5 };
     const s = evalSample(all, o);
-    expect(s.length).toBe(Math.min(3, all.filter((e) => isHeldOut(5, e.trajectoryId, 0.5)).length));
+    const mask = heldOutMask(all, 5, 0.5);
+    expect(s.length).toBe(Math.min(3, mask.filter(Boolean).length));
+    for (const e of s) expect(mask[all.indexOf(e)]).toBe(true);
     for (const e of s) expect(isHeldOut(5, e.trajectoryId, 0.5)).toBe(true);
     expect(evalSample(all, o)).toEqual(s);
     expect(() => evalSample(all, { ...o, heldOutFraction: 0 })).toThrow(/held-out/);

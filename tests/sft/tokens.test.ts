@@ -2,7 +2,7 @@
 // the prompt ids are what the policy server sees, splits and batches are seeded.
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { epochBatches, isHeldOut, tokenizeExample } from '../../data/sft/tokens.ts';
+import { epochBatches, heldOutMask, isHeldOut, tokenizeExample } from '../../data/sft/tokens.ts';
 import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { optimizerBytes, readOptimizer } from '../../data/sft/checkpoint.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +37,28 @@ describe('split and batches', () => {
     for (const id of ids.slice(0, 100)) expect(isHeldOut(42, id, 0.1)).toBe(isHeldOut(42, id, 0.1));
     expect(ids.filter((id) => isHeldOut(42, id, 0)).length).toBe(0);
   });
+  it('heldOutMask: held-out steps come from held-out trajectories and never share a prompt with a trained step (property)', () => {
+    // trajectories of up to 4 steps whose prompts are drawn from a small pool, so prompts
+    // repeat across trajectories as the orders of one subgraph repeat turn 1
+    const arb = fc.array(fc.array(fc.integer({ min: 0, max: 12 }), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(arb, fc.integer(), fc.double({ min: 0, max: 0.9, noNaN: true }), (trajectories, seed, fraction) => {
+        const examples = trajectories.flatMap((prompts, t) =>
+          prompts.map((p) => ({ trajectoryId: `i/s0/o${t}/dialogue`, input: [{ role: 'user' as const, content: `prompt ${p}` }] })));
+        const mask = heldOutMask(examples, seed, fraction);
+        const trained = new Set(examples.filter((_, i) => !mask[i]).map((e) => e.input[0]!.content));
+        examples.forEach((e, i) => {
+          const inHeldTrajectory = isHeldOut(seed, e.trajectoryId, fraction);
+          if (mask[i]) expect(inHeldTrajectory).toBe(true);
+          if (mask[i]) expect(trained.has(e.input[0]!.content)).toBe(false);
+          // a held-out trajectory's step is moved to train only when a training trajectory has its prompt
+          if (inHeldTrajectory && !mask[i])
+            expect(examples.some((o) => !isHeldOut(seed, o.trajectoryId, fraction) && o.input[0]!.content === e.input[0]!.content)).toBe(true);
+        });
+      }),
+    );
+  });
+
   it('each epoch is a permutation cut into batches; same (seed, epoch) gives the same batches', () => {
     fc.assert(
       fc.property(fc.integer(), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 16 }), (seed, epoch, n, bs) => {

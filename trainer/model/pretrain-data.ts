@@ -3,7 +3,7 @@
 // and <|im_end|>), optionally with the prompt cut to its last `context` tokens so a
 // sequence costs little more than its target (the tail still holds the generation cue
 // "<|im_start|>assistant\n<think>\n\n</think>\n\n").
-import { isHeldOut, readSftExamples, tokenizeExample } from '../../data/sft/tokens.ts';
+import { heldOutMask, readSftExamples, tokenizeExample } from '../../data/sft/tokens.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import type { Tokenizer } from '../tokenizer.ts';
@@ -22,7 +22,7 @@ export interface SequenceOptions {
   context: number | null;
   /** Longer sequences are left out (counted). */
   maxLen: number;
-  /** The SFT held-out split (same rule as `gsteer sft`): held-out trajectories are not trained on. */
+  /** The SFT held-out split (heldOutMask, as `gsteer sft`): held-out steps are not trained on. */
   splitSeed: number;
   heldOutFraction: number;
 }
@@ -31,8 +31,10 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
   const out: PretrainSequence[] = [];
   let heldOut = 0;
   let tooLong = 0;
-  readSftExamples(file).forEach((ex, i) => {
-    if (isHeldOut(o.splitSeed, ex.trajectoryId, o.heldOutFraction)) return void heldOut++;
+  const examples = readSftExamples(file);
+  const held = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
+  examples.forEach((ex, i) => {
+    if (held[i]) return void heldOut++;
     const t = tokenizeExample(tok, ex, i);
     const cut = o.context === null ? 0 : Math.max(0, t.promptLength - o.context);
     const ids = t.inputIds.slice(cut);

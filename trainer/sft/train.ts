@@ -13,7 +13,7 @@ import { sha256File, writeDirAtomic } from '../../checkpoints/atomic.ts';
 import { formatCounts, writeSftDataset } from '../../data/sft/dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from '../../data/sft/checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
-import { epochBatches, isHeldOut, readSftExamples, tokenizeExample, type TokenizedExample } from '../../data/sft/tokens.ts';
+import { epochBatches, heldOutMask, readSftExamples, tokenizeExample, type TokenizedExample } from '../../data/sft/tokens.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
@@ -69,13 +69,14 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
 function splitExamples(cfg: RunConfig, file: string) {
   const tok = qwen3Tokenizer();
   const raw = readSftExamples(file);
+  const heldOut = heldOutMask(raw, cfg.seed, cfg.sft.heldOutFraction);
   const train: TokenizedExample[] = [];
   const held: TokenizedExample[] = [];
   let dropped = 0;
   raw.forEach((ex, i) => {
     const t = tokenizeExample(tok, ex, i);
     if (t.inputIds.length > cfg.sft.maxSeqLen) dropped++;
-    else (isHeldOut(cfg.seed, ex.trajectoryId, cfg.sft.heldOutFraction) ? held : train).push(t);
+    else (heldOut[i] ? held : train).push(t);
   });
   if (train.length === 0)
     throw new InputError(`${file}: no training example fits sft.maxSeqLen=${cfg.sft.maxSeqLen} (${dropped} too long, ${held.length} held out); raise sft.maxSeqLen or lower sft.heldOutFraction`);
