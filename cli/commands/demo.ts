@@ -16,8 +16,8 @@ import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
  * How the demo's base (configs/demo.yaml policy.model, committed as models/tiny-demo) was
  * made, and how the model phase remakes it when the folder is missing: random init and a
  * full-weight warm-up on the training split of the demo's SFT examples
- * (trainer/model/pretrain.ts), then a second warm-up stage at a lower peak lr (it raised
- * held-out valid turns from 64.5% to 69.7%; data/sft/README.md). The first entry is
+ * (trainer/model/pretrain.ts), then a second warm-up stage at a lower peak lr (held-out
+ * valid turns before and after it: data/sft/README.md, run R2). The first entry is
  * `model init --pretrain`, later ones `model pretrain`; step caps, not time caps, end them,
  * so the same backend gives the same bytes.
  */
@@ -25,7 +25,7 @@ export const DEMO_BASE_STAGES = [
   ['--pretrain-steps', '3000', '--pretrain-batch', '1', '--pretrain-lr', '5e-3'],
   ['--pretrain-steps', '1500', '--pretrain-batch', '1', '--pretrain-lr', '3e-3'],
 ];
-const DEMO_BASE_MINUTES = 55;
+const DEMO_BASE_MINUTES = 80;
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
 export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
