@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
-import { SFT_DEMO_CONFIG, sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
+import { sftConfig, sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
 import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
 
 /**
@@ -76,8 +76,8 @@ const PHASES: Phase[] = [
       const model = await import('./model.ts');
       if (!sftExamples) return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed)]) };
       const vocab = [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]);
-      // the warm-up holds out the same trajectories as the SFT phase (same split seed and fraction)
-      const heldOut = loadConfig([...configFiles, SFT_DEMO_CONFIG], sets).sft.heldOutFraction;
+      // the warm-up holds out the same steps as the SFT phase (same split seed and fraction)
+      const heldOut = sftConfig({ configFiles, sets }).sft.heldOutFraction;
       const common = ['--seed', String(cfg.seed), '--pretrain', sftExamples, '--pretrain-held-out', String(heldOut), '--backend', 'wasm'];
       const [first = [], ...more] = DEMO_BASE_STAGES;
       let code = await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, ...vocab, ...common, ...first]);

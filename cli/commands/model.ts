@@ -23,8 +23,8 @@ export const usage = `usage:
 ${PRETRAIN_USAGE}
   gsteer model pretrain --model DIR --pretrain EXAMPLES.jsonl [--seed N] [--pretrain-* ...]
       One more warm-up stage on a model made with --pretrain (fresh optimizer, its own
-      warmup and cosine schedule; the split into held-out trajectories uses --seed as in
-      init). pretrain.json keeps the earlier stages under "previous".
+      warmup and cosine schedule; the held-out split uses --seed as in init).
+      pretrain.json keeps the earlier stages under "previous".
   gsteer model logprobs --model DIR --input FILE [--adapter DIR] [--backend auto|gpu|node|wasm|cpu]
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL

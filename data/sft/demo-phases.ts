@@ -23,7 +23,8 @@ interface Ctx {
   sftExamples?: string;
 }
 
-const sftConfig = (ctx: Ctx): RunConfig => loadConfig([...ctx.configFiles, SFT_DEMO_CONFIG], ctx.sets);
+/** The demo config with configs/sft-demo.yaml layered on (and the --set overrides). */
+export const sftConfig = (ctx: Ctx): RunConfig => loadConfig([...ctx.configFiles, SFT_DEMO_CONFIG], ctx.sets);
 
 export const sftDataPhase = {
   name: 'sft-data',

@@ -109,13 +109,10 @@ export const logText = (runDir: string, name: string) => {
   return existsSync(f) ? readFileSync(f, 'utf8') : '';
 };
 
-/** Exactly the Redis keys a test created (its own prefix). */
-export const deleteKeys = deletePrefixedKeys;
-
 /** afterAll of a test file: the Redis keys and the temp folders of exactly its runs. */
 export async function removeRuns(...runs: { dir: string; prefix: string }[]): Promise<void> {
   for (const t of runs) {
-    await deleteKeys(t.prefix);
+    await deletePrefixedKeys(t.prefix);
     rmSync(t.dir, { recursive: true, force: true });
   }
 }

@@ -33,7 +33,7 @@ export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the b
         --pretrain-seconds S (none: stops early; the lr schedule stays by step, so only a
           run the step cap ends is reproducible)
         --pretrain-lr LR (${D.lr})  --pretrain-context K|full (${D.context ?? 'full'}: prompt tokens kept before each target)
-        --pretrain-held-out F (${D.heldOut}: trajectories held out as in sft.heldOutFraction, split with --seed)
+        --pretrain-held-out F (${D.heldOut}: steps held out as sft.heldOutFraction holds them out, heldOutMask, split with --seed)
         --pretrain-save-every N (0: only at the end; else also rewrite the weights every N updates)
         --backend auto|gpu|node|wasm|cpu`;
 

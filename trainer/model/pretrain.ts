@@ -11,7 +11,7 @@
 //
 // Measured on the demo's examples (runs A-I, 2 cores, wasm): data/sft/README.md, "The demo's
 // budget". The committed demo base (models/tiny-demo) is this function's output for the
-// recipe in cli/commands/demo.ts (DEMO_BASE_PRETRAIN).
+// recipe in cli/commands/demo.ts (DEMO_BASE_STAGES).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
