@@ -35,6 +35,19 @@ export async function redisProblem(url: string): Promise<string | null> {
   );
 }
 
+/** SIGTERM, then wait until it has exited (SIGKILL after 5 s), so the port is free when stop() resolves. */
+function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => proc.kill('SIGKILL'), 5000);
+    proc.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
 export async function ensureRedis(url: string, log: (m: string) => void): Promise<{ stop(): Promise<void> }> {
   if (await pingRedis(url)) return { stop: async () => {} };
   const problem = await redisProblem(url);
@@ -44,7 +57,7 @@ export async function ensureRedis(url: string, log: (m: string) => void): Promis
   log(`no Redis at ${showUrl(url)}: starting redis-server on port ${port} for this run`);
   const proc: ChildProcess = spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   for (let i = 0; i < 50; i++) {
-    if (await pingRedis(url, 500)) return { stop: async () => void proc.kill('SIGTERM') };
+    if (await pingRedis(url, 500)) return { stop: () => stopProcess(proc) };
     await sleep(100);
   }
   proc.kill('SIGKILL');
