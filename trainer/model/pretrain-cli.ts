@@ -9,8 +9,8 @@ import { pretrainModel, type PretrainOptions } from './pretrain.ts';
 // demo's budget"): the whole prompt as context (a cut prompt trains faster but the model
 // then fails on the full prompts it is sampled with); batch 1 at lr 5e-3 learns more per
 // sequence than batch 2 at 1e-2 or batch 4 at 8e-3.
-export const PRETRAIN_DEFAULTS: { steps: number; seconds: number; batch: number; lr: number; warmup: number; context: number | null; maxLen: number; heldOut: number } = {
-  steps: 500, seconds: Infinity, batch: 1, lr: 5e-3, warmup: 20, context: null, maxLen: 1024, heldOut: 0.1,
+export const PRETRAIN_DEFAULTS: { steps: number; seconds: number; batch: number; lr: number; warmup: number; context: number | null; maxLen: number; heldOut: number; augment: number } = {
+  steps: 500, seconds: Infinity, batch: 1, lr: 5e-3, warmup: 20, context: null, maxLen: 1024, heldOut: 0.1, augment: 0,
 };
 
 export const PRETRAIN_FLAGS = {
@@ -22,6 +22,7 @@ export const PRETRAIN_FLAGS = {
   'pretrain-context': { type: 'string' },
   'pretrain-held-out': { type: 'string' },
   'pretrain-save-every': { type: 'string' },
+  'pretrain-augment': { type: 'string' },
   backend: { type: 'string', default: 'auto' },
 } as const;
 
@@ -34,6 +35,8 @@ export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the b
           run the step cap ends is reproducible)
         --pretrain-lr LR (${D.lr})  --pretrain-context K|full (${D.context ?? 'full'}: prompt tokens kept before each target)
         --pretrain-held-out F (${D.heldOut}: steps held out as sft.heldOutFraction holds them out, heldOutMask, split with --seed)
+        --pretrain-augment F (${D.augment}: share of sequences trained with fresh random words in place of
+          the values the policy copies from its prompt, consistently in prompt and target)
         --pretrain-save-every N (0: only at the end; else also rewrite the weights every N updates)
         --backend auto|gpu|node|wasm|cpu`;
 
@@ -60,6 +63,7 @@ export function pretrainOptions(values: Values, seed: number): PretrainOptions {
     warmup: Math.min(D.warmup, Math.floor(steps / 10)), weightDecay: 0, maxGradNorm: 1,
     context, maxLen: D.maxLen, splitSeed: seed,
     heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
+    augment: num(values, 'pretrain-augment', D.augment, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
     saveEvery: values['pretrain-save-every'] === undefined ? 0 : num(values, 'pretrain-save-every', 0, int, 'a positive integer'),
   };
 }
@@ -69,5 +73,5 @@ export async function runPretrain(dir: string, examples: string, backend: string
   if (!kinds.includes(backend ?? 'auto')) throw new InputError(`model init: --backend ${backend} must be one of ${kinds.join(', ')}`);
   await selectBackend((backend ?? 'auto') as BackendKind);
   const r = await pretrainModel(dir, examples, qwen3Tokenizer(), o);
-  console.error(`model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`);
+  console.error(`model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s${r.augmented ? ` (${r.augmented} with fresh copied values)` : ''}; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`);
 }

@@ -3,12 +3,14 @@
 // and <|im_end|>), optionally with the prompt cut to its last `context` tokens so a
 // sequence costs little more than its target (the tail still holds the generation cue
 // "<|im_start|>assistant\n<think>\n\n</think>\n\n").
+import type { SftExample } from '../../data/sft/examples.ts';
 import { heldOutMask, readSftExamples, tokenizeExample } from '../../data/sft/tokens.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import type { Tokenizer } from '../tokenizer.ts';
 import type { PretrainBatch } from './pretrain-loss.ts';
 import type { Qwen3Model } from './model.ts';
+import { augmentExample } from './pretrain-augment.ts';
 import { idsToRows } from './vocab-map.ts';
 
 export interface PretrainSequence {
@@ -27,22 +29,53 @@ export interface SequenceOptions {
   heldOutFraction: number;
 }
 
-export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): { train: PretrainSequence[]; heldOut: number; tooLong: number } {
+/** One example as a training sequence (the prompt cut to `context` tokens), or null when longer than maxLen. */
+export function toSequence(tok: Tokenizer, ex: SftExample, index: number, o: Pick<SequenceOptions, 'context' | 'maxLen'>): PretrainSequence | null {
+  const t = tokenizeExample(tok, ex, index);
+  const cut = o.context === null ? 0 : Math.max(0, t.promptLength - o.context);
+  const ids = t.inputIds.slice(cut);
+  return ids.length > o.maxLen ? null : { ids, start: t.promptLength - cut };
+}
+
+export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): { train: PretrainSequence[]; examples: SftExample[]; heldOut: number; tooLong: number } {
   const out: PretrainSequence[] = [];
+  const kept: SftExample[] = [];
   let heldOut = 0;
   let tooLong = 0;
   const examples = readSftExamples(file);
   const held = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
   examples.forEach((ex, i) => {
     if (held[i]) return void heldOut++;
-    const t = tokenizeExample(tok, ex, i);
-    const cut = o.context === null ? 0 : Math.max(0, t.promptLength - o.context);
-    const ids = t.inputIds.slice(cut);
-    if (ids.length > o.maxLen) return void tooLong++;
-    out.push({ ids, start: t.promptLength - cut });
+    const seq = toSequence(tok, ex, i, o);
+    if (!seq) return void tooLong++;
+    out.push(seq);
+    kept.push(ex);
   });
   if (!out.length) throw new InputError(`${file}: no pretraining sequence left (${heldOut} held out, ${tooLong} longer than ${o.maxLen} tokens); raise --pretrain-max-len`);
-  return { train: out, heldOut, tooLong };
+  return { train: out, examples: kept, heldOut, tooLong };
+}
+
+/**
+ * The sequence update `step` trains on for train[i] (slot `slot` of its batch): with
+ * probability `augment` (a draw from Rng.derive(seed, 'pretrain-augment', step, slot)) the
+ * example with fresh copied values (pretrain-augment.ts), else, or when the augmented
+ * example does not parse, is too long or has a token outside the model's vocabulary, the
+ * example itself. Depends on (seed, step, slot) only, so runs stay reproducible.
+ */
+export function stepSequence(
+  tok: Tokenizer, model: Qwen3Model, data: { train: PretrainSequence[]; examples: SftExample[]; words: readonly string[] },
+  i: number, o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number }, step: number, slot: number,
+): { seq: PretrainSequence; augmented: boolean } {
+  const own = { seq: data.train[i]!, augmented: false };
+  if (!(o.augment > 0)) return own;
+  const rng = Rng.derive(o.seed, 'pretrain-augment', step, slot);
+  if (rng.next() >= o.augment) return own;
+  const ex = augmentExample(data.examples[i]!, data.words, rng);
+  const seq = ex && toSequence(tok, ex, i, o);
+  // no token the model's trimmed vocabulary lacks, unless the example itself has it (it maps to <unk> in both)
+  const own_ = new Set(own.seq.ids);
+  const known = (id: number) => !model.vocab || (model.vocab.rowOf[id] ?? -1) >= 0 || own_.has(id);
+  return seq && seq.ids.every(known) ? { seq, augmented: true } : own;
 }
 
 /** The batches of one epoch: a seeded permutation cut into `size` chunks. */
@@ -65,5 +98,5 @@ export function makeBatch(model: Qwen3Model, seqs: readonly PretrainSequence[]):
     // position t predicts token t+1: targets start..len-1 <- positions start-1..len-2
     for (let t = s.start - 1; t < s.ids.length - 1; t++) weights[b * (T - 1) + t] = 1 / n;
   });
-  return { rows, weights, B, T };
+  return { rows, weights, B, T, from: Math.max(0, Math.min(...seqs.map((s) => s.start - 1))) };
 }

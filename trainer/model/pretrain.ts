@@ -26,7 +26,8 @@ import { clipGradNorm } from '../optim/clip.ts';
 import { lrAt } from '../optim/schedule.ts';
 import type { Tokenizer } from '../tokenizer.ts';
 import { loadModel, type Qwen3Model } from './model.ts';
-import { makeBatch, pretrainBatches, pretrainSequences, type SequenceOptions } from './pretrain-data.ts';
+import { valueWords } from './pretrain-augment.ts';
+import { makeBatch, pretrainBatches, pretrainSequences, stepSequence, type SequenceOptions } from './pretrain-data.ts';
 import { pretrainLoss } from './pretrain-loss.ts';
 import { projWeightName, type ComputeWeights } from './weights.ts';
 
@@ -41,6 +42,8 @@ export interface PretrainOptions extends SequenceOptions {
   warmup: number;
   weightDecay: number;
   maxGradNorm: number;
+  /** Share of the sequences each update trains on with fresh copied values (copy augmentation, pretrain-augment.ts); 0 = none. */
+  augment: number;
   /** Also write the weights (and pretrain.json so far) every this many updates; 0 = only at the end. */
   saveEvery?: number;
   progress?: boolean;
@@ -53,6 +56,8 @@ export interface PretrainResult {
   steps: number;
   sequences: number;
   tokens: number;
+  /** Sequences trained on with fresh copied values. */
+  augmented: number;
   firstLoss: number;
   lastLoss: number; // mean of the last few updates
   seconds: number;
@@ -120,10 +125,11 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const base = await loadModel(dir);
   if (base.config.tieWordEmbeddings)
     throw new InputError(`${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`);
-  const { train, heldOut, tooLong } = pretrainSequences(tok, examples, o);
+  const { train, examples: kept, heldOut, tooLong } = pretrainSequences(tok, examples, o);
+  const data = { train, examples: kept, words: o.augment > 0 ? valueWords(kept) : [] };
   const examplesSha256 = sha256File(examples);
   const previous = earlierStages(dir);
-  log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`);
+  log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}% with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`);
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
   const opt = new AdamW(vars, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: o.weightDecay });
@@ -134,13 +140,14 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const bar = o.progress === false ? null : progressBar('pretrain', o.steps);
   const losses: number[] = [];
   let tokens = 0;
+  let augmented = 0;
   let step = 0;
   /** Weights (HF layout, atomic rename) and pretrain.json with what was done so far. */
   const save = (steps: number): PretrainResult => {
     writeSafetensors(join(dir, 'model.safetensors'), hfTensors(model), { format: 'pt' });
     const tail = losses.slice(-5);
     const r: PretrainResult = {
-      steps, sequences: train.length, tokens, firstLoss: losses[0] ?? NaN,
+      steps, sequences: train.length, tokens, augmented, firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
     };
     writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
@@ -148,7 +155,9 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {
     const idx = pretrainBatches(o.seed, Math.floor(step / perEpoch), train.length, o.batchSize)[step % perEpoch] as number[];
-    const batch = makeBatch(model, idx.map((i) => train[i]!));
+    const picked = idx.map((i, slot) => stepSequence(tok, model, data, i, o, step, slot));
+    augmented += picked.filter((p) => p.augmented).length;
+    const batch = makeBatch(model, picked.map((p) => p.seq));
     const lr = lrAt(step, schedule);
     const { value, grads } = tf.variableGrads(() => pretrainLoss(model, batch), vars);
     const g = vars.map((x) => grads[x.name]!);

@@ -75,6 +75,30 @@ function meanLoss(model: Qwen3Model, file: string): number {
   return tf.tidy(() => pretrainLoss(model, makeBatch(model, train)).dataSync()[0] as number);
 }
 
+describe('pretrainLoss', () => {
+  it('is the mean target-token negative logprob of tokenLogprobs, with the head run on target positions only', () => {
+    const tok = qwen3Tokenizer();
+    const dir = join(tmp, 'loss-ref');
+    initModel(dir, CFG, { seed: 9, keptIds: [...baseKeptIds(), ...TARGETS.flatMap((t) => tok.encode(t))] });
+    return loadModel(dir).then((model) => {
+      // three right-padded sequences whose targets start at different positions (from = 2 - 1)
+      const seqs = TARGETS.map((t, i) => ({ ids: tok.encode(t), start: 2 + 3 * i }));
+      const b = makeBatch(model, seqs);
+      expect(b.from).toBe(1);
+      const loss = tf.tidy(() => pretrainLoss(model, b).dataSync()[0] as number);
+      // reference: per-sequence logprobs (column t = log p(ids[t] | ids[<t])), averaged over every target token of the batch
+      let sum = 0;
+      let n = 0;
+      for (const s of seqs) {
+        const lp = tf.tidy(() => tokenLogprobs(model, null, { inputIds: [s.ids] }).logprobs.arraySync()[0]!);
+        for (let t = s.start; t < s.ids.length; t++) sum -= lp[t]!, n++;
+      }
+      expect(loss).toBeCloseTo(sum / n, 4);
+      model.dispose();
+    });
+  });
+});
+
 describe('pretrainModel', () => {
   it('lowers the target loss, and the checkpoint it writes reloads with the same logprobs', async () => {
     const tok = qwen3Tokenizer();
@@ -90,7 +114,7 @@ describe('pretrainModel', () => {
     const probe = [tok.encode(TARGETS[0]!)];
     let inMemory: number[] = [];
     const r = await pretrainModel(dir, file, tok, {
-      ...SEQ, seed: 5, steps: 40, seconds: 60, batchSize: 3, lr: 1e-2, warmup: 4, weightDecay: 0, maxGradNorm: 1, progress: false, log: () => {},
+      ...SEQ, seed: 5, steps: 40, seconds: 60, batchSize: 3, lr: 1e-2, warmup: 4, weightDecay: 0, maxGradNorm: 1, augment: 0, progress: false, log: () => {},
       onTrained: (m) => void (inMemory = tf.tidy(() => tokenLogprobs(m, null, { inputIds: probe }).logprobs.arraySync()[0]!)),
     });
     expect(r.steps).toBe(40);
@@ -109,7 +133,7 @@ describe('pretrainModel', () => {
     const dir = join(tmp, 'tied');
     initModel(dir, { ...CFG, tieWordEmbeddings: true }, { seed: 3, keptIds: baseKeptIds() });
     await expect(pretrainModel(dir, join(tmp, 'examples.jsonl'), qwen3Tokenizer(), {
-      ...SEQ, seed: 5, steps: 1, seconds: 1, batchSize: 1, lr: 1e-2, warmup: 0, weightDecay: 0, maxGradNorm: 1, progress: false, log: () => {},
+      ...SEQ, seed: 5, steps: 1, seconds: 1, batchSize: 1, lr: 1e-2, warmup: 0, weightDecay: 0, maxGradNorm: 1, augment: 0, progress: false, log: () => {},
     })).rejects.toThrow(/tie_word_embeddings: false/);
   });
 });
@@ -122,6 +146,9 @@ describe('model init --pretrain flags', () => {
     expect(() => pretrainOptions({ 'pretrain-steps': '2.5' }, 0)).toThrow(/--pretrain-steps 2\.5 must be a positive integer/);
     expect(() => pretrainOptions({ 'pretrain-held-out': '1' }, 0)).toThrow(/--pretrain-held-out 1 must be a fraction in \[0, 1\)/);
     expect(() => pretrainOptions({ 'pretrain-context': 'all' }, 0)).toThrow(/--pretrain-context all must be a positive integer or "full"/);
+    expect(pretrainOptions({}, 0).augment).toBe(0);
+    expect(pretrainOptions({ 'pretrain-augment': '0.5' }, 0).augment).toBe(0.5);
+    expect(() => pretrainOptions({ 'pretrain-augment': '1.5' }, 0)).toThrow(/--pretrain-augment 1\.5 must be a fraction in \[0, 1\]/);
   });
 });
 
