@@ -24,8 +24,10 @@ import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
 export const DEMO_BASE_STAGES = [
   ['--pretrain-steps', '3000', '--pretrain-batch', '1', '--pretrain-lr', '5e-3'],
   ['--pretrain-steps', '1500', '--pretrain-batch', '1', '--pretrain-lr', '3e-3'],
+  ['--pretrain-steps', '3000', '--pretrain-batch', '1', '--pretrain-lr', '2e-3'],
+  ['--pretrain-steps', '1500', '--pretrain-batch', '1', '--pretrain-lr', '1e-3'],
 ];
-const DEMO_BASE_MINUTES = 80;
+const DEMO_BASE_MINUTES = 130;
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
 export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
