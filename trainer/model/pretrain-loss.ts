@@ -49,7 +49,7 @@ export interface PretrainBatch {
  * this is the mean over target tokens). The model's lmHeadT must be untied from the
  * embedding; the embedding is read by a gather and gets no gradient. The head (the widest
  * matmul, [D, V]) runs only on positions from..T-2, where the targets are: prompt positions
- * carry weight 0 and would add exact zeros (1.45x faster per update on the demo's examples,
+ * carry weight 0 and would add exact zeros (1.25x per update on the demo's examples,
  * bench/pretrain-head.ts).
  */
 export function pretrainLoss(model: Qwen3Model, b: PretrainBatch): tf.Scalar {
