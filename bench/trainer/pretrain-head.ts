@@ -18,6 +18,7 @@ import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
 import { loadModel, type Qwen3Model } from '../../trainer/model/index.ts';
 import { makeBatch, pretrainSequences } from '../../trainer/model/pretrain-data.ts';
 import { pretrainLoss, type PretrainBatch } from '../../trainer/model/pretrain-loss.ts';
+import { trainable } from '../../trainer/model/pretrain.ts';
 import { runStack } from '../../trainer/model/stack.ts';
 import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
@@ -40,16 +41,8 @@ async function main(): Promise<void> {
     if (code !== 0) throw new Error('sft build failed');
   }
   const base = await loadModel(values.model!);
-  // trainable copies of what pretraining trains (all but the embedding), as trainer/model/pretrain.ts
-  const vars: tf.Variable[] = [];
-  const v = <T extends tf.Tensor>(t: T) => (vars.push(tf.variable(t)), vars.at(-1) as unknown as T);
-  const model: Qwen3Model = {
-    ...base,
-    weights: {
-      ...base.weights, lmHeadT: v(base.weights.lmHeadT), norm: v(base.weights.norm),
-      layers: base.weights.layers.map((l) => ({ ...l, projT: Object.fromEntries(Object.entries(l.projT).map(([k, w]) => [k, v(w)])) as typeof l.projT })),
-    },
-  };
+  const { weights, vars } = trainable(base.weights); // what pretraining trains: all but the embedding
+  const model: Qwen3Model = { ...base, weights };
   const { train } = pretrainSequences(qwen3Tokenizer(), examples, { context: null, maxLen: 1024, splitSeed: 42, heldOutFraction: 0.2 });
   const batches = train.slice(0, Number(values.n)).map((s) => makeBatch(model, [s]));
   const tokens = batches.reduce((a, b) => a + b.T, 0);

@@ -16,8 +16,8 @@ import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
  * How the demo's base (configs/demo.yaml policy.model, committed as models/tiny-demo) was
  * made, and how the model phase remakes it when the folder is missing: random init and a
  * full-weight warm-up on the training split of the demo's SFT examples
- * (trainer/model/pretrain.ts), then a second warm-up stage at a lower peak lr (held-out
- * valid turns before and after it: data/sft/README.md, run R2). The first entry is
+ * (trainer/model/pretrain.ts), then three more stages at falling peak lr on the same data
+ * (held-out valid turns after each: data/sft/README.md, runs R2, S3 and S4). The first entry is
  * `model init --pretrain`, later ones `model pretrain`; step caps, not time caps, end them,
  * so the same backend gives the same bytes.
  */

@@ -40,8 +40,9 @@ export function valueWords(examples: readonly SftExample[]): string[] {
 
 /**
  * The example with each copied value replaced everywhere (prompt and target) by the same
- * number of words drawn from `words`; null when the result would not parse as the same
- * turn (the same action and slot names), which the caller counts and trains on unchanged.
+ * number of words drawn from `words`; null when there is nothing to replace or the result
+ * would not parse as the same turn (the same action and slot names): the caller then
+ * trains on the example unchanged.
  */
 export function augmentExample(ex: SftExample, words: readonly string[], rng: Rng): SftExample | null {
   const values = copiedValues(ex);

@@ -73,8 +73,8 @@ export function stepSequence(
   const ex = augmentExample(data.examples[i]!, data.words, rng);
   const seq = ex && toSequence(tok, ex, i, o);
   // no token the model's trimmed vocabulary lacks, unless the example itself has it (it maps to <unk> in both)
-  const own_ = new Set(own.seq.ids);
-  const known = (id: number) => !model.vocab || (model.vocab.rowOf[id] ?? -1) >= 0 || own_.has(id);
+  const ownIds = new Set(own.seq.ids);
+  const known = (id: number) => !model.vocab || (model.vocab.rowOf[id] ?? -1) >= 0 || ownIds.has(id);
   return seq && seq.ids.every(known) ? { seq, augmented: true } : own;
 }
 

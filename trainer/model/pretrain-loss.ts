@@ -50,7 +50,7 @@ export interface PretrainBatch {
  * embedding; the embedding is read by a gather and gets no gradient. The head (the widest
  * matmul, [D, V]) runs only on positions from..T-2, where the targets are: prompt positions
  * carry weight 0 and would add exact zeros (1.25x per update on the demo's examples,
- * bench/pretrain-head.ts).
+ * bench/trainer/pretrain-head.ts).
  */
 export function pretrainLoss(model: Qwen3Model, b: PretrainBatch): tf.Scalar {
   return tf.tidy(() => {

@@ -66,7 +66,7 @@ export interface PretrainResult {
 let run = 0;
 
 /** Trainable copies of every weight but the embedding; `model` keeps owning the originals. */
-function trainable(w: ComputeWeights): { weights: ComputeWeights; vars: tf.Variable[] } {
+export function trainable(w: ComputeWeights): { weights: ComputeWeights; vars: tf.Variable[] } {
   const vars: tf.Variable[] = [];
   const v = <T extends tf.Tensor>(t: T, name: string): T => {
     const x = tf.variable(t, true, `pretrain-${++run}/${name}`); // unique names: tfjs keeps a global registry
