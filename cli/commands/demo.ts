@@ -3,31 +3,14 @@
 // left (e.g. an adapter GRPO starts from). The SFT phases (SPEC §7, data/sft/demo-phases.ts)
 // build the scaffolded examples before the model (their tokens join its vocabulary) and
 // train the LoRA GRPO starts from after it.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { sha256File } from '../../checkpoints/atomic.ts';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
-import { sftConfig, sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
-import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
+import { sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
+import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from './demo-base.ts';
 
-/**
- * How the demo's base (configs/demo.yaml policy.model, committed as models/tiny-demo) was
- * made, and how the model phase remakes it when the folder is missing: random init and a
- * full-weight warm-up on the training split of the demo's SFT examples
- * (trainer/model/pretrain.ts), then three more stages at falling peak lr on the same data
- * (held-out valid turns after each: data/sft/README.md, runs R2, S3 and S4). The first entry is
- * `model init --pretrain`, later ones `model pretrain`; step caps, not time caps, end them,
- * so the same backend gives the same bytes.
- */
-export const DEMO_BASE_STAGES = [
-  ['--pretrain-steps', '3000', '--pretrain-batch', '1', '--pretrain-lr', '5e-3'],
-  ['--pretrain-steps', '1500', '--pretrain-batch', '1', '--pretrain-lr', '3e-3'],
-  ['--pretrain-steps', '3000', '--pretrain-batch', '1', '--pretrain-lr', '2e-3'],
-  ['--pretrain-steps', '1500', '--pretrain-batch', '1', '--pretrain-lr', '1e-3'],
-];
-const DEMO_BASE_MINUTES = 130;
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
 export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
@@ -48,18 +31,6 @@ export interface PhaseContext {
   sftExamples?: string; // set by the sft-data phase; its tokens go into the tiny model's vocabulary
 }
 
-/** What the base was trained on, and whether the SFT examples built now are those. */
-function baseNote(dir: string, examples: string | undefined): string {
-  const file = join(dir, 'pretrain.json');
-  if (!existsSync(file)) return '';
-  const rec = JSON.parse(readFileSync(file, 'utf8')) as { steps: number; examplesSha256?: string; previous?: { steps: number }[] };
-  const stages = [...(rec.previous ?? []), rec];
-  const same = examples && rec.examplesSha256 ? sha256File(examples) === rec.examplesSha256 : null;
-  const note = ` (pretrained in ${stages.length} stage(s), ${stages.map((x) => x.steps).join(' + ')} updates; recipe in its README.md)`;
-  if (same === false) return `${note}; note: the SFT examples built now differ from the ones it was pretrained on (the builder or data/demo changed): delete the folder to remake it`;
-  return note;
-}
-
 interface Phase {
   name: string;
   run(ctx: PhaseContext): Promise<{ code: number; initAdapter?: string; sftExamples?: string }>;
@@ -77,14 +48,7 @@ const PHASES: Phase[] = [
       console.error(`demo: creating the tiny model in ${cfg.policy.model}${sftExamples ? ` and pretraining it (one time, about ${DEMO_BASE_MINUTES} min on 2 cores)` : ''}`);
       const model = await import('./model.ts');
       if (!sftExamples) return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed)]) };
-      const vocab = [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]);
-      // the warm-up holds out the same steps as the SFT phase (same split seed and fraction)
-      const heldOut = sftConfig({ configFiles, sets }).sft.heldOutFraction;
-      const common = ['--seed', String(cfg.seed), '--pretrain', sftExamples, '--pretrain-held-out', String(heldOut), '--backend', 'wasm'];
-      const [first = [], ...more] = DEMO_BASE_STAGES;
-      let code = await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, ...vocab, ...common, ...first]);
-      for (const stage of more) if (code === 0) code = await model.run(['pretrain', '--model', cfg.policy.model, ...common, ...stage]);
-      return { code };
+      return { code: await remakeDemoBase({ cfg, configFiles, sets, sftExamples }) };
     },
   },
   sftTrainPhase,

@@ -7,12 +7,13 @@ import { readJsonl } from '../../util/jsonl.ts';
 import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
 import { loadPeftAdapter } from '../../trainer/lora/peft.ts';
 import { loadModel, tokenLogprobs } from '../../trainer/model/index.ts';
+import { AVERAGE_RECORD, averageModels } from '../../trainer/model/average.ts';
 import { initModel, PRESETS } from '../../trainer/model/init.ts';
 import { PRETRAIN_FLAGS, PRETRAIN_USAGE, pretrainOptions, runPretrain } from '../../trainer/model/pretrain-cli.ts';
 import { keptIdsFromFiles, textFilesUnder } from '../../trainer/model/vocab-from.ts';
 import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
-export const summary = 'create a tiny random Qwen3 model, score token ids, plan memory (init | logprobs | plan)';
+export const summary = 'create a tiny random Qwen3 model, pretrain or average models, score token ids, plan memory (init | pretrain | average | logprobs | plan)';
 export const usage = `usage:
   gsteer model init --out DIR [--preset tiny|small] [--seed N] [--vocab-from FILE ...] [--full-vocab]
       Writes a random-initialized Qwen3-shaped model (config.json, generation_config.json,
@@ -25,6 +26,11 @@ ${PRETRAIN_USAGE}
       One more warm-up stage on a model made with --pretrain (fresh optimizer, its own
       warmup and cosine schedule; the held-out split uses --seed as in init).
       pretrain.json keeps the earlier stages under "previous".
+  gsteer model average --out DIR [--weights W1,W2,...] MODEL_DIR MODEL_DIR...
+      Writes the weighted mean of the weights (uniform unless --weights) of models of one
+      architecture and vocabulary, e.g. a base and a further stage trained from it (a model
+      soup). Copies the first model's config and vocabulary files; average.json records the
+      sources, their weights and sha256.
   gsteer model logprobs --model DIR --input FILE [--adapter DIR] [--backend auto|gpu|node|wasm|cpu]
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
@@ -91,6 +97,16 @@ async function pretrain(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** The weighted mean of models of one architecture (trainer/model/average.ts). */
+async function average(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, weights: { type: 'string' } } });
+  if (!values.out || positionals.length < 2) throw new InputError('model average: --out DIR and at least two model folders are required (gsteer model average --out DIR A B ...)');
+  const weights = values.weights?.split(',').map((x) => Number(x.trim()));
+  const sources = averageModels(positionals, values.out, weights);
+  console.error(`model average: wrote ${values.out} = ${sources.map((s) => `${s.weight.toFixed(3)} x ${s.dir}`).join(' + ')} (sources in ${values.out}/${AVERAGE_RECORD})`);
+  return 0;
+}
+
 async function logprobs(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -131,6 +147,8 @@ export async function run(argv: string[]): Promise<number> {
       return init(rest);
     case 'pretrain':
       return pretrain(rest);
+    case 'average':
+      return average(rest);
     case 'logprobs':
       return logprobs(rest);
     case 'plan':

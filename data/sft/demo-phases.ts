@@ -26,18 +26,23 @@ interface Ctx {
 /** The demo config with configs/sft-demo.yaml layered on (and the --set overrides). */
 export const sftConfig = (ctx: Ctx): RunConfig => loadConfig([...ctx.configFiles, SFT_DEMO_CONFIG], ctx.sets);
 
+/** Build the scaffolded examples of `cfg` (its data, seed and sft.* knobs) into `out`; returns the printed counts. */
+export async function buildDemoExamples(cfg: RunConfig, out: string): Promise<string> {
+  const counts = await writeSftDataset(loadInstances(cfg.data.instances), out, {
+    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
+    encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
+  });
+  return formatCounts(counts);
+}
+
 export const sftDataPhase = {
   name: 'sft-data',
   async run(ctx: Ctx): Promise<{ code: number; sftExamples?: string }> {
     const cfg = sftConfig(ctx);
     if (!cfg.sft.enabled) return { code: 0 };
     const out = sftLayout(join(cfg.runDir, cfg.runName)).examples;
-    const counts = await writeSftDataset(loadInstances(cfg.data.instances), out, {
-      seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
-      maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
-      encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
-    });
-    console.error(`demo: sft examples ${out}\n${formatCounts(counts)}`);
+    console.error(`demo: sft examples ${out}\n${await buildDemoExamples(cfg, out)}`);
     return { code: 0, sftExamples: out };
   },
 };

@@ -23,6 +23,8 @@ export const PRETRAIN_FLAGS = {
   'pretrain-held-out': { type: 'string' },
   'pretrain-save-every': { type: 'string' },
   'pretrain-augment': { type: 'string' },
+  'pretrain-extra': { type: 'string' },
+  'pretrain-split-seed': { type: 'string' },
   backend: { type: 'string', default: 'auto' },
 } as const;
 
@@ -35,8 +37,12 @@ export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the b
           run the step cap ends is reproducible)
         --pretrain-lr LR (${D.lr})  --pretrain-context K|full (${D.context ?? 'full'}: prompt tokens kept before each target)
         --pretrain-held-out F (${D.heldOut}: steps held out as sft.heldOutFraction holds them out, heldOutMask, split with --seed)
+        --pretrain-split-seed N (--seed: the held-out split's seed; set it to keep one split while --seed varies the order of the sequences)
         --pretrain-augment F (${D.augment}: share of sequences trained with fresh random words in place of
           the values the policy copies from its prompt, consistently in prompt and target)
+        --pretrain-extra FILE (none: more SFT examples to train on, e.g. built with more
+          optional-target ratios; a step whose prompt EXAMPLES has is left out, so the
+          held-out prompts stay unseen and EXAMPLES' targets stand for its own prompts)
         --pretrain-save-every N (0: only at the end; else also rewrite the weights every N updates)
         --backend auto|gpu|node|wasm|cpu`;
 
@@ -61,9 +67,11 @@ export function pretrainOptions(values: Values, seed: number): PretrainOptions {
     batchSize: num(values, 'pretrain-batch', D.batch, int, 'a positive integer'),
     lr: num(values, 'pretrain-lr', D.lr, pos, 'a positive learning rate'),
     warmup: Math.min(D.warmup, Math.floor(steps / 10)), weightDecay: 0, maxGradNorm: 1,
-    context, maxLen: D.maxLen, splitSeed: seed,
+    context, maxLen: D.maxLen,
+    splitSeed: values['pretrain-split-seed'] === undefined ? seed : num(values, 'pretrain-split-seed', seed, Number.isInteger, 'an integer'),
     heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
     augment: num(values, 'pretrain-augment', D.augment, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
+    extra: values['pretrain-extra'] ?? null,
     saveEvery: values['pretrain-save-every'] === undefined ? 0 : num(values, 'pretrain-save-every', 0, int, 'a positive integer'),
   };
 }

@@ -27,6 +27,13 @@ export interface SequenceOptions {
   /** The SFT held-out split (heldOutMask, as `gsteer sft`): held-out steps are not trained on. */
   splitSeed: number;
   heldOutFraction: number;
+  /**
+   * More SFT examples to train on (e.g. built with more optional-target ratios): every step
+   * whose prompt the main file does not have, once. A prompt the main file holds out stays
+   * unseen; for a prompt it trains on, its own target stands (the same turn-1 prompt with
+   * or without optional targets would otherwise teach two answers to one prompt).
+   */
+  extra?: string | null;
 }
 
 /** One example as a training sequence (the prompt cut to `context` tokens), or null when longer than maxLen. */
@@ -37,22 +44,56 @@ export function toSequence(tok: Tokenizer, ex: SftExample, index: number, o: Pic
   return ids.length > o.maxLen ? null : { ids, start: t.promptLength - cut };
 }
 
-export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): { train: PretrainSequence[]; examples: SftExample[]; heldOut: number; tooLong: number } {
+export interface PretrainData {
+  train: PretrainSequence[];
+  examples: SftExample[];
+  /** Steps of the main file held out (heldOutMask). */
+  heldOut: number;
+  tooLong: number;
+  /** From `extra`: sequences added; steps left out because the main file holds their prompt out, trains on it, or an earlier extra step is the same. */
+  extraAdded: number;
+  extraHeldOut: number;
+  extraInMain: number;
+  extraRepeated: number;
+}
+
+const promptKey = (e: Pick<SftExample, 'input'>) => JSON.stringify(e.input);
+const stepKey = (e: Pick<SftExample, 'input' | 'target'>) => JSON.stringify([e.input, e.target]);
+
+export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): PretrainData {
   const out: PretrainSequence[] = [];
   const kept: SftExample[] = [];
   let heldOut = 0;
   let tooLong = 0;
-  const examples = readSftExamples(file);
-  const held = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
-  examples.forEach((ex, i) => {
-    if (held[i]) return void heldOut++;
+  const add = (ex: SftExample, i: number): boolean => {
     const seq = toSequence(tok, ex, i, o);
-    if (!seq) return void tooLong++;
+    if (!seq) return void tooLong++, false;
     out.push(seq);
     kept.push(ex);
-  });
+    return true;
+  };
+  const examples = readSftExamples(file);
+  const held = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
+  examples.forEach((ex, i) => (held[i] ? void heldOut++ : add(ex, i)));
+  let extraAdded = 0;
+  let extraHeldOut = 0;
+  let extraInMain = 0;
+  let extraRepeated = 0;
+  if (o.extra) {
+    const heldPrompts = new Set(examples.filter((_, i) => held[i]).map(promptKey));
+    const trainPrompts = new Set(examples.filter((_, i) => !held[i]).map(promptKey));
+    const seen = new Set<string>();
+    readSftExamples(o.extra).forEach((ex, i) => {
+      const prompt = promptKey(ex);
+      if (heldPrompts.has(prompt)) return void extraHeldOut++;
+      if (trainPrompts.has(prompt)) return void extraInMain++;
+      if (seen.has(stepKey(ex))) return void extraRepeated++;
+      seen.add(stepKey(ex));
+      if (add(ex, examples.length + i)) extraAdded++;
+    });
+  }
   if (!out.length) throw new InputError(`${file}: no pretraining sequence left (${heldOut} held out, ${tooLong} longer than ${o.maxLen} tokens); raise --pretrain-max-len`);
-  return { train: out, examples: kept, heldOut, tooLong };
+  return { train: out, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated };
 }
 
 /**

@@ -125,10 +125,12 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const base = await loadModel(dir);
   if (base.config.tieWordEmbeddings)
     throw new InputError(`${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`);
-  const { train, examples: kept, heldOut, tooLong } = pretrainSequences(tok, examples, o);
+  const { train, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated } = pretrainSequences(tok, examples, o);
   const data = { train, examples: kept, words: o.augment > 0 ? valueWords(kept) : [] };
   const examplesSha256 = sha256File(examples);
+  const extraSha256 = o.extra ? sha256File(o.extra) : undefined;
   const previous = earlierStages(dir);
+  if (o.extra) log(`pretrain: ${o.extra}: ${extraAdded} more sequences; left out: ${extraHeldOut} whose prompt is held out, ${extraInMain} whose prompt ${examples} trains on, ${extraRepeated} repeated`);
   log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}% with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`);
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
@@ -150,7 +152,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       steps, sequences: train.length, tokens, augmented, firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
     };
-    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
+    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
     return r;
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {

@@ -12,6 +12,8 @@ import { run } from '../../../cli/commands/model.ts';
 import { selectBackend } from '../../../trainer/backend.ts';
 import { baseKeptIds, initModel } from '../../../trainer/model/init.ts';
 import { loadModel, tokenLogprobs, type Qwen3Config, type Qwen3Model } from '../../../trainer/model/index.ts';
+import type { SftExample } from '../../../data/sft/examples.ts';
+import { heldOutMask } from '../../../data/sft/tokens.ts';
 import { makeBatch, pretrainSequences, type SequenceOptions } from '../../../trainer/model/pretrain-data.ts';
 import { pretrainLoss, rowCrossEntropy } from '../../../trainer/model/pretrain-loss.ts';
 import { pretrainModel } from '../../../trainer/model/pretrain.ts';
@@ -64,7 +66,7 @@ const TARGETS = [
   'STATE:\n- budget | purpose: Money | status: covered | source: memory | value: 900\nPLAN: done\nACTION: STOP\nEXECUTE: Trip for 900',
   'STATE:\n- party | purpose: Who | status: uncovered | source: dialogue | value:\nPLAN: ask\nACTION: ASK\nEXECUTE: Who travels?',
 ];
-const example = (target: string, i: number) => ({
+const example = (target: string, i: number): SftExample => ({
   instanceId: `i${i}`, userId: 'u', trajectoryId: `i${i}/s0/o0/dialogue`, kind: 'dialogue', step: 0, steps: 1, action: 'RETRIEVE',
   input: [{ role: 'system', content: 'Answer in the turn format.' }, { role: 'user', content: `QUERY: trip ${i}` }], target,
 });
@@ -96,6 +98,45 @@ describe('pretrainLoss', () => {
       expect(loss).toBeCloseTo(sum / n, 4);
       model.dispose();
     });
+  });
+});
+
+describe('pretrainSequences with extra examples', () => {
+  it('adds the extra steps whose prompt the main file lacks, once: held-out prompts stay unseen, the main targets stand', () => {
+    const tok = qwen3Tokenizer();
+    // 12 main steps, 12 trajectories; half held out by the main split (seed 1)
+    const main = Array.from({ length: 12 }, (_, i) => example(TARGETS[i % 3]!, i));
+    const held = heldOutMask(main, 1, 0.5);
+    const heldIdx = held.flatMap((h, i) => (h ? [i] : []));
+    const trainIdx = held.flatMap((h, i) => (h ? [] : [i]));
+    expect(heldIdx.length).toBeGreaterThan(0); // the case this test is about exists for this seed
+    expect(trainIdx.length).toBeGreaterThan(0);
+    const other = (i: number) => ({ ...main[i]!, trajectoryId: `x${i}/s0/o1/dialogue` });
+    const extra = [
+      ...heldIdx.map((i) => ({ ...other(i), target: TARGETS[(i + 1) % 3]! })), // a held-out prompt, another target: left out
+      ...trainIdx.map(other), // the same step as a trained one (prompt and target): left out
+      { ...other(trainIdx[0]!), target: TARGETS[2]! }, // a trained prompt with another target: left out, the main target stands
+      example(TARGETS[0]!, 100), example(TARGETS[1]!, 101), // new prompts: added
+      example(TARGETS[1]!, 101), // a repeat inside the extra file: added once
+    ];
+    const file = join(tmp, 'main.jsonl');
+    const more = join(tmp, 'extra.jsonl');
+    writeFileSync(file, main.map((e) => JSON.stringify(e)).join('\n'));
+    writeFileSync(more, extra.map((e) => JSON.stringify(e)).join('\n'));
+    const o = { ...SEQ, heldOutFraction: 0.5 };
+    const alone = pretrainSequences(tok, file, o);
+    const r = pretrainSequences(tok, file, { ...o, extra: more });
+    expect([alone.train.length, alone.heldOut]).toEqual([trainIdx.length, heldIdx.length]);
+    expect([r.extraAdded, r.extraHeldOut, r.extraInMain, r.extraRepeated]).toEqual([2, heldIdx.length, trainIdx.length + 1, 1]);
+    expect(r.train.length).toBe(trainIdx.length + 2);
+    // no trained example has a held-out prompt
+    const heldPrompts = new Set(heldIdx.map((i) => JSON.stringify(main[i]!.input)));
+    expect(r.examples.filter((e) => heldPrompts.has(JSON.stringify(e.input)))).toEqual([]);
+    // one target per prompt, the main file's where it has the prompt
+    const byPrompt = new Map<string, Set<string>>();
+    for (const e of r.examples) byPrompt.set(JSON.stringify(e.input), (byPrompt.get(JSON.stringify(e.input)) ?? new Set()).add(e.target));
+    expect([...byPrompt.values()].every((t) => t.size === 1)).toBe(true);
+    expect(r.examples.map((e) => e.instanceId).slice(-2)).toEqual(['i100', 'i101']);
   });
 });
 
@@ -149,6 +190,9 @@ describe('model init --pretrain flags', () => {
     expect(pretrainOptions({}, 0).augment).toBe(0);
     expect(pretrainOptions({ 'pretrain-augment': '0.5' }, 0).augment).toBe(0.5);
     expect(() => pretrainOptions({ 'pretrain-augment': '1.5' }, 0)).toThrow(/--pretrain-augment 1\.5 must be a fraction in \[0, 1\]/);
+    expect(pretrainOptions({ 'pretrain-split-seed': '42' }, 7)).toMatchObject({ seed: 7, splitSeed: 42 });
+    expect(() => pretrainOptions({ 'pretrain-split-seed': 'x' }, 0)).toThrow(/--pretrain-split-seed x must be an integer/);
+    expect([pretrainOptions({}, 0).extra, pretrainOptions({ 'pretrain-extra': 'more.jsonl' }, 0).extra]).toEqual([null, 'more.jsonl']);
   });
 });
 
