@@ -1,8 +1,8 @@
 // `gsteer model average`: the weighted mean of the weights of models that share one
 // architecture and vocabulary (checkpoint averaging; a "model soup" of fine-tunes of one
-// base, Wortsman et al. 2022). Models trained on from the same checkpoint stay in one basin
+// base, Wortsman et al. 2022). Models trained on from one checkpoint tend to stay in one basin
 // of the loss, so their mean is a model too, and often one that generalizes better than
-// either (measured on the demo base: data/sft/README.md, run X).
+// either (the demo base: data/sft/README.md, "Extra data and weight averaging").
 //
 //   theta_out[name] = sum_k w_k * theta_k[name]   for every tensor name,  sum_k w_k = 1
 //
