@@ -24,7 +24,7 @@ export const usage = `usage:
 ${PRETRAIN_USAGE}
   gsteer model pretrain --model DIR --pretrain EXAMPLES.jsonl [--seed N] [--pretrain-* ...]
       One more warm-up stage on a model made with --pretrain (fresh optimizer, its own
-      warmup and cosine schedule; the held-out split uses --seed as in init).
+      warmup and cosine schedule; the held-out split uses --seed as in init, or --pretrain-split-seed).
       pretrain.json keeps the earlier stages under "previous".
   gsteer model average --out DIR [--weights W1,W2,...] MODEL_DIR MODEL_DIR...
       Writes the weighted mean of the weights (uniform unless --weights) of models of one

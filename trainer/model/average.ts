@@ -18,18 +18,13 @@ import { sha256File } from '../../checkpoints/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { fromFloat32, numel, toFloat32, type SafeTensor } from '../io/dtype.ts';
 import { openSafetensors, writeSafetensors, type SafetensorsFile } from '../io/safetensors.ts';
-import { VOCAB_MAP_FILE } from './vocab-map.ts';
+import { readQwen3Config, toHfConfig } from './config.ts';
+import { readVocabMap, VOCAB_MAP_FILE } from './vocab-map.ts';
 
 export const AVERAGE_RECORD = 'average.json';
 const WEIGHTS_FILE = 'model.safetensors';
 /** Files of the first model that describe it alone and are not copied to the mean. */
 const NOT_COPIED = new Set([WEIGHTS_FILE, 'README.md', 'pretrain.json', AVERAGE_RECORD]);
-/** config.json fields that fix the tensor shapes and how they are used. */
-const ARCH_KEYS = [
-  'model_type', 'vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads',
-  'num_key_value_heads', 'head_dim', 'tie_word_embeddings', 'rope_theta', 'rms_norm_eps',
-] as const;
-
 export interface AverageSource {
   dir: string;
   weight: number;
@@ -37,20 +32,23 @@ export interface AverageSource {
   pretrain?: unknown;
 }
 
-function readConfig(dir: string): Record<string, unknown> {
-  const file = join(dir, 'config.json');
-  if (!existsSync(file)) throw new InputError(`${file}: not found; each model to average is a folder with config.json and ${WEIGHTS_FILE}`);
-  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+/** The parsed config.json (config.ts) in its Hugging Face field names, for comparing and naming fields. */
+function hfConfig(dir: string): Record<string, unknown> {
+  if (!existsSync(join(dir, 'config.json'))) throw new InputError(`${dir}/config.json: not found; each model to average is a folder with config.json and ${WEIGHTS_FILE}`);
+  return toHfConfig(readQwen3Config(dir));
 }
 
 /** The same architecture and vocabulary map as the first model, or an InputError naming the difference. */
 function checkSameShape(dirs: readonly string[]): void {
-  const first = readConfig(dirs[0]!);
-  const vocab = (d: string) => (existsSync(join(d, VOCAB_MAP_FILE)) ? readFileSync(join(d, VOCAB_MAP_FILE), 'utf8') : null);
+  const first = hfConfig(dirs[0]!);
+  const vocab = (d: string) => {
+    const m = readVocabMap(d, first.vocab_size as number);
+    return m && JSON.stringify([Array.from(m.keptIds), m.unkId]);
+  };
   const firstVocab = vocab(dirs[0]!);
   for (const dir of dirs.slice(1)) {
-    const cfg = readConfig(dir);
-    for (const k of ARCH_KEYS)
+    const cfg = hfConfig(dir);
+    for (const k of Object.keys(first))
       if (JSON.stringify(cfg[k]) !== JSON.stringify(first[k]))
         throw new InputError(`${dir}/config.json: ${k} ${JSON.stringify(cfg[k])} differs from ${dirs[0]}/config.json (${JSON.stringify(first[k])}); only models of one architecture can be averaged`);
     if (vocab(dir) !== firstVocab)
