@@ -170,7 +170,7 @@ export const SftSchema = z
     heldOutFraction: z.number().min(0).lt(1).default(0.1),
     evalEvery: positiveInt.default(50), // updates between held-out loss evaluations (and at the end)
     evalMaxExamples: positiveInt.default(256), // held-out examples scored per evaluation (the first N, fixed)
-    evalTurns: z.number().int().min(0).default(16), // held-out turns sampled after SFT for the valid-turn rate (0 = skip)
+    evalTurns: z.number().int().min(0).default(16), // held-out turns sampled after SFT for the valid-turn rate (0 = skip; above the held-out count, each prompt is sampled again)
     maxSeqLen: positiveInt.default(1024),
   })
   .strict();

@@ -1,5 +1,6 @@
-// `gsteer model init|logprobs|plan`: create a random tiny Qwen3 checkpoint, score token
-// ids with a model (+ PEFT adapter), or plan a model's memory (cli/commands/model-plan.ts).
+// `gsteer model init|pretrain|average|expand|logprobs|plan`: create a random tiny Qwen3
+// checkpoint, train its base weights, average or expand models, score token ids with a
+// model (+ PEFT adapter), or plan a model's memory (cli/commands/model-plan.ts).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InputError } from '../../util/errors.ts';
@@ -8,12 +9,13 @@ import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
 import { loadPeftAdapter } from '../../trainer/lora/peft.ts';
 import { loadModel, tokenLogprobs } from '../../trainer/model/index.ts';
 import { AVERAGE_RECORD, averageModels } from '../../trainer/model/average.ts';
+import { EXPAND_RECORD, expandModel } from '../../trainer/model/expand.ts';
 import { initModel, PRESETS } from '../../trainer/model/init.ts';
 import { PRETRAIN_FLAGS, PRETRAIN_USAGE, pretrainOptions, runPretrain } from '../../trainer/model/pretrain-cli.ts';
 import { keptIdsFromFiles, textFilesUnder } from '../../trainer/model/vocab-from.ts';
 import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
-export const summary = 'create a tiny random Qwen3 model, pretrain or average models, score token ids, plan memory (init | pretrain | average | logprobs | plan)';
+export const summary = 'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
 export const usage = `usage:
   gsteer model init --out DIR [--preset tiny|small] [--seed N] [--vocab-from FILE ...] [--full-vocab]
       Writes a random-initialized Qwen3-shaped model (config.json, generation_config.json,
@@ -31,6 +33,11 @@ ${PRETRAIN_USAGE}
       architecture and vocabulary, e.g. a base and a further stage trained from it (a model
       soup). Copies the first model's config and vocabulary files; average.json records the
       sources, their weights and sha256.
+  gsteer model expand --out DIR [--groups G] MODEL_DIR
+      Writes MODEL_DIR with G more decoder layers (default 1) that change nothing yet (block
+      expansion, LLaMA Pro): the layers are cut into G runs and a copy of each run's last
+      layer, with zero o_proj and down_proj, goes after it. Train it on with model pretrain;
+      expand.json records the source and the layer map.
   gsteer model logprobs --model DIR --input FILE [--adapter DIR] [--backend auto|gpu|node|wasm|cpu]
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
@@ -107,6 +114,15 @@ async function average(argv: string[]): Promise<number> {
   return 0;
 }
 
+/** More layers that start as the identity (trainer/model/expand.ts). */
+async function expand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, groups: { type: 'string', default: '1' } } });
+  if (!values.out || positionals.length !== 1) throw new InputError('model expand: --out DIR and one model folder are required (gsteer model expand --out DIR [--groups G] MODEL_DIR)');
+  const { layers, map } = expandModel(positionals[0]!, values.out, Number(values.groups));
+  console.error(`model expand: wrote ${values.out} with ${layers} layers (${map.map((m) => (m.copy ? `${m.from}*` : m.from)).join(', ')}; * = new, output projections zero; record in ${values.out}/${EXPAND_RECORD})`);
+  return 0;
+}
+
 async function logprobs(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -149,6 +165,8 @@ export async function run(argv: string[]): Promise<number> {
       return pretrain(rest);
     case 'average':
       return average(rest);
+    case 'expand':
+      return expand(rest);
     case 'logprobs':
       return logprobs(rest);
     case 'plan':

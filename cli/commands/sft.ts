@@ -23,8 +23,9 @@ train  LoRA SFT with masked cross-entropy on the target tokens (sft.* in the con
        held-out loss, checkpoints every checkpoint.every updates; writes the PEFT
        adapter to <runDir>/<runName>/sft/adapter. --resume continues from the newest
        checkpoint; --fresh discards earlier SFT checkpoints of this run.
-eval   Samples the policy's turn for N held-out steps (seeded) and prints the share
-       that parse as valid turns (rollout/grammar.ts).`;
+eval   Samples N policy turns on held-out steps (seeded; N above the number of held-out
+       steps samples each again, e.g. --n 138 = every one of 46 three times) and prints
+       the share that parse as valid turns (rollout/grammar.ts). --show K prints the first K.`;
 
 async function build(argv: string[]): Promise<number> {
   const { values } = parseArgs({

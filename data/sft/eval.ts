@@ -48,12 +48,19 @@ export function invalidReason(text: string, finish: FinishReason): string | null
   return parsed.ok ? null : parsed.reason;
 }
 
-/** N held-out examples (heldOutMask: prompts never trained on; all if fewer), drawn without replacement by Rng.derive(seed, 'sft-eval'). */
+/**
+ * The prompts of N sampled turns: held-out examples (heldOutMask: prompts never trained on)
+ * in an order drawn by Rng.derive(seed, 'sft-eval'). N up to the number held out takes
+ * each at most once; a larger N goes round that order again (like `n` > 1 in an OpenAI or
+ * vLLM request), so 3 x 46 samples every held-out prompt three times. Turn i is sampled
+ * with its own stream (choice index i), so repeats of a prompt are independent samples.
+ */
 export function evalSample(examples: readonly SftExample[], o: Pick<EvalOptions, 'n' | 'seed' | 'splitSeed' | 'heldOutFraction'>): SftExample[] {
   const mask = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
   const held = examples.filter((_, i) => mask[i]);
   if (held.length === 0) throw new InputError(`no held-out example (sft.heldOutFraction=${o.heldOutFraction}, seed ${o.splitSeed}); raise sft.heldOutFraction`);
-  return Rng.derive(o.seed, 'sft-eval').shuffle(held).slice(0, o.n);
+  const order = Rng.derive(o.seed, 'sft-eval').shuffle(held);
+  return Array.from({ length: o.n }, (_, i) => order[i % order.length]!);
 }
 
 export async function evalValidTurns(o: EvalOptions): Promise<EvalResult> {

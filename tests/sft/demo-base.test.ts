@@ -1,8 +1,10 @@
 // The demo's base recipe (cli/commands/demo-base.ts), run with a few updates per stage in
-// place of thousands: the trunk and each branch are trained in sibling folders, the base is
-// their mean (average.json names the three sources with the stages each went through; the
-// branch with extra examples records their sha256), the sibling folders are gone, and the
-// line the demo prints about the base says so.
+// place of thousands: the trunk and each branch are trained in sibling folders; round 1's
+// model is the mean of the trunk and its branches, round 2 expands that mean by a layer and
+// takes the mean of the expanded start and its branch. The records nest (average.json names
+// the sources with the stages each went through, expand.json its source with that source's
+// average.json; the branch with extra examples records their sha256), the sibling folders
+// are gone, and the line the demo prints about the base says so.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +19,10 @@ const tmp = mkdtempSync(join(tmpdir(), 'gsteer-demo-base-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 interface Stage { steps: number; seed: number; splitSeed: number; examplesSha256: string; extraSha256?: string; previous?: Stage[] }
+interface Sources { dir: string; weight: number; pretrain?: Stage; average?: { sources: Sources[] }; expand?: { groups: number; source: Sources } }
 
 describe('remakeDemoBase', () => {
-  it('trains a trunk and two branches (one on extra examples), writes their mean and removes the parts', async () => {
+  it('trains a trunk, a round of two branches (one on extra examples), an expanded round, writes the means and removes the parts', async () => {
     const out = join(tmp, 'base');
     const configFiles = ['configs/demo.yaml'];
     const sets = [`policy.model=${out}`];
@@ -29,23 +32,37 @@ describe('remakeDemoBase', () => {
     const steps = (n: number, lr = '1e-3') => ['--pretrain-steps', String(n), '--pretrain-batch', '1', '--pretrain-lr', lr];
     const code = await remakeDemoBase({ cfg, configFiles, sets, sftExamples }, {
       stages: [steps(2, '5e-3'), steps(1)],
-      branches: [{ seed: 7, args: steps(2), extra: true }, { seed: 42, args: steps(1), extra: false }],
+      rounds: [
+        { branches: [{ seed: 7, args: steps(2), extra: true }, { seed: 42, args: steps(1), extra: false }] },
+        { expandGroups: 1, branches: [{ seed: 11, args: steps(1), extra: false }] },
+      ],
     });
     expect(code).toBe(0);
-    const rec = JSON.parse(readFileSync(join(out, 'average.json'), 'utf8')) as { sources: { dir: string; weight: number; pretrain: Stage }[] };
-    expect(rec.sources.map((s) => s.dir)).toEqual([`${out}.trunk`, `${out}.branch-1`, `${out}.branch-2`]);
-    expect(rec.sources.map((s) => s.weight)).toEqual([1 / 3, 1 / 3, 1 / 3]);
-    const stages = rec.sources.map((s) => [...(s.pretrain.previous ?? []), s.pretrain]);
+    // round 2: the mean of its expanded start and its branch
+    const rec = JSON.parse(readFileSync(join(out, 'average.json'), 'utf8')) as { sources: Sources[] };
+    expect(rec.sources.map((s) => s.dir)).toEqual([`${out}.r2-start`, `${out}.r2-branch-1`]);
+    expect(rec.sources.map((s) => s.weight)).toEqual([1 / 2, 1 / 2]);
+    expect(rec.sources[1]!.pretrain!.steps).toBe(1);
+    expect(rec.sources[1]!.pretrain!.seed).toBe(11);
+    // the expanded start was made from round 1's mean of the trunk and its two branches
+    const r1 = rec.sources[0]!.expand!.source;
+    expect(rec.sources[0]!.expand!.groups).toBe(1);
+    expect(r1.dir).toBe(`${out}.r1-mean`);
+    const sources1 = r1.average!.sources;
+    expect(sources1.map((s) => s.dir)).toEqual([`${out}.trunk`, `${out}.r1-branch-1`, `${out}.r1-branch-2`]);
+    const stages = sources1.map((s) => [...(s.pretrain!.previous ?? []), s.pretrain!]);
     // trunk: init + one stage; each branch: the trunk's two stages and its own
     expect(stages.map((st) => st.map((x) => x.steps))).toEqual([[2, 1], [2, 1, 2], [2, 1, 1]]);
     expect(stages.map((st) => st.at(-1)!.seed)).toEqual([42, 7, 42]);
-    // one held-out split throughout, and only branch 1 saw the extra examples (built next to the SFT examples)
-    expect(stages.flat().every((x) => x.splitSeed === 42 && x.examplesSha256 === sha256File(sftExamples))).toBe(true);
+    // one held-out split throughout, and only round 1's branch 1 saw the extra examples (built next to the SFT examples)
+    expect([...stages.flat(), rec.sources[1]!.pretrain!].every((x) => x.splitSeed === 42 && x.examplesSha256 === sha256File(sftExamples))).toBe(true);
     expect(stages.map((st) => st.at(-1)!.extraSha256)).toEqual([undefined, sha256File(join(tmp, 'examples-extra.jsonl')), undefined]);
-    for (const d of rec.sources.map((s) => s.dir)) expect(existsSync(d)).toBe(false);
+    for (const d of [...sources1.map((s) => s.dir), r1.dir, ...rec.sources.map((s) => s.dir)]) expect(existsSync(d)).toBe(false);
     const model = await loadModel(out);
-    expect(model.config.hiddenSize).toBe(64);
+    expect([model.config.hiddenSize, model.config.numHiddenLayers]).toEqual([64, 3]);
     model.dispose();
-    expect(baseNote(out, sftExamples)).toBe(' (the mean of 3 models pretrained in 2 stage(s), 2 + 1 updates and 3 stage(s), 2 + 1 + 2 updates and 3 stage(s), 2 + 1 + 1 updates; recipe in its README.md)');
-  }, 180_000);
+    // distinct stages: trunk 2 + 1, round-1 branches 2 and 1, round-2 branch 1 = 5 stages, 7 updates
+    expect(baseNote(out, sftExamples)).toBe(' (3 layers; 5 warm-up stage(s), 7 updates in all, 2 mean(s) of branches, 1 layer expansion(s); recipe in its README.md)');
+    expect(baseNote(out, join(tmp, 'examples-extra.jsonl'))).toMatch(/differ from the ones it was pretrained on/);
+  }, 240_000);
 });

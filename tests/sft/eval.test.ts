@@ -35,6 +35,20 @@ describe('sft eval', () => {
     expect(() => evalSample(all, { ...o, heldOutFraction: 0 })).toThrow(/held-out/);
   });
 
+  it('N above the held-out count goes round the same order again: every prompt equally often', () => {
+    const all = readSftExamples(m.examples);
+    const o = { seed: 9, splitSeed: 5, heldOutFraction: 0.5 };
+    const h = heldOutMask(all, 5, 0.5).filter(Boolean).length;
+    const once = evalSample(all, { ...o, n: h });
+    const thrice = evalSample(all, { ...o, n: 3 * h + 1 });
+    expect(new Set(once).size).toBe(h); // without replacement up to h
+    expect(thrice.length).toBe(3 * h + 1);
+    // the first h are the n <= h sample, then the same order again, then its first element
+    expect(thrice).toEqual([...once, ...once, ...once, once[0]]);
+    // smaller N is a prefix, so the demo's seeded sample does not move when N grows
+    expect(evalSample(all, { ...o, n: 2 })).toEqual(once.slice(0, 2));
+  });
+
   it('a random policy cut at maxTokens is counted as truncated, never valid', async () => {
     const r = await evalValidTurns({
       model: m.modelDir, adapter: null, examples: m.examples, n: 2, seed: 1, splitSeed: 5, heldOutFraction: 0.5,

@@ -11,25 +11,25 @@
 // generation_config.json, vocab_map.json, tokenizer files) are copied; its model card and
 // training record are not (they describe that model, not the mean): average.json records
 // the sources, their weights and the sha256 of each source's weights, with each source's
-// pretrain.json when it has one.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+// own records (pretrain.json, average.json, expand.json: records.ts) when it has them.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256File } from '../../checkpoints/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { fromFloat32, numel, toFloat32, type SafeTensor } from '../io/dtype.ts';
 import { openSafetensors, writeSafetensors, type SafetensorsFile } from '../io/safetensors.ts';
 import { readQwen3Config, toHfConfig } from './config.ts';
+import { AVERAGE_RECORD, EXPAND_RECORD, modelRecords, PRETRAIN_RECORD, type ModelRecords } from './records.ts';
 import { readVocabMap, VOCAB_MAP_FILE } from './vocab-map.ts';
 
-export const AVERAGE_RECORD = 'average.json';
+export { AVERAGE_RECORD };
 const WEIGHTS_FILE = 'model.safetensors';
 /** Files of the first model that describe it alone and are not copied to the mean. */
-const NOT_COPIED = new Set([WEIGHTS_FILE, 'README.md', 'pretrain.json', AVERAGE_RECORD]);
-export interface AverageSource {
+const NOT_COPIED = new Set([WEIGHTS_FILE, 'README.md', PRETRAIN_RECORD, AVERAGE_RECORD, EXPAND_RECORD]);
+export interface AverageSource extends ModelRecords {
   dir: string;
   weight: number;
   sha256: string;
-  pretrain?: unknown;
 }
 
 /** The parsed config.json (config.ts) in its Hugging Face field names, for comparing and naming fields. */
@@ -87,13 +87,7 @@ export function averageModels(dirs: readonly string[], out: string, rawWeights?:
   if (existsSync(out) && readdirSync(out).length)
     throw new InputError(`model average: --out ${out} exists and is not empty; write the mean to a new folder (the sources stay as they are)`);
   checkSameShape(dirs);
-  const sources: AverageSource[] = dirs.map((dir, k) => {
-    const pretrain = join(dir, 'pretrain.json');
-    return {
-      dir, weight: w[k]!, sha256: sha256File(join(dir, WEIGHTS_FILE)),
-      ...(existsSync(pretrain) ? { pretrain: JSON.parse(readFileSync(pretrain, 'utf8')) as unknown } : {}),
-    };
-  });
+  const sources: AverageSource[] = dirs.map((dir, k) => ({ dir, weight: w[k]!, sha256: sha256File(join(dir, WEIGHTS_FILE)), ...modelRecords(dir) }));
   const files: SafetensorsFile[] = [];
   const tensors = new Map<string, SafeTensor>();
   try {

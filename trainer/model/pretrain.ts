@@ -10,8 +10,8 @@
 // written back in the HF layout loadModel reads, with tie_word_embeddings: false.
 //
 // Measured on the demo's examples (runs A-I, 2 cores, wasm): data/sft/README.md, "The demo's
-// budget". The committed demo base (models/tiny-demo) is this function's output for the
-// recipe in cli/commands/demo.ts (DEMO_BASE_STAGES).
+// budget". The committed demo base (models/tiny-demo) is made of this function's output for
+// the recipe in cli/commands/demo-base.ts (DEMO_BASE_STAGES, DEMO_BASE_ROUNDS).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
