@@ -12,20 +12,17 @@
 // training record are not (they describe that model, not the mean): average.json records
 // the sources, their weights and the sha256 of each source's weights, with each source's
 // own records (pretrain.json, average.json, expand.json: records.ts) when it has them.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256File } from '../../checkpoints/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { fromFloat32, numel, toFloat32, type SafeTensor } from '../io/dtype.ts';
 import { openSafetensors, writeSafetensors, type SafetensorsFile } from '../io/safetensors.ts';
 import { readQwen3Config, toHfConfig } from './config.ts';
-import { AVERAGE_RECORD, EXPAND_RECORD, modelRecords, PRETRAIN_RECORD, type ModelRecords } from './records.ts';
+import { AVERAGE_RECORD, copyModelFiles, modelRecords, refuseNonEmptyOut, WEIGHTS_FILE, type ModelRecords } from './records.ts';
 import { readVocabMap, VOCAB_MAP_FILE } from './vocab-map.ts';
 
 export { AVERAGE_RECORD };
-const WEIGHTS_FILE = 'model.safetensors';
-/** Files of the first model that describe it alone and are not copied to the mean. */
-const NOT_COPIED = new Set([WEIGHTS_FILE, 'README.md', PRETRAIN_RECORD, AVERAGE_RECORD, EXPAND_RECORD]);
 export interface AverageSource extends ModelRecords {
   dir: string;
   weight: number;
@@ -84,8 +81,7 @@ export function weightedMean(parts: readonly SafeTensor[], w: readonly number[],
 /** Write the weighted mean of the models in `dirs` to `out`, a new folder (or an empty one). */
 export function averageModels(dirs: readonly string[], out: string, rawWeights?: readonly number[]): AverageSource[] {
   const w = averageWeights(dirs.length, rawWeights);
-  if (existsSync(out) && readdirSync(out).length)
-    throw new InputError(`model average: --out ${out} exists and is not empty; write the mean to a new folder (the sources stay as they are)`);
+  refuseNonEmptyOut('model average', out);
   checkSameShape(dirs);
   const sources: AverageSource[] = dirs.map((dir, k) => ({ dir, weight: w[k]!, sha256: sha256File(join(dir, WEIGHTS_FILE)), ...modelRecords(dir) }));
   const files: SafetensorsFile[] = [];
@@ -110,9 +106,7 @@ export function averageModels(dirs: readonly string[], out: string, rawWeights?:
   } finally {
     for (const f of files) f.close();
   }
-  mkdirSync(out, { recursive: true });
-  for (const f of readdirSync(dirs[0]!))
-    if (!NOT_COPIED.has(f) && statSync(join(dirs[0]!, f)).isFile()) copyFileSync(join(dirs[0]!, f), join(out, f));
+  copyModelFiles(dirs[0]!, out);
   writeSafetensors(join(out, WEIGHTS_FILE), tensors, { format: 'pt' });
   writeFileSync(join(out, AVERAGE_RECORD), `${JSON.stringify({ format: 'gsteer-average/1', sources }, null, 2)}\n`);
   return sources;

@@ -16,18 +16,16 @@
 // config.json gets num_hidden_layers L + G; every other file of the source is copied except
 // its model card and training records; expand.json records the source (folder, weights
 // sha256, its pretrain.json / average.json) and the layer map.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256File } from '../../checkpoints/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import type { SafeTensor } from '../io/dtype.ts';
 import { openSafetensors, writeSafetensors } from '../io/safetensors.ts';
 import { readQwen3Config, toHfConfig } from './config.ts';
-import { AVERAGE_RECORD, EXPAND_RECORD, modelRecords, PRETRAIN_RECORD } from './records.ts';
+import { copyModelFiles, EXPAND_RECORD, modelRecords, refuseNonEmptyOut, WEIGHTS_FILE } from './records.ts';
 
 export { EXPAND_RECORD };
-const WEIGHTS_FILE = 'model.safetensors';
-const NOT_COPIED = new Set([WEIGHTS_FILE, 'README.md', 'config.json', PRETRAIN_RECORD, AVERAGE_RECORD, EXPAND_RECORD]);
 /** The projections written into the residual stream: zero in an inserted layer. */
 const ZEROED = ['self_attn.o_proj.weight', 'mlp.down_proj.weight'];
 
@@ -51,8 +49,7 @@ const zerosLike = (t: SafeTensor): SafeTensor => ({ dtype: t.dtype, shape: [...t
 
 /** Write the expanded copy of the model in `src` to `out` (a new or empty folder). */
 export function expandModel(src: string, out: string, groups: number): { layers: number; map: { from: number; copy: boolean }[] } {
-  if (existsSync(out) && readdirSync(out).length)
-    throw new InputError(`model expand: --out ${out} exists and is not empty; write the expanded model to a new folder (the source stays as it is)`);
+  refuseNonEmptyOut('model expand', out);
   const cfg = readQwen3Config(src);
   const map = layerMap(cfg.numHiddenLayers, groups);
   const file = openSafetensors(join(src, WEIGHTS_FILE));
@@ -73,9 +70,7 @@ export function expandModel(src: string, out: string, groups: number): { layers:
   } finally {
     file.close();
   }
-  mkdirSync(out, { recursive: true });
-  for (const f of readdirSync(src))
-    if (!NOT_COPIED.has(f) && statSync(join(src, f)).isFile()) copyFileSync(join(src, f), join(out, f));
+  copyModelFiles(src, out, ['config.json']); // config.json is rewritten below
   const raw = JSON.parse(readFileSync(join(src, 'config.json'), 'utf8')) as Record<string, unknown>;
   const layers = map.length;
   writeFileSync(join(out, 'config.json'), `${JSON.stringify({ ...raw, ...toHfConfig({ ...cfg, numHiddenLayers: layers }) }, null, 2)}\n`);

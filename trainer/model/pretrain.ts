@@ -29,6 +29,7 @@ import { loadModel, type Qwen3Model } from './model.ts';
 import { valueWords } from './pretrain-augment.ts';
 import { makeBatch, pretrainBatches, pretrainSequences, stepSequence, type SequenceOptions } from './pretrain-data.ts';
 import { pretrainLoss } from './pretrain-loss.ts';
+import { PRETRAIN_RECORD } from './records.ts';
 import { projWeightName, type ComputeWeights } from './weights.ts';
 
 export interface PretrainOptions extends SequenceOptions {
@@ -112,7 +113,7 @@ export function hfTensors(model: Qwen3Model): Map<string, SafeTensor> {
 
 /** The records of the stages that already trained the model in `dir` (its pretrain.json), oldest first. */
 function earlierStages(dir: string): unknown[] {
-  const file = join(dir, 'pretrain.json');
+  const file = join(dir, PRETRAIN_RECORD);
   if (!existsSync(file)) return [];
   const { previous = [], ...last } = JSON.parse(readFileSync(file, 'utf8')) as { previous?: unknown[] };
   return [...previous, last];
@@ -152,7 +153,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       steps, sequences: train.length, tokens, augmented, firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
     };
-    writeFileSync(join(dir, 'pretrain.json'), `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
+    writeFileSync(join(dir, PRETRAIN_RECORD), `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
     return r;
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {

@@ -3,29 +3,22 @@
 // mean of a model with itself is that model byte for byte and scores the same, the order
 // of the sources does not matter, and mismatched models are refused with the file, the
 // field and both values.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { modelWorkspace, SMALL_CFG } from './fixtures.ts';
 import { sha256File } from '../../../checkpoints/atomic.ts';
 import { run } from '../../../cli/commands/model.ts';
-import { selectBackend } from '../../../trainer/backend.ts';
 import { fromFloat32, toFloat32 } from '../../../trainer/io/dtype.ts';
 import { readSafetensors } from '../../../trainer/io/safetensors.ts';
 import { averageModels, averageWeights, weightedMean } from '../../../trainer/model/average.ts';
 import { baseKeptIds, initModel } from '../../../trainer/model/init.ts';
 import { loadModel, tokenLogprobs, type Qwen3Config } from '../../../trainer/model/index.ts';
 
-const CFG: Qwen3Config = {
-  vocabSize: 151936, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1,
-  headDim: 16, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: false, maxPositionEmbeddings: 4096,
-};
-
-let tmp: string;
-let n = 0;
-const fresh = () => join(tmp, `m${++n}`);
+const CFG = SMALL_CFG;
+const { path, fresh } = modelWorkspace('gsteer-average-');
 /** A small model written by initModel with `seed` (same vocabulary for every seed). */
 function model(seed: number, cfg: Qwen3Config = CFG, kept = baseKeptIds()): string {
   const dir = fresh();
@@ -33,12 +26,6 @@ function model(seed: number, cfg: Qwen3Config = CFG, kept = baseKeptIds()): stri
   return dir;
 }
 const weightsOf = (dir: string) => readSafetensors(join(dir, 'model.safetensors')).tensors;
-
-beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'gsteer-average-'));
-  await selectBackend('wasm', () => {});
-});
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('averageModels', () => {
   it('writes sum_k w_k * theta_k for every tensor, with the weights normalized', () => {
@@ -111,7 +98,7 @@ describe('averageModels', () => {
     mkdirSync(used);
     writeFileSync(join(used, 'x'), '');
     expect(() => averageModels([a, model(2)], used)).toThrow(/--out .* exists and is not empty/);
-    expect(() => averageModels([a, join(tmp, 'nowhere')], fresh())).toThrow(/nowhere\/config\.json: not found/);
+    expect(() => averageModels([a, path('nowhere')], fresh())).toThrow(/nowhere\/config\.json: not found/);
   });
 });
 

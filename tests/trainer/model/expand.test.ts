@@ -3,16 +3,15 @@
 // token exactly as the source does (the new layers' output projections are zero, so they
 // add nothing to the residual stream), the copied tensors are the source's, training moves
 // the new layers, and bad requests are refused with the rule.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { modelWorkspace, SMALL_CFG } from './fixtures.ts';
 import { sha256File } from '../../../checkpoints/atomic.ts';
 import { run } from '../../../cli/commands/model.ts';
 import type { SftExample } from '../../../data/sft/examples.ts';
-import { selectBackend } from '../../../trainer/backend.ts';
 import { toFloat32 } from '../../../trainer/io/dtype.ts';
 import { readSafetensors } from '../../../trainer/io/safetensors.ts';
 import { expandModel, layerMap } from '../../../trainer/model/expand.ts';
@@ -21,14 +20,8 @@ import { loadModel, tokenLogprobs, type Qwen3Config } from '../../../trainer/mod
 import { pretrainModel } from '../../../trainer/model/pretrain.ts';
 import { qwen3Tokenizer } from '../../../trainer/tokenizer.ts';
 
-const CFG: Qwen3Config = {
-  vocabSize: 151936, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 2, numKeyValueHeads: 1,
-  headDim: 16, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: false, maxPositionEmbeddings: 4096,
-};
-
-let tmp: string;
-let n = 0;
-const fresh = () => join(tmp, `m${++n}`);
+const CFG: Qwen3Config = { ...SMALL_CFG, numHiddenLayers: 2 };
+const { path, fresh } = modelWorkspace('gsteer-expand-');
 const weightsOf = (dir: string) => readSafetensors(join(dir, 'model.safetensors')).tensors;
 function source(cfg: Qwen3Config = CFG, seed = 1): string {
   const dir = fresh();
@@ -41,12 +34,6 @@ async function logprobsOf(dir: string, ids: number[][]): Promise<number[][]> {
   m.dispose();
   return out;
 }
-
-beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'gsteer-expand-'));
-  await selectBackend('wasm', () => {});
-});
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('layerMap', () => {
   it('puts a copy after the last layer of each of G equal groups', () => {
@@ -116,7 +103,7 @@ describe('expandModel', () => {
     initModel(src, CFG, { seed: 2, keptIds: kept });
     const out = fresh();
     expandModel(src, out, 1);
-    const file = join(tmp, 'examples.jsonl');
+    const file = path('examples.jsonl');
     const ex = (i: number): SftExample => ({
       instanceId: `i${i}`, userId: 'u', trajectoryId: `i${i}/s0/o0/dialogue`, kind: 'dialogue', step: 0, steps: 1, action: 'STOP',
       input: [{ role: 'system', content: 'Answer in the turn format.' }, { role: 'user', content: `QUERY: trip ${i}` }],

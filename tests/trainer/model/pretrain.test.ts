@@ -1,17 +1,16 @@
 // `gsteer model init --pretrain` (trainer/model/pretrain*.ts): the hand-written cross-entropy
 // gradient against softmax - onehot worked in plain JS, the target loss falls when the base
 // weights train, and the written checkpoint reloads with the trained model's logprobs.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { modelWorkspace, SMALL_CFG } from './fixtures.ts';
 import { sha256File } from '../../../checkpoints/atomic.ts';
 import { run } from '../../../cli/commands/model.ts';
-import { selectBackend } from '../../../trainer/backend.ts';
 import { baseKeptIds, initModel } from '../../../trainer/model/init.ts';
-import { loadModel, tokenLogprobs, type Qwen3Config, type Qwen3Model } from '../../../trainer/model/index.ts';
+import { loadModel, tokenLogprobs, type Qwen3Model } from '../../../trainer/model/index.ts';
 import type { SftExample } from '../../../data/sft/examples.ts';
 import { heldOutMask } from '../../../data/sft/tokens.ts';
 import { makeBatch, pretrainSequences, type SequenceOptions } from '../../../trainer/model/pretrain-data.ts';
@@ -20,12 +19,7 @@ import { pretrainModel } from '../../../trainer/model/pretrain.ts';
 import { PRETRAIN_DEFAULTS, pretrainOptions } from '../../../trainer/model/pretrain-cli.ts';
 import { qwen3Tokenizer } from '../../../trainer/tokenizer.ts';
 
-let tmp: string;
-beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'gsteer-pretrain-'));
-  await selectBackend('wasm', () => {});
-});
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const { path } = modelWorkspace('gsteer-pretrain-');
 
 describe('rowCrossEntropy', () => {
   it('value = lse - logit[target] and gradient = dy * (softmax - onehot), as computed in plain JS', () => {
@@ -56,11 +50,7 @@ describe('rowCrossEntropy', () => {
   });
 });
 
-// A smaller Qwen3 than the tiny preset so the test trains in seconds; untied, as init --pretrain writes it.
-const CFG: Qwen3Config = {
-  vocabSize: 151936, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1,
-  headDim: 16, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: false, maxPositionEmbeddings: 4096,
-};
+const CFG = SMALL_CFG;
 const TARGETS = [
   'STATE:\n- budget | purpose: Money | status: uncovered | source: memory | value:\nPLAN: check memory\nACTION: RETRIEVE\nEXECUTE: Money',
   'STATE:\n- budget | purpose: Money | status: covered | source: memory | value: 900\nPLAN: done\nACTION: STOP\nEXECUTE: Trip for 900',
@@ -80,7 +70,7 @@ function meanLoss(model: Qwen3Model, file: string): number {
 describe('pretrainLoss', () => {
   it('is the mean target-token negative logprob of tokenLogprobs, with the head run on target positions only', () => {
     const tok = qwen3Tokenizer();
-    const dir = join(tmp, 'loss-ref');
+    const dir = path('loss-ref');
     initModel(dir, CFG, { seed: 9, keptIds: [...baseKeptIds(), ...TARGETS.flatMap((t) => tok.encode(t))] });
     return loadModel(dir).then((model) => {
       // three right-padded sequences whose targets start at different positions (from = 2 - 1)
@@ -119,8 +109,8 @@ describe('pretrainSequences with extra examples', () => {
       example(TARGETS[0]!, 100), example(TARGETS[1]!, 101), // new prompts: added
       example(TARGETS[1]!, 101), // a repeat inside the extra file: added once
     ];
-    const file = join(tmp, 'main.jsonl');
-    const more = join(tmp, 'extra.jsonl');
+    const file = path('main.jsonl');
+    const more = path('extra.jsonl');
     writeFileSync(file, main.map((e) => JSON.stringify(e)).join('\n'));
     writeFileSync(more, extra.map((e) => JSON.stringify(e)).join('\n'));
     const o = { ...SEQ, heldOutFraction: 0.5 };
@@ -143,10 +133,10 @@ describe('pretrainSequences with extra examples', () => {
 describe('pretrainModel', () => {
   it('lowers the target loss, and the checkpoint it writes reloads with the same logprobs', async () => {
     const tok = qwen3Tokenizer();
-    const file = join(tmp, 'examples.jsonl');
+    const file = path('examples.jsonl');
     writeFileSync(file, TARGETS.map((t, i) => JSON.stringify(example(t, i))).join('\n'));
     const kept = [...baseKeptIds(), ...TARGETS.flatMap((t) => tok.encode(t)), ...tok.encode('<|im_start|>system\nuser\nassistant\n<think>\n\n</think>\n\nAnswer in the turn format.QUERY: trip 0 1 2')];
-    const dir = join(tmp, 'm');
+    const dir = path('m');
     initModel(dir, CFG, { seed: 3, keptIds: kept });
     const before = await loadModel(dir);
     const lossBefore = meanLoss(before, file);
@@ -171,9 +161,9 @@ describe('pretrainModel', () => {
   }, 30_000);
 
   it('refuses a tied model (its head cannot train while the embedding stays frozen)', async () => {
-    const dir = join(tmp, 'tied');
+    const dir = path('tied');
     initModel(dir, { ...CFG, tieWordEmbeddings: true }, { seed: 3, keptIds: baseKeptIds() });
-    await expect(pretrainModel(dir, join(tmp, 'examples.jsonl'), qwen3Tokenizer(), {
+    await expect(pretrainModel(dir, path('examples.jsonl'), qwen3Tokenizer(), {
       ...SEQ, seed: 5, steps: 1, seconds: 1, batchSize: 1, lr: 1e-2, warmup: 0, weightDecay: 0, maxGradNorm: 1, augment: 0, progress: false, log: () => {},
     })).rejects.toThrow(/tie_word_embeddings: false/);
   });
@@ -198,17 +188,17 @@ describe('model init --pretrain flags', () => {
 
 describe('gsteer model init --pretrain', () => {
   it('writes an untied tiny model whose weights moved from the init, and records what it did', async () => {
-    const file = join(tmp, 'cli-examples.jsonl');
+    const file = path('cli-examples.jsonl');
     writeFileSync(file, TARGETS.map((t, i) => JSON.stringify(example(t, i))).join('\n'));
     const common = ['--preset', 'tiny', '--seed', '4', '--vocab-from', file];
-    const plain = join(tmp, 'cli-plain');
-    const trained = join(tmp, 'cli-trained');
+    const plain = path('cli-plain');
+    const trained = path('cli-trained');
     expect(await run(['init', ...common, '--out', plain])).toBe(0);
     expect(await run(['init', ...common, '--out', trained, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
     const report = JSON.parse(readFileSync(join(trained, 'pretrain.json'), 'utf8'));
     expect(report).toMatchObject({ steps: 3, sequences: 3, context: 16, examples: file, examplesSha256: sha256File(file), backend: 'wasm' });
     // The recipe is reproducible: the same command (a step cap, not a time cap) writes the same bytes.
-    const again = join(tmp, 'cli-trained-again');
+    const again = path('cli-trained-again');
     expect(await run(['init', ...common, '--out', again, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
     expect(readFileSync(join(again, 'model.safetensors')).equals(readFileSync(join(trained, 'model.safetensors')))).toBe(true);
     // A second stage (gsteer model pretrain) trains on and keeps the first stage's record.
