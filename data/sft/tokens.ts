@@ -46,6 +46,9 @@ export function tokenizeExample(tok: Tokenizer, ex: SftExample, index: number): 
   };
 }
 
+/** Two examples have the same prompt when their input messages are equal. */
+export const promptKey = (e: Pick<SftExample, 'input'>): string => JSON.stringify(e.input);
+
 /**
  * Held-out split by trajectory (all steps of a trajectory on one side): a trajectory is
  * held out when a uniform draw from Rng.derive(seed, 'sft-split', trajectoryId) falls
@@ -65,9 +68,8 @@ export function isHeldOut(seed: number, trajectoryId: string, fraction: number):
  */
 export function heldOutMask(examples: readonly Pick<SftExample, 'trajectoryId' | 'input'>[], seed: number, fraction: number): boolean[] {
   const byTrajectory = examples.map((e) => isHeldOut(seed, e.trajectoryId, fraction));
-  const key = (e: Pick<SftExample, 'input'>) => JSON.stringify(e.input);
-  const trainPrompts = new Set(examples.filter((_, i) => !byTrajectory[i]).map(key));
-  return examples.map((e, i) => byTrajectory[i]! && !trainPrompts.has(key(e)));
+  const trainPrompts = new Set(examples.filter((_, i) => !byTrajectory[i]).map(promptKey));
+  return examples.map((e, i) => byTrajectory[i]! && !trainPrompts.has(promptKey(e)));
 }
 
 /** The batches of one epoch: a seeded permutation of `n` training examples, cut into `batchSize` chunks. */

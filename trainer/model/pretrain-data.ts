@@ -4,7 +4,7 @@
 // sequence costs little more than its target (the tail still holds the generation cue
 // "<|im_start|>assistant\n<think>\n\n</think>\n\n").
 import type { SftExample } from '../../data/sft/examples.ts';
-import { heldOutMask, readSftExamples, tokenizeExample } from '../../data/sft/tokens.ts';
+import { heldOutMask, promptKey, readSftExamples, tokenizeExample } from '../../data/sft/tokens.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import type { Tokenizer } from '../tokenizer.ts';
@@ -57,7 +57,6 @@ export interface PretrainData {
   extraRepeated: number;
 }
 
-const promptKey = (e: Pick<SftExample, 'input'>) => JSON.stringify(e.input);
 const stepKey = (e: Pick<SftExample, 'input' | 'target'>) => JSON.stringify([e.input, e.target]);
 
 export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): PretrainData {
