@@ -1,7 +1,7 @@
 // The demo's policy base (configs/demo.yaml policy.model, committed as models/tiny-demo):
 // the recipe that made it, how `gsteer demo`'s model phase remakes it when the folder is
 // missing, and the line the demo prints about the one it finds.
-import { cpSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sha256File } from '../../checkpoints/atomic.ts';
 import type { RunConfig } from '../../configs/schema.ts';
@@ -33,18 +33,49 @@ export const DEMO_BASE_STAGES = [stage(3000, '5e-3'), stage(1500, '3e-3'), stage
  * and its branches (`gsteer model average`): data/sft/README.md, "Extra data and weight
  * averaging" and "More layers: block expansion".
  */
-export interface Branch { seed: number; args: string[]; extra: boolean }
-export interface Round { expandGroups?: number; branches: Branch[] }
+/**
+ * Extra examples a branch can also train on (`--pretrain-extra`), each built next to the
+ * SFT examples by `gsteer sft build` with these `--set`s, once per builder seed in `seeds`
+ * (the files concatenated in that order; none = the config's seed):
+ * - `ratios`: each optional-target ratio of the paper ({0, 0.5, 1}) instead of the backbone alone;
+ * - `seeds`: the demo's own settings with 12 other builder seeds, i.e. other memory-hit
+ *   scenarios of the same trajectories (data/sft/README.md, "More scenarios").
+ */
+export interface ExtraExamples { file: string; sets: string[]; seeds: number[] }
+export const DEMO_BASE_EXTRAS = {
+  ratios: { file: 'examples-extra.jsonl', sets: ['sft.optionalRatios=[0,0.5,1]'], seeds: [] },
+  seeds: { file: 'examples-seeds.jsonl', sets: [], seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] },
+} satisfies Record<string, ExtraExamples>;
+export type ExtraName = keyof typeof DEMO_BASE_EXTRAS;
+export interface Branch { seed: number; args: string[]; extra?: ExtraName }
+/** `mean: false`: the round's model is its one branch, not the mean of the start and the branches. */
+export interface Round { expandGroups?: number; branches: Branch[]; mean?: false }
 export const DEMO_BASE_ROUNDS: Round[] = [
-  { branches: [{ seed: 42, args: stage(3000, '2e-3'), extra: true }, { seed: 7, args: stage(3000, '2e-3'), extra: false }] },
-  { expandGroups: 1, branches: [{ seed: 11, args: stage(3000, '2e-3'), extra: false }] },
+  { branches: [{ seed: 42, args: stage(3000, '2e-3'), extra: 'ratios' }, { seed: 7, args: stage(3000, '2e-3') }] },
+  { expandGroups: 1, branches: [{ seed: 11, args: stage(3000, '2e-3') }] },
+  { branches: [{ seed: 23, args: stage(3000, '2e-3'), extra: 'seeds' }], mean: false },
 ];
-export const DEMO_BASE_EXTRA = { sets: ['sft.optionalRatios=[0,0.5,1]'], file: 'examples-extra.jsonl' };
-export const DEMO_BASE_MINUTES = 280;
+export const DEMO_BASE_MINUTES = 310;
 
 export interface BaseRecipe {
   stages: string[][];
   rounds: Round[];
+  extras?: Record<ExtraName, ExtraExamples>;
+}
+
+/** Write `x`'s examples to `out` (one `sft build` per seed, concatenated); returns the builder's counts. */
+export async function buildExtra(ctx: { configFiles: string[]; sets: string[] }, x: ExtraExamples, out: string): Promise<string> {
+  const sets = [...ctx.sets, ...x.sets];
+  if (!x.seeds.length) return buildDemoExamples(sftConfig({ configFiles: ctx.configFiles, sets }), out);
+  const counts: string[] = [];
+  writeFileSync(out, '');
+  for (const seed of x.seeds) {
+    const part = `${out}.seed-${seed}`;
+    counts.push(`seed ${seed}:\n${await buildDemoExamples(sftConfig({ configFiles: ctx.configFiles, sets: [...sets, `seed=${seed}`] }), part)}`);
+    appendFileSync(out, readFileSync(part));
+    rmSync(part);
+  }
+  return counts.join('\n');
 }
 
 /**
@@ -57,7 +88,7 @@ export interface BaseRecipe {
  */
 export async function remakeDemoBase(
   ctx: { cfg: RunConfig; configFiles: string[]; sets: string[]; sftExamples: string },
-  recipe: BaseRecipe = { stages: DEMO_BASE_STAGES, rounds: DEMO_BASE_ROUNDS },
+  recipe: BaseRecipe = { stages: DEMO_BASE_STAGES, rounds: DEMO_BASE_ROUNDS, extras: DEMO_BASE_EXTRAS },
 ): Promise<number> {
   const { cfg, configFiles, sets, sftExamples } = ctx;
   const { run } = await import('./model.ts');
@@ -73,9 +104,12 @@ export async function remakeDemoBase(
   const [first = [], ...more] = recipe.stages;
   let code = await run(['init', '--preset', 'tiny', '--out', trunk, ...vocab, '--seed', String(cfg.seed), ...common, ...first]);
   for (const s of more) if (code === 0) code = await run(['pretrain', '--model', trunk, '--seed', String(cfg.seed), ...common, ...s]);
-  const extra = join(dirname(sftExamples), DEMO_BASE_EXTRA.file);
-  if (code === 0 && recipe.rounds.some((r) => r.branches.some((b) => b.extra)))
-    console.error(`demo: extra warm-up examples ${extra}\n${await buildDemoExamples(sftConfig({ configFiles, sets: [...sets, ...DEMO_BASE_EXTRA.sets] }), extra)}`);
+  const extras = recipe.extras ?? DEMO_BASE_EXTRAS;
+  const extraFile = (name: ExtraName) => join(dirname(sftExamples), extras[name].file);
+  for (const name of new Set(recipe.rounds.flatMap((r) => r.branches.flatMap((b) => (b.extra ? [b.extra] : []))))) {
+    if (code !== 0) break;
+    console.error(`demo: extra warm-up examples (${name}) ${extraFile(name)}\n${await buildExtra({ configFiles, sets }, extras[name], extraFile(name))}`);
+  }
   let current = trunk;
   for (const [k, round] of recipe.rounds.entries()) {
     if (code !== 0) return code;
@@ -86,9 +120,14 @@ export async function remakeDemoBase(
     for (const [i, b] of round.branches.entries()) {
       if (code !== 0) return code;
       cpSync(start, fresh(branches[i]!), { recursive: true });
-      code = await run(['pretrain', '--model', branches[i]!, '--seed', String(b.seed), ...common, ...b.args, ...(b.extra ? ['--pretrain-extra', extra] : [])]);
+      code = await run(['pretrain', '--model', branches[i]!, '--seed', String(b.seed), ...common, ...b.args, ...(b.extra ? ['--pretrain-extra', extraFile(b.extra)] : [])]);
     }
     if (code !== 0) return code;
+    if (round.mean === false) {
+      if (branches.length !== 1) throw new Error(`demo base recipe: round ${k + 1} has mean: false and ${branches.length} branches; it takes exactly one`);
+      current = branches[0]!;
+      continue;
+    }
     const mean = k === recipe.rounds.length - 1 ? out : fresh(`${r}-mean`);
     code = branches.length ? await run(['average', '--out', mean, start, ...branches]) : (cpSync(start, mean, { recursive: true }), 0);
     current = mean;
