@@ -22,18 +22,6 @@ import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
 const stage = (steps: number, lr: string) => ['--pretrain-steps', String(steps), '--pretrain-batch', '1', '--pretrain-lr', lr];
 export const DEMO_BASE_STAGES = [stage(3000, '5e-3'), stage(1500, '3e-3'), stage(3000, '2e-3'), stage(1500, '1e-3')];
 /**
- * Then rounds of branches. A round starts from the model so far (the trunk, then the mean
- * of the round before), optionally expanded first (`gsteer model expand`: more layers that
- * start as the identity); each branch trains one more stage from that start into its own
- * copy (`--seed` varies the order of the sequences, `--pretrain-split-seed` keeps the
- * held-out split), some also on the extra examples (the demo's instances built with each
- * optional-target ratio of the paper, {0, 0.5, 1}, instead of sft-demo.yaml's backbone
- * alone; --pretrain-extra leaves out every step whose prompt the demo's examples have, so
- * the held-out prompts stay unseen). The round's model is the uniform mean of its start
- * and its branches (`gsteer model average`): data/sft/README.md, "Extra data and weight
- * averaging" and "More layers: block expansion".
- */
-/**
  * Extra examples a branch can also train on (`--pretrain-extra`), each built next to the
  * SFT examples by `gsteer sft build` with these `--set`s, once per builder seed in `seeds`
  * (the files concatenated in that order; none = the config's seed):
@@ -47,6 +35,17 @@ export const DEMO_BASE_EXTRAS = {
   seeds: { file: 'examples-seeds.jsonl', sets: [], seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] },
 } satisfies Record<string, ExtraExamples>;
 export type ExtraName = keyof typeof DEMO_BASE_EXTRAS;
+/**
+ * Then rounds of branches. A round starts from the model so far (the trunk, then the model
+ * of the round before), optionally expanded first (`gsteer model expand`: more layers that
+ * start as the identity); each branch trains one more stage from that start into its own
+ * copy (`--seed` varies the order of the sequences, `--pretrain-split-seed` keeps the
+ * held-out split), some also on extra examples (`DEMO_BASE_EXTRAS`; --pretrain-extra
+ * leaves out every step whose prompt the demo's examples have, so the held-out prompts stay
+ * unseen). The round's model is the uniform mean of its start and its branches (`gsteer
+ * model average`), or with `mean: false` its one branch as it is: data/sft/README.md,
+ * "Extra data and weight averaging", "More layers: block expansion" and "More scenarios".
+ */
 export interface Branch { seed: number; args: string[]; extra?: ExtraName }
 /** `mean: false`: the round's model is its one branch, not the mean of the start and the branches. */
 export interface Round { expandGroups?: number; branches: Branch[]; mean?: false }
@@ -91,6 +90,9 @@ export async function remakeDemoBase(
   recipe: BaseRecipe = { stages: DEMO_BASE_STAGES, rounds: DEMO_BASE_ROUNDS, extras: DEMO_BASE_EXTRAS },
 ): Promise<number> {
   const { cfg, configFiles, sets, sftExamples } = ctx;
+  for (const [k, round] of recipe.rounds.entries())
+    if (round.mean === false && round.branches.length !== 1)
+      throw new Error(`demo base recipe: round ${k + 1} has mean: false and ${round.branches.length} branches; a round that keeps its branch takes exactly one`);
   const { run } = await import('./model.ts');
   const out = cfg.policy.model;
   const vocab = [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]);
@@ -124,7 +126,6 @@ export async function remakeDemoBase(
     }
     if (code !== 0) return code;
     if (round.mean === false) {
-      if (branches.length !== 1) throw new Error(`demo base recipe: round ${k + 1} has mean: false and ${branches.length} branches; it takes exactly one`);
       current = branches[0]!;
       continue;
     }

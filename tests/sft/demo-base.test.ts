@@ -82,4 +82,15 @@ describe('remakeDemoBase', () => {
     expect(baseNote(out, sftExamples)).toBe(' (3 layers; 6 warm-up stage(s), 8 updates in all, 2 mean(s) of branches, 1 layer expansion(s); recipe in its README.md)');
     expect(baseNote(out, join(tmp, 'examples-extra.jsonl'))).toMatch(/differ from the ones it was pretrained on/);
   }, 240_000);
+
+  it('refuses a round that keeps its branch (mean: false) with more than one branch, before training anything', async () => {
+    const out = join(tmp, 'refused');
+    const cfg = loadConfig(['configs/demo.yaml'], [`policy.model=${out}`]);
+    const branch = { seed: 1, args: ['--pretrain-steps', '1'] };
+    await expect(remakeDemoBase({ cfg, configFiles: ['configs/demo.yaml'], sets: [], sftExamples: join(tmp, 'none.jsonl') }, {
+      stages: [['--pretrain-steps', '1']],
+      rounds: [{ branches: [branch, { ...branch, seed: 2 }], mean: false }],
+    })).rejects.toThrow('round 1 has mean: false and 2 branches; a round that keeps its branch takes exactly one');
+    expect(existsSync(`${out}.trunk`)).toBe(false);
+  });
 });
