@@ -35,7 +35,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   }
   for (const [k, v] of Object.entries(result.advantageStats)) if (k !== 'reward_std') rec[k] = v;
   const s = result.stats;
-  Object.assign(rec, { loss: s.loss, clip_ratio: s.clip_ratio, grad_norm: s.grad_norm, entropy: s.entropy });
+  Object.assign(rec, { loss: s.loss, clip_ratio: s.clip_ratio, grad_norm: s.grad_norm, entropy: s.entropy }, s.diagnostics ?? {});
   const tokens = episodes.map((e) => e.completionTokens);
   rec['completions/mean_length'] = mean(tokens);
   rec['turns/mean'] = mean(episodes.map((e) => e.turns));

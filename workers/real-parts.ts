@@ -92,6 +92,9 @@ function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean) {
   };
 }
 
+/** Step metrics logged per update besides the fixed TrainStats fields (TRL names). */
+const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
+
 async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
   const [{ selectBackend }, { loadModel }, lora, { loraPolicy }, opts, { trainStep }] = await Promise.all([
     import('../trainer/backend.ts'), import('../trainer/model/model.ts'), import('../trainer/lora/index.ts'),
@@ -118,7 +121,8 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     },
     async step(batch, step) {
       const m = trainStep(loraPolicy(model, adapter), optimizer, grpoRows(batch, cfg.grpo.maxPolicyLag > 0), opts.grpoStepOptions(cfg, step - 1, totalSteps()));
-      return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s };
+      const diagnostics = Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!]));
+      return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
     },
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
