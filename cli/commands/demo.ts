@@ -10,6 +10,7 @@ import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
 import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from './demo-base.ts';
+import { demoEvalPhase } from './demo-eval.ts';
 
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
@@ -60,6 +61,7 @@ const PHASES: Phase[] = [
       return { code: await train.run([...args, ...(initAdapter ? ['--init-adapter', initAdapter] : [])]) };
     },
   },
+  demoEvalPhase,
 ];
 
 export async function run(argv: string[]): Promise<number> {
