@@ -7,6 +7,8 @@ import { resolve } from 'node:path';
 import { adapterName, numberedName, runLayout } from '../../checkpoints/layout.ts';
 import { formatSideBySide } from '../../eval/report.ts';
 import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning.ts';
+import { readMetrics } from '../../monitor/sink.ts';
+import { rewardCurves } from '../../monitor/terminal-curve.ts';
 import type { PhaseContext } from './demo.ts';
 import { evaluate } from './eval.ts';
 
@@ -23,6 +25,7 @@ export const demoEvalPhase = {
   name: 'eval',
   async run({ cfg, initAdapter }: PhaseContext): Promise<{ code: number }> {
     const layout = runLayout(resolve(cfg.runDir, cfg.runName));
+    console.log(`\n${rewardCurves(readMetrics(layout.metrics))}`);
     const trend = quarterTrend(runGroupMeans(layout.root));
     const final = latestAdapter(layout.adapters);
     if (!final || final.version === 0) {
