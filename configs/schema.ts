@@ -80,6 +80,14 @@ export const RolloutSchema = z
     topP: z.number().gt(0).max(1).default(0.95), // paper: top-p 0.95
     maxTurns: positiveInt.default(12), // SPEC §3: default 12
     maxTokens: positiveInt.default(384), // per policy turn; long enough for state + plan + action
+    /**
+     * Sample every policy turn under the policy grammar (rollout/grammar.ebnf, sent as vLLM's
+     * `structured_outputs.grammar`), and score each constrained token under the same mask in
+     * the trainer. A departure from the paper, which samples unconstrained and penalizes
+     * malformed turns (configs/paper.yaml sets false); the invalid penalty stays for
+     * unconstrained runs and for what only parseTurn checks (a repeated slot name under vLLM).
+     */
+    constrained: z.boolean().default(true),
     retrieveCandidates: positiveInt.default(15), // SPEC §2: Retrieve examines up to 15
     retrieveTopK: positiveInt.default(3), // SPEC §2: returns at most 3
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
