@@ -41,5 +41,7 @@ describe('e2e: SIGKILL and resume', () => {
       expect(series.get('reward')?.map(([step]) => step)).toEqual([1, 2, 3, 4, 5]);
       expect(series).toEqual(seriesOfMetrics(readMetrics(join(run, 'metrics.jsonl'))));
     }
+    // gsteer train's stdout (not a terminal here): one line per update, each with its ETA
+    expect(x.stdout.match(/^step [1-5]\/5 {2}reward .* eta \d+:\d\d$/gm)?.length).toBe(5);
   }, 120_000);
 });
