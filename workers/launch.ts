@@ -10,7 +10,7 @@ import type { RunConfig } from '../configs/schema.ts';
 import type { Instance, UserState } from '../data/schema.ts';
 import { metricsSink, readMetrics, type MetricsRecord } from '../monitor/sink.ts';
 import { summaryTable } from '../monitor/summary.ts';
-import { progressBar } from '../util/progress.ts';
+import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
 import { RunController, type Outcome } from './controller.ts';
 import { loadParts } from './parts.ts';
 import { waitForPolicyServer } from './policy-admin.ts';
@@ -53,7 +53,8 @@ async function freePort(): Promise<number> {
 
 export async function launchRun(o: LaunchOptions): Promise<number> {
   const { cfg, layout } = o;
-  const log = (msg: string) => console.error(`gsteer: ${msg}`);
+  let lines: UpdateLines | null = null; // per-update lines and the bar, once the first update lands
+  const log = (msg: string) => (lines ? lines.note(`gsteer: ${msg}`) : console.error(`gsteer: ${msg}`));
   const redisProc = await ensureRedis(cfg.queues.redisUrl, log);
   let giveUp: string | null = null;
   let controller: RunController | null = null;
@@ -106,12 +107,11 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
       await sleep(200);
     }
     const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, o.info.runId));
-    let bar: ReturnType<typeof progressBar> | null = null;
     controller = new RunController({
       cfg, layout, info: o.info, instances: o.instances, users, redis, sink, policyUrl, startStep: o.startStep, log,
       onUpdate: (rec: MetricsRecord, total: number) => {
-        bar ??= progressBar('grpo', total - o.startStep);
-        bar.tick(1, `reward ${Number(rec.reward).toFixed(3)}`);
+        lines ??= updateLines(o.startStep, total);
+        lines.update(rec);
       },
     });
     let signals = 0;
@@ -132,7 +132,8 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
     }
-    (bar as ReturnType<typeof progressBar> | null)?.done();
+    (lines as UpdateLines | null)?.done();
+    lines = null; // later messages go below the finished bar
     console.log(summaryTable(readMetrics(layout.metrics)));
     console.log(`\nrun directory: ${layout.root}`);
     if (outcome.kind === 'done') console.log(`done: ${outcome.step} update(s)`);

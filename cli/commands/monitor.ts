@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { runLayout } from '../../checkpoints/layout.ts';
 import { readMetrics } from '../../monitor/sink.ts';
+import { curvesPanel } from '../../monitor/sparkline.ts';
 import { summaryTable } from '../../monitor/summary.ts';
 import { InputError } from '../../util/errors.ts';
 import { readRunConfig } from '../../workers/context.ts';
@@ -17,8 +18,9 @@ import { followLine } from '../../monitor/follow.ts';
 export const summary = 'show a run: metrics table, queue board, live updates (--follow)';
 export const usage = `usage: gsteer monitor RUN_DIR [--follow] [--rows N]
 
-Prints the per-update metrics of RUN_DIR/metrics.jsonl (first, evenly spaced, last rows)
-and, when Redis answers, the job counts of the run's queues. --follow then prints one line
+Prints the per-update metrics of RUN_DIR/metrics.jsonl (first, evenly spaced, last rows),
+sparklines of the main curves (min / last / max, fitted to the terminal width) and, when
+Redis answers, the job counts of the run's queues. --follow then prints one line
 per new update from the run's Redis stream until Ctrl-C.`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -27,7 +29,9 @@ export async function run(argv: string[]): Promise<number> {
   const layout = runLayout(resolve(positionals[0] as string));
   const cfg = readRunConfig(layout.config);
   const info = readRunInfo(layout);
-  console.log(summaryTable(readMetrics(layout.metrics), Number(values.rows)));
+  const records = readMetrics(layout.metrics);
+  console.log(summaryTable(records, Number(values.rows)));
+  if (records.length) console.log(`\n${curvesPanel(records, process.stdout.columns || 80)}`);
   if (!(await pingRedis(cfg.queues.redisUrl))) {
     console.log('\n(Redis not reachable: no queue board)');
     return 0;

@@ -15,8 +15,11 @@ export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--s
 Validates the config and the dataset first (every problem listed, exit 2, nothing
 started). Then starts a local redis-server when none answers on queues.redisUrl (and one
 is installed), the embedded policy server (policy.server: embedded) or checks the external
-one, the trainer, group and rollout workers as child processes, and runs the updates with
-a progress bar. The run lives in runDir/runName (layout: checkpoints/README.md).
+one, the trainer, group and rollout workers as child processes, and runs the updates: one
+line per update on stdout (step, reward, reward_std, frac_reward_zero_std, invalid rate,
+turns, loss, grad_norm, seconds) above a progress bar with ETA (without a terminal: the
+ETA ends each line). The run lives in runDir/runName (layout: checkpoints/README.md), with
+TensorBoard event files beside metrics.jsonl (tensorboard --logdir runDir).
 
   --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output); its
                        rank, alpha and target modules must match lora.*
