@@ -32,12 +32,15 @@ export interface LaunchOptions {
   maxRestarts?: number;
 }
 
-const CLI = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
+/** The CLI's one entry point; it registers the TypeScript loader itself. */
+const CLI = fileURLToPath(new URL('../cli/gsteer.mjs', import.meta.url));
 const SYNTH_SERVER = fileURLToPath(new URL('./synthetic/server-main.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
-const GUARD = new URL('./child-guard.ts', import.meta.url).href;
-/** node flags of every child: TypeScript via tsx, and the parent-death guard. */
-const NODE_ARGS = ['--import', TSX, '--import', GUARD];
+const GUARD = new URL('./child-guard.mjs', import.meta.url).href;
+/** node flags of every child: the parent-death guard. */
+const NODE_ARGS = ['--import', GUARD];
+/** A .ts script run directly (not through the CLI) also needs tsx. */
+const TS_NODE_ARGS = ['--import', TSX, ...NODE_ARGS];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort(): Promise<number> {
@@ -76,7 +79,7 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     if (cfg.policy.server === 'embedded') {
       const port = cfg.policy.port || (await freePort());
       const args = parts.kind === 'synthetic'
-        ? [...NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
+        ? [...TS_NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
         : [...NODE_ARGS, CLI, 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend];
       sup.start({ name: 'policy-server', args, logFile: layout.log('policy-server') });
       policyUrl = `http://127.0.0.1:${port}/v1`;

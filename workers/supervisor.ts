@@ -1,5 +1,5 @@
 // Child processes of a run (workers, the embedded policy server): started with an IPC
-// channel and workers/child-guard.ts preloaded (they exit when we do), logs to RUN/logs/<name>.log, restarted with a bounded
+// channel and workers/child-guard.mjs preloaded (they exit when we do), logs to RUN/logs/<name>.log, restarted with a bounded
 // budget when one dies unexpectedly (a SIGKILLed rollout worker or trainer comes back and
 // BullMQ hands it the stalled job); over budget, `onGiveUp` stops the run.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,7 +32,7 @@ export class Supervisor {
   start(spec: ChildSpec, restarts = 0): ChildProcess {
     mkdirSync(dirname(spec.logFile), { recursive: true });
     const out = openSync(spec.logFile, 'a');
-    // Own process group (detached): terminal signals go to the controller only (child-guard.ts).
+    // Own process group (detached): terminal signals go to the controller only (child-guard.mjs).
     const proc = spawn(process.execPath, spec.args, { stdio: ['ignore', out, out, 'ipc'], env: { ...process.env, ...spec.env }, detached: true });
     this.children.set(spec.name, { spec, proc, restarts });
     proc.on('exit', (code, signal) => {

@@ -11,11 +11,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { progressBar } from '../../util/progress.ts';
 
-const CLI = ['--import', 'tsx', 'cli/main.ts'];
+const CLI = [fileURLToPath(new URL('../../cli/gsteer.mjs', import.meta.url))];
 
 function runCli(args: string[]): Promise<number | null> {
   return new Promise((resolve) => {
