@@ -25,8 +25,9 @@ const FILE_POLL_MS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * A connection for the dashboard: commands fail at once while Redis is away (no offline
- * queue), and it keeps reconnecting quietly, so a run whose Redis comes up later goes live.
+ * A connection for the dashboard: a command fails after one reconnect attempt instead of
+ * waiting for Redis (callers check `status` first), and it keeps reconnecting quietly, so
+ * a run whose Redis comes up later (launchRun may start one) goes live.
  */
 export function dashboardRedis(url: string): Redis {
   const r = new Redis({ ...redisOptions(url), maxRetriesPerRequest: 1, retryStrategy: (n: number) => Math.min(500 * n, 5000) });
@@ -49,6 +50,7 @@ export class ServedRun extends EventEmitter {
 
   constructor(dir: string, private readonly log: (msg: string) => void) {
     super();
+    this.setMaxListeners(0); // three per open page
     this.layout = runLayout(resolve(dir));
     this.name = basename(this.layout.root);
     if (!RUN_NAME.test(this.name) || this.name === '.' || this.name === '..')
@@ -62,9 +64,11 @@ export class ServedRun extends EventEmitter {
     return metricsStreamKey(this.cfg.queues.prefix, this.info.runId);
   }
 
-  start(): void {
+  /** Read the file, watch it, and (unless `stream` is false) follow the Redis stream. */
+  start(stream = true): void {
     this.syncFromFile();
     this.timer = setInterval(() => this.syncFromFile(), FILE_POLL_MS);
+    if (!stream) return;
     this.conn = dashboardRedis(this.cfg.queues.redisUrl);
     this.conn.on('close', () => this.setLive('file'));
     void this.follow(this.conn);

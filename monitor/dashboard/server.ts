@@ -47,7 +47,7 @@ const PAGES = { index: here('index.html'), run: here('run.html') };
 
 /** Strict for our pages; bull-board's UI needs inline styles. */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-const CSP_BOARD = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
+const CSP_BOARD = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'self'; frame-ancestors 'none'"; // also keeps its web fonts (a CDN) out
 
 /** Mask credentials in URLs (redis://user:pass@host) before a config leaves the machine. */
 export const maskCredentials = (text: string) => text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s'"]*@/gi, '$1***@');

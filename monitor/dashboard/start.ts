@@ -38,7 +38,14 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   if (dup) throw new InputError(`two run directories are named ${dup.name} (${runs.filter((r) => r.name === dup.name).map((r) => r.layout.root).join(', ')}); run names must differ: serve them one at a time or rename one`);
   const queues = new RunQueues(runs);
   const app = createApp({ runs, queues, prometheus: new PrometheusMetrics(runs, queues), token, allowRetries: o.allowRetries ?? false, log });
-  for (const r of runs) r.start();
+  // Runs with one stream (the same run id and prefix: a copied run directory) cannot tell
+  // whose updates it carries: those follow their metrics.jsonl only.
+  const streamOf = (r: ServedRun) => `${r.cfg.queues.redisUrl} ${r.streamKey}`;
+  for (const r of runs) {
+    const shared = runs.filter((s) => streamOf(s) === streamOf(r));
+    if (shared.length > 1 && shared[0] === r) log(`runs ${shared.map((s) => s.name).join(', ')} share the Redis stream ${r.streamKey} (same run id and queue prefix); they follow their metrics.jsonl only`);
+    r.start(shared.length === 1);
+  }
   const close = async () => {
     for (const r of runs) await r.close();
     await queues.close();

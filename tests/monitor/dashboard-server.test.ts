@@ -104,6 +104,23 @@ describe('dashboard URLs', () => {
   });
 });
 
+describe('runs sharing a stream', () => {
+  it('a copied run directory (same run id and prefix) and its original follow their files only', async () => {
+    const copy = fixtureRun(root, 'run-a-copy', { steps: 2, prefix, runId: 'run-a' });
+    const logs: string[] = [];
+    const d = await startDashboard({ runDirs: [a.dir, copy.dir, b.dir], port: 0, log: (m) => logs.push(m) });
+    const other = await startDashboard({ runDirs: [a.dir], port: 0, log: () => undefined });
+    try {
+      await waitFor(() => other.runs[0]!.live === 'redis', 10_000, 'the same run alone going live');
+      expect(d.runs.map((r) => r.live)).toEqual(['file', 'file', 'file']);
+      expect(logs).toEqual([`runs run-a, run-a-copy share the Redis stream ${prefix}:metrics:run-a (same run id and queue prefix); they follow their metrics.jsonl only`]);
+    } finally {
+      await other.close();
+      await d.close();
+    }
+  });
+});
+
 describe('Prometheus /metrics and the queue board', () => {
   it('reports the latest update as gauges, counters from the records, queue depths', async () => {
     const redis = connect('redis://127.0.0.1:6379');
