@@ -67,7 +67,16 @@ export class ServedRun extends EventEmitter {
   /** Read the file, watch it, and (unless `stream` is false) follow the Redis stream. */
   start(stream = true): void {
     this.syncFromFile();
-    this.timer = setInterval(() => this.syncFromFile(), FILE_POLL_MS);
+    // A read that fails (the file replaced mid-read) is tried again at the next tick; it must
+    // never throw out of the timer (in `gsteer train --dashboard` that would end the run).
+    this.timer = setInterval(() => {
+      try {
+        this.syncFromFile();
+      } catch (e) {
+        this.report(`${this.layout.metrics}: ${(e as Error).message}; trying again`);
+        this.fileStamp = '';
+      }
+    }, FILE_POLL_MS);
     if (!stream) return;
     this.conn = dashboardRedis(this.cfg.queues.redisUrl);
     this.conn.on('close', () => this.setLive('file'));

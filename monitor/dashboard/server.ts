@@ -38,11 +38,11 @@ export interface AppDeps {
 const here = (f: string) => fileURLToPath(new URL(`./public/${f}`, import.meta.url));
 const require = createRequire(import.meta.url);
 /** Every file /static serves: a fixed list, so no request names a path. */
-const STATIC: Record<string, string> = {
-  'uPlot.esm.js': require.resolve('uplot/dist/uPlot.esm.js'),
-  'uPlot.min.css': require.resolve('uplot/dist/uPlot.min.css'),
-  ...Object.fromEntries(['dashboard.css', 'index.js', 'run.js', 'charts.js', 'smooth.js', 'trajectories.js', 'api.js'].map((f) => [f, here(f)])),
-};
+const STATIC = new Map<string, string>([
+  ['uPlot.esm.js', require.resolve('uplot/dist/uPlot.esm.js')],
+  ['uPlot.min.css', require.resolve('uplot/dist/uPlot.min.css')],
+  ...['dashboard.css', 'index.js', 'run.js', 'charts.js', 'smooth.js', 'trajectories.js', 'api.js'].map((f): [string, string] => [f, here(f)]),
+]);
 const PAGES = { index: here('index.html'), run: here('run.html') };
 
 /** Strict for our pages; bull-board's UI needs inline styles. */
@@ -96,7 +96,7 @@ export function createApp(d: AppDeps): express.Express {
     if (runOf(req.params.run, res)) res.sendFile(PAGES.run);
   });
   app.get('/static/:file', (req, res) => {
-    const file = STATIC[req.params.file];
+    const file = STATIC.get(req.params.file);
     if (!file) return void res.status(404).type('text/plain').send('404: no such file\n');
     res.sendFile(file);
   });

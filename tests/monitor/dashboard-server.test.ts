@@ -85,7 +85,7 @@ describe('dashboard URLs', () => {
       '/runs/..', '/runs/%2e%2e', '/api/runs/..%2fsecret.txt/metrics', '/api/runs/%2E%2E%2F%2E%2E/config.yaml', '/api/runs/run-a%2f..%2f..%2fsecret.txt/run.json',
       '/api/runs/%2Fetc%2Fpasswd/config.yaml', '/runs/run-a%00', '/api/runs/run%00-a/metrics', '/api/events?run=..%2Fsecret.txt',
       '/api/runs/run-a/trajectories?step=..%2F..%2Fsecret', '/static/..%2F..%2Fsecret.txt', '/static/%2Fetc%2Fpasswd', '/../secret.txt', '/runs/../../secret.txt',
-      '/runs//etc/passwd', '/api/runs/%E0%A4%A/metrics',
+      '/runs//etc/passwd', '/api/runs/%E0%A4%A/metrics', '/static/constructor', '/runs/__proto__', '/api/runs/constructor/metrics',
     ];
     for (const path of refused) {
       const r = await get(dash.url, path);
