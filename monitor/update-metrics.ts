@@ -11,6 +11,10 @@ export interface UpdateTiming {
   wallSeconds: number; // since the run (or resume) started
   rolloutSeconds: number; // admission -> group stage done
   policyVersionUsed: number;
+  /** Trainer idle before this update: previous update done -> this update's group stage done (0 when it was still busy). */
+  waitRolloutsSeconds: number;
+  /** Rollout side idle before this update: previous group stage done -> this update admitted (waiting for its policy version). */
+  waitTrainerSeconds: number;
 }
 
 export function updateMetrics(step: number, groups: readonly GroupFile[], result: UpdateResult, t: UpdateTiming): MetricsRecord {
@@ -26,6 +30,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
     reward_std: result.advantageStats.reward_std ?? 0,
     groups: kept.length,
     groups_dropped: groups.length - kept.length,
+    trajectories: episodes.length, // scored trajectories the update trained on (dropped groups excluded)
   };
   const components = [...new Set(scores.flatMap((s) => Object.keys(s.components)))].sort();
   for (const c of components) {
@@ -46,6 +51,9 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   // Timing (not reproducible across runs; everything above is).
   rec.tokens_per_second = s.train_seconds > 0 ? s.num_tokens / s.train_seconds : 0;
   rec['rollout/tokens_per_second'] = t.rolloutSeconds > 0 ? tokens.reduce((a, b) => a + b, 0) / t.rolloutSeconds : 0;
+  rec.trajectories_per_second = t.rolloutSeconds > 0 ? episodes.length / t.rolloutSeconds : 0;
+  rec['time/wait_rollouts_s'] = t.waitRolloutsSeconds;
+  rec['time/wait_trainer_s'] = t.waitTrainerSeconds;
   rec.train_seconds = s.train_seconds;
   rec.rollout_seconds = t.rolloutSeconds;
   rec.wall_time = t.wallSeconds;
@@ -53,4 +61,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
 }
 
 /** Keys that differ between two identical runs (wall-clock timing). */
-export const TIMING_KEYS = ['tokens_per_second', 'rollout/tokens_per_second', 'train_seconds', 'rollout_seconds', 'wall_time'];
+export const TIMING_KEYS = [
+  'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
+  'train_seconds', 'rollout_seconds', 'wall_time',
+];

@@ -3,8 +3,11 @@
 // budget when one dies unexpectedly (a SIGKILLed rollout worker or trainer comes back and
 // BullMQ hands it the stalled job); over budget, `onGiveUp` stops the run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { appendFileSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+
+/** Written into the child's log file at each restart: the run directory's record of restarts (gsteer_restarts_total). */
+export const RESTART_MARK = 'gsteer supervisor: restart';
 
 export interface ChildSpec {
   name: string;
@@ -43,6 +46,7 @@ export class Supervisor {
         return;
       }
       this.log(`${spec.name} died (${why}); restarting (${restarts + 1}/${this.maxRestarts})`);
+      appendFileSync(spec.logFile, `[${new Date().toISOString()}] ${RESTART_MARK} ${restarts + 1}/${this.maxRestarts} of ${spec.name} (${why})\n`);
       this.start(spec, restarts + 1);
     });
     return proc;
