@@ -18,19 +18,37 @@ export interface ConstraintOptions {
 /** Is bit `id` set in a bitmask [ceil(V / 32)] (bit id & 31 of word id >> 5)? */
 export const maskHas = (mask: Int32Array, id: number): boolean => (((mask[id >>> 5] as number) >>> (id & 31)) & 1) === 1;
 
+/** Set bits in a 32-bit word. */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
 /** The ids of `support` (ascending; null = all ids below `size`) whose bit is set in `mask`. */
 export function allowedIds(mask: Int32Array, support: Int32Array | null, size: number): Int32Array {
-  if (support) return support.filter((id) => maskHas(mask, id));
-  const out: number[] = [];
+  if (support) {
+    const out = new Int32Array(support.length);
+    let n = 0;
+    for (let i = 0; i < support.length; i++) {
+      const id = support[i] as number;
+      if (((mask[id >>> 5] as number) >>> (id & 31)) & 1) out[n++] = id;
+    }
+    return out.subarray(0, n);
+  }
+  let count = 0;
+  for (let w = 0; w < mask.length; w++) count += popcount(mask[w] as number);
+  const out = new Int32Array(count);
+  let n = 0;
   for (let w = 0; w < mask.length; w++) {
     let word = mask[w] as number;
     while (word !== 0) {
       const id = (w << 5) | (31 - Math.clz32(word & -word));
       word &= word - 1;
-      if (id < size) out.push(id);
+      if (id < size) out[n++] = id;
     }
   }
-  return Int32Array.from(out);
+  return out.subarray(0, n);
 }
 
 export class TokenConstraint {

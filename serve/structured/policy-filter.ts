@@ -26,6 +26,8 @@ export const POLICY_FILTER_VERSION = 1;
 export const POLICY_CAPS: TurnCaps = { name: 48, purpose: 96, value: 192, plan: 320, execute: 1024, slots: 16, slack: 32 };
 /** Bytes the open field may still gain from a completion: 2 (a character, a space) + 3 (an unfinished character). */
 const MAX_RESERVE = 5;
+/** No TurnCursor.completion() is longer (the longest: a slot line cut after "-", ~100 bytes; tested). */
+export const MAX_COMPLETION = 160;
 
 /** The smallest max_tokens a filtered turn fits in: the shortest turn plus EOS. */
 export function policyMinTokens(caps: TurnCaps = POLICY_CAPS): number {
@@ -89,13 +91,15 @@ export class PolicyTurnFilter {
     const bytes = this.vocab.bytes(id);
     if (!bytes.length) return 'not in the vocabulary';
     const c = this.cursor.clone();
-    for (const b of bytes) {
-      const why = c.push(b);
+    for (let i = 0; i < bytes.length; i++) {
+      const why = c.push(bytes[i] as number);
       if (why) return why;
     }
     const f = c.openField();
     if (f && f.bytes + f.reserve > f.cap) return `the field would pass its cap of ${f.cap} bytes`;
-    if (this.position + 1 + c.completion().length + 1 > this.maxTokens) return `the turn could not end within max_tokens=${this.maxTokens}`;
+    // Far from the end, no completion (at most MAX_COMPLETION bytes) can run past max_tokens.
+    if (this.position + 2 + MAX_COMPLETION > this.maxTokens && this.position + 1 + c.completion().length + 1 > this.maxTokens)
+      return `the turn could not end within max_tokens=${this.maxTokens}`;
     return null;
   }
 
@@ -105,14 +109,21 @@ export class PolicyTurnFilter {
    * room left, only the ids that can break a rule are looked at.
    */
   apply(mask: Int32Array): void {
+    // Outside fields (structure: sparse masks) or mid-character: every allowed id, exactly.
     const room = this.cursor.fieldRoom();
+    const ft = this.cursor.fieldTail();
+    if (room === null || ft === null) return this.checkEverySetBit(mask, () => true);
     const { lens, byLenDesc, complex, complexIds } = this.tables;
-    // In (or just before) a field, a token without "\n"/"|" ends in that field, and the
-    // completion after it is at most MAX_RESERVE longer than now.
-    if (room === null || this.position + 1 + this.cursor.completion().length + MAX_RESERVE + 1 > this.maxTokens) {
-      this.checkEverySetBit(mask);
-      return;
+    // A token without "\n"/"|" (not `complex`) either stays in the literal before the field
+    // or ends in the field, leaving a completion of ft.tail + at most MAX_RESERVE bytes.
+    const budget = this.maxTokens - this.position - 2 - ft.tail;
+    if (budget < 0) {
+      // Even a field that needs nothing more cannot take another byte: only literal bytes and closing tokens.
+      for (const id of complexIds) if (has(mask, id) && this.banReason(id)) clear(mask, id);
+      return this.checkEverySetBit(mask, (id) => !complex[id] && (lens[id] as number) > ft.litRest, true);
     }
+    if (budget < MAX_RESERVE) return this.checkEverySetBit(mask, () => true); // the last few tokens
+    // Plenty of budget: only "\n"/"|" tokens and tokens long enough to reach the cap can be banned.
     for (const id of complexIds) if (has(mask, id) && this.banReason(id)) clear(mask, id);
     for (const id of byLenDesc) {
       const len = lens[id] as number;
@@ -122,14 +133,15 @@ export class PolicyTurnFilter {
     }
   }
 
-  private checkEverySetBit(mask: Int32Array): void {
+  /** For every set bit with `pick(id)`: clear it when banned (or always, with `banAll`). */
+  private checkEverySetBit(mask: Int32Array, pick: (id: number) => boolean, banAll = false): void {
     for (let w = 0; w < mask.length; w++) {
       let word = mask[w] as number;
       while (word !== 0) {
         const bit = 31 - Math.clz32(word & -word);
         word &= word - 1;
         const id = (w << 5) | bit;
-        if (id < this.vocab.size && this.banReason(id)) clear(mask, id);
+        if (id < this.vocab.size && pick(id) && (banAll || this.banReason(id))) clear(mask, id);
       }
     }
   }

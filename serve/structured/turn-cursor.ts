@@ -255,6 +255,24 @@ export class TurnCursor {
     return next ? lit.length - this.segText.length + this.caps[next] : null;
   }
 
+  /**
+   * For a token without "\n"/"|" that ends in the open (or next) field: `litRest` = bytes of
+   * literal before that field, `tail` = bytes of the completion after the field closes (so
+   * such a token leaves a completion of tail + its field's pending + need). null where
+   * fieldRoom() is null.
+   */
+  fieldTail(): { litRest: number; tail: number } | null {
+    if (this.fieldRoom() === null) return null;
+    const c = this.clone();
+    let litRest = 0;
+    if (!c.field) {
+      const lit = c.line === 'head' ? (HEAD[c.section] as string).slice(c.col) : (SEG_LIT[c.seg] as string).slice(c.segText.length);
+      for (let i = 0; i < lit.length; i++) c.push(lit.charCodeAt(i));
+      litRest = lit.length;
+    }
+    return { litRest, tail: c.completion().length - c.need() };
+  }
+
   /** Bytes of the open field, of what it must still take, and its cap (null outside fields). */
   openField(): { bytes: number; reserve: number; cap: number } | null {
     const f = this.field;

@@ -39,10 +39,14 @@ const mutation = fc.constantFrom('drop', 'dup', 'swap', 'blank', 'pad', 'enum', 
 const JUNK = ['', '  ', 'STATE:', 'PLAN: again', 'ACTION: STOP', 'EXECUTE:', '-', '- x |', 'hello', '|||', 'value:', ' PLAN: x', '\u00a0', 'ACTION:ASK'];
 const BAD_ENUM: [RegExp, string][] = [[/status: \w+/, 'status: done'], [/source: \w+/, 'source: web'], [/ACTION: \w+/, 'ACTION: ask'], [/covered/, 'Covered']];
 
+/** Cut a line at a code point (model output is decoded UTF-8: it never holds half a surrogate pair). */
+const cutAt = (l: string, r: number) => [...l].slice(0, r % ([...l].length + 1)).join('').length;
+
 function mutate(base: string, kinds: string[], picks: number[]): string {
   let lines = base.split('\n');
   kinds.forEach((kind, k) => {
     const r = picks[k] ?? 0;
+    if (!lines.length) lines = [''];
     const i = r % lines.length;
     const l = lines[i] as string;
     switch (kind) {
@@ -52,10 +56,10 @@ function mutate(base: string, kinds: string[], picks: number[]): string {
       case 'blank': lines.splice(i, 0, [' ', '', '\t\r'][r % 3] as string); break;
       case 'pad': lines[i] = l + [' ', '\t', '\r', ' \u00a0', '\f'][r % 5]; break;
       case 'enum': { const [re, to] = BAD_ENUM[r % BAD_ENUM.length]!; lines[i] = l.replace(re, to); break; }
-      case 'pipe': { const p = (r >> 2) % (l.length + 1); lines[i] = `${l.slice(0, p)}|${l.slice(p)}`; break; }
+      case 'pipe': { const p = cutAt(l, r >> 2); lines[i] = `${l.slice(0, p)}|${l.slice(p)}`; break; }
       case 'junk': lines.splice(i, 0, JUNK[r % JUNK.length] as string); break;
-      case 'cut': lines = lines.slice(0, i + 1); lines[i] = l.slice(0, (r >> 2) % (l.length + 1)); break;
-      case 'char': { const p = (r >> 2) % (l.length + 1); lines[i] = l.slice(0, p) + String.fromCharCode(32 + (r % 95)) + l.slice(p); break; }
+      case 'cut': lines = lines.slice(0, i + 1); lines[i] = l.slice(0, cutAt(l, r >> 2)); break;
+      case 'char': { const p = cutAt(l, r >> 2); lines[i] = l.slice(0, p) + String.fromCharCode(32 + (r % 95)) + l.slice(p); break; }
       case 'crlf': lines = lines.map((x) => `${x}\r`); break;
       case 'dupSlot': { const s = lines.findIndex((x) => x.startsWith('- ')); if (s >= 0) lines.splice(s, 0, lines[s] as string); break; }
     }

@@ -86,7 +86,8 @@ describe('PolicyTurnFilter', () => {
   it('random walks never run out of tokens and end with EOS within max_tokens, parsing as valid turns', async () => {
     const c = await compileConstraint(spec, qwen3Vocab(demoKept));
     for (const [maxTokens, seed] of [[35, 1], [36, 2], [50, 3], [120, 4], [400, 5]] as const) {
-      const w = await walk(c, maxTokens, seed);
+      // id by id near the end, where the budget rule decides
+      const w = await walk(c, maxTokens, seed, { exact: (t) => t >= maxTokens - 40 });
       expect(w.ended, `max_tokens ${maxTokens}`).toBe(true);
       expect(w.ids.length).toBeLessThanOrEqual(maxTokens);
       const r = parseTurn(w.text);

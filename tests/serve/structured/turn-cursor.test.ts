@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { POLICY_GRAMMAR } from '../../../rollout/grammar-ebnf.ts';
 import { ACTIONS, parseTurn, renderTurn, SOURCES, STATUSES } from '../../../rollout/grammar.ts';
 import type { PolicyTurn } from '../../../rollout/types.ts';
-import { POLICY_CAPS, policyMinTokens } from '../../../serve/structured/policy-filter.ts';
+import { MAX_COMPLETION, POLICY_CAPS, policyMinTokens } from '../../../serve/structured/policy-filter.ts';
 import { TurnCursor, type TurnCaps } from '../../../serve/structured/turn-cursor.ts';
 import { ebnfAcceptor } from './accept.ts';
 
@@ -57,6 +57,7 @@ function checkPrefixes(bytes: Buffer, caps: TurnCaps): void {
 
 function checkCompletion(prefix: Buffer, c: TurnCursor, walk: boolean): void {
   let rest = c.completion();
+  expect(rest.length).toBeLessThanOrEqual(MAX_COMPLETION);
   const whole = Buffer.concat([prefix, latin1(rest)]);
   const r = parseTurn(utf8(whole));
   expect(r.ok, `${JSON.stringify(utf8(prefix))} + ${JSON.stringify(rest)}: ${r.ok ? '' : r.detail}`).toBe(true);
