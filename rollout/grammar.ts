@@ -35,10 +35,12 @@
 // rollout/grammar-ebnf.ts from the constants below. Property tests check that the EBNF
 // accepts every text parseTurn accepts, and that what it accepts parses or fails only as
 // `duplicate_slot`: "no slot name twice" is not context-free, so a server applying only the
-// EBNF (vLLM) can still produce it. `gsteer serve` adds a token filter on top
-// (serve/structured/policy-filter.ts, request field `gsteer_token_filter: "policy_turn"`)
-// that rules out repeated names and caps field lengths so a turn always ends within
-// max_tokens; under it every accepted turn parses.
+// EBNF (vLLM) can still produce it, and can still run into max_tokens (`truncated`): the
+// EBNF has no length bounds (counted repetitions compile far too slowly). `gsteer serve`
+// adds a token filter on top (serve/structured/policy-filter.ts, request field
+// `gsteer_token_filter: "policy_turn"`) that rules out repeated names, caps field lengths
+// and ends every turn with EOS within max_tokens; under it every sampled turn parses. So
+// parseTurn keeps checking everything: against vLLM it is what catches those two.
 // `renderTurn` writes the canonical form (no trailing whitespace, no blank lines), so
 // renderTurn(parseTurn(x).turn) === x for canonical x, and parseTurn(renderTurn(t)) gives t
 // back for any turn whose fields are single-line, trimmed and consistent.

@@ -61,22 +61,33 @@ async function stream(url: string, body: Record<string, unknown>): Promise<Sampl
   return { ids, decodeMs: last - first };
 }
 
-async function run(url: string, model: string, prompts: number[][], mode: Mode, requests: number, concurrency: number, maxTokens: number) {
-  const samples: Sample[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < requests) {
-        const i = next++;
-        const body = { model, prompt: prompts[i % prompts.length], max_tokens: maxTokens, temperature: 1, seed: i, ...MODES[mode] };
-        samples.push(await stream(url, body));
-      }
-    }),
-  );
-  const decodeTokens = samples.reduce((s, x) => s + x.ids.length - 1, 0);
-  const decodeMs = samples.reduce((s, x) => s + x.decodeMs, 0);
-  // tokens/s per sequence while decoding, times the sequences in flight
-  return { mode, concurrency, samples, tokPerS: (decodeTokens / decodeMs) * 1000 * concurrency, msPerToken: decodeMs / decodeTokens };
+interface Row {
+  mode: Mode;
+  concurrency: number;
+  samples: Sample[];
+  tokPerS: number;
+  msPerToken: number;
+}
+
+/**
+ * `requests` requests per mode, `concurrency` at a time; the modes take turns batch by
+ * batch, so a load change on the (shared) machine hits them alike.
+ */
+async function level(url: string, model: string, prompts: number[][], requests: number, concurrency: number, maxTokens: number): Promise<Row[]> {
+  const samples = new Map<Mode, Sample[]>(Object.keys(MODES).map((m) => [m as Mode, []]));
+  for (let start = 0; start < requests; start += concurrency) {
+    for (const mode of Object.keys(MODES) as Mode[]) {
+      const batch = Array.from({ length: Math.min(concurrency, requests - start) }, (_, k) => start + k);
+      const body = (i: number) => ({ model, prompt: prompts[i % prompts.length], max_tokens: maxTokens, temperature: 1, seed: i, ...MODES[mode] });
+      (samples.get(mode) as Sample[]).push(...(await Promise.all(batch.map((i) => stream(url, body(i))))));
+    }
+  }
+  return [...samples].map(([mode, ss]) => {
+    const decodeTokens = ss.reduce((s, x) => s + x.ids.length - 1, 0);
+    const decodeMs = ss.reduce((s, x) => s + x.decodeMs, 0);
+    // tokens/s of one sequence while decoding, times the sequences in flight
+    return { mode, concurrency, samples: ss, tokPerS: (decodeTokens / decodeMs) * 1000 * concurrency, msPerToken: decodeMs / decodeTokens };
+  });
 }
 
 interface Parts {
@@ -143,21 +154,22 @@ async function main(): Promise<void> {
   const tok = qwen3Tokenizer();
   const prompts = sftPrompts(requests).map((m) => encodeChat(tok, m));
   const server = await startServer({ modelDir, servedModelName: 'bench', backend: values.backend as 'auto', maxConcurrency: Math.max(...levels) });
-  const rows: Awaited<ReturnType<typeof run>>[] = [];
+  const rows: Row[] = [];
   try {
     await stream(server.url, { model: 'bench', prompt: prompts[0], max_tokens: 40, ...MODES['grammar+filter'] }); // warm-up, first compile
-    for (const c of levels) for (const mode of Object.keys(MODES) as Mode[]) rows.push(await run(server.url, 'bench', prompts, mode, requests, c, maxTokens));
+    for (const c of levels) rows.push(...(await level(server.url, 'bench', prompts, requests, c, maxTokens)));
   } finally {
     await server.close();
   }
   const avgPrompt = Math.round(prompts.reduce((s, p) => s + p.length, 0) / prompts.length);
   console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${requests} requests per row, max_tokens ${maxTokens}, temperature 1, prompts ~${avgPrompt} tokens (demo SFT inputs)\n`);
-  console.log('| concurrency | mode | decode tokens/s | vs none | ms/token per sequence | tokens decoded |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| concurrency | mode | decode tokens/s | vs none | ms/token per sequence | tokens decoded | ended with EOS |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    const base = rows.find((b) => b.concurrency === r.concurrency && b.mode === 'none') as (typeof rows)[number];
+    const base = rows.find((b) => b.concurrency === r.concurrency && b.mode === 'none') as Row;
     const n = r.samples.reduce((s, x) => s + x.ids.length, 0);
-    console.log(`| ${r.concurrency} | ${r.mode} | ${r.tokPerS.toFixed(1)} | ${(r.tokPerS / base.tokPerS).toFixed(2)}x | ${r.msPerToken.toFixed(2)} | ${n} |`);
+    const eos = r.samples.filter((x) => [151643, 151645].includes(x.ids[x.ids.length - 1] as number)).length;
+    console.log(`| ${r.concurrency} | ${r.mode} | ${r.tokPerS.toFixed(1)} | ${(r.tokPerS / base.tokPerS).toFixed(2)}x | ${r.msPerToken.toFixed(2)} | ${n} | ${eos}/${r.samples.length} |`);
   }
   const completions = rows.filter((r) => r.mode === 'grammar+filter').flatMap((r) => r.samples.map((s) => s.ids));
   const kept = readVocabMap(modelDir, 151936)?.keptIds ?? null;

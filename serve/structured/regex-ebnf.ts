@@ -152,17 +152,27 @@ class Parser {
     return `[${r.negated ? '^' : ''}${CLASS_ESC[r.shorthand]}]`;
   }
 
-  private classMember(): string {
+  /** One class member: a character, or the ASCII ranges of a \\d \\w \\s shorthand. */
+  private classMember(): { char: string } | { ranges: string } {
     if (this.peek() !== '\\') {
       const cp = this.src.codePointAt(this.i) as number;
       this.i += cp > 0xffff ? 2 : 1;
-      return String.fromCodePoint(cp);
+      return { char: String.fromCodePoint(cp) };
     }
     this.i++;
     const r = this.escapedChar(true);
-    if ('char' in r) return r.char;
+    if ('char' in r) return r;
     if (r.negated) this.fail(`\\${r.shorthand.toUpperCase()} inside a class`, 'list the characters the class allows');
-    return `\u0000${r.shorthand}`; // marker: expanded below
+    return { ranges: CLASS_ESC[r.shorthand] as string };
+  }
+
+  /** The upper end of a range "lo-hi" when one follows. */
+  private rangeEnd(): string | null {
+    if (this.peek() !== '-' || this.src[this.i + 1] === ']' || this.src[this.i + 1] === undefined) return null;
+    this.i++;
+    const hi = this.classMember();
+    if (!('char' in hi)) this.fail('a class shorthand as a range end', 'write the range with characters');
+    return hi.char;
   }
 
   private charClass(): string {
@@ -174,17 +184,14 @@ class Parser {
     while (this.peek() !== ']' || first) {
       if (this.peek() === undefined) this.fail('an unclosed "["', 'add the "]"');
       first = false;
-      const lo = this.classMember();
-      if (lo.startsWith('\u0000') && lo.length === 2) {
-        ascii.push(CLASS_ESC[lo[1] as string] as string);
+      const m = this.classMember();
+      if ('ranges' in m) {
+        ascii.push(m.ranges);
         continue;
       }
-      let hi = lo;
-      if (this.peek() === '-' && this.src[this.i + 1] !== ']' && this.src[this.i + 1] !== undefined) {
-        this.i++;
-        hi = this.classMember();
-        if ((hi.codePointAt(0) as number) < (lo.codePointAt(0) as number)) this.fail(`the range ${lo}-${hi} (end before start)`, 'swap the ends');
-      }
+      const lo = m.char;
+      const hi = this.rangeEnd() ?? lo;
+      if ((hi.codePointAt(0) as number) < (lo.codePointAt(0) as number)) this.fail(`the range ${lo}-${hi} (end before start)`, 'swap the ends');
       const isAscii = (lo.codePointAt(0) as number) < 0x80 && (hi.codePointAt(0) as number) < 0x80;
       if (isAscii) ascii.push(lo === hi ? classChar(lo) : `${classChar(lo)}-${classChar(hi)}`);
       else if (lo !== hi || negated) this.fail(`a ${negated ? 'negated class with' : 'class range over'} non-ASCII characters`, 'list the non-ASCII characters one by one in a positive class, or as alternatives (a|b)');
