@@ -2,11 +2,17 @@
 // first step prefills the prompt into this sequence's KV cache, each later step feeds the
 // last sampled id. Every choice owns its cache and its Rng (seeded by the request seed and
 // the choice index), so what it samples does not depend on what else is in flight.
+// A constrained choice (structured outputs) also owns a TokenConstraint: each step samples
+// from the allowed ids only (mask ∩ finite ids, structured/constraint.ts), so temperature,
+// top-k and top-p act after the mask as in vLLM, and the reported logprobs are those of the
+// masked, renormalised distribution (what vLLM reports for a constrained request).
 import { EOS_IDS, type Tokenizer } from '../trainer/tokenizer.ts';
 import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
 import { finiteIds, logSumExp, sampleToken, topLogprobs, type SamplingParams, type TokenLogprob } from './sampling.ts';
+import type { CompiledConstraint } from './structured/compile.ts';
+import { TokenConstraint } from './structured/constraint.ts';
 
 export interface ChoiceSpec {
   promptIds: number[];
@@ -19,23 +25,32 @@ export interface ChoiceSpec {
   ignoreEos: boolean;
   /** How many top alternatives to report per position (0 = none). */
   topLogprobs: number;
+  /** The request's compiled structured-outputs constraint (absent/null: unconstrained). */
+  constraint?: CompiledConstraint | null;
 }
 
-export type FinishReason = 'stop' | 'length';
+/** vLLM's values; 'abort' here = the grammar left no token to sample (stopReason says so). */
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+/** stop_reason of a choice whose constraint allowed no token (finish_reason 'abort'). */
+export const DEAD_END = 'grammar_dead_end';
 
 export interface ChoiceResult {
   /** Sampled ids, including the terminating EOS / stop id (SPEC §9: the trainer learns to stop). */
   ids: number[];
-  /** log_softmax of the raw logits at each sampled id (see sampling.ts). */
+  /** log_softmax at each sampled id: of the raw logits, or over the allowed ids when constrained. */
   logprobs: number[];
   top: TokenLogprob[][] | null;
   text: string;
   offsets: number[];
   finishReason: FinishReason;
+  /** vLLM's stop_reason: null, or DEAD_END. */
+  stopReason: string | null;
 }
 
 /** What one decode step produced, for streaming (`text` = newly final text, maybe ''). */
 export interface StepEvent {
+  /** The sampled id; -1 for the last event of a choice that ended without one (a dead end). */
   id: number;
   logprob: number;
   top: TokenLogprob[] | null;
@@ -52,6 +67,7 @@ export class Generation {
   private readonly out: ChoiceResult;
   private readonly holdBack: number; // chars a stop string could still claim
   private sent = 0; // chars of text already reported to the listener
+  private constraint: TokenConstraint | null = null;
   done = false;
 
   constructor(
@@ -66,21 +82,29 @@ export class Generation {
     this.rng = Rng.derive(spec.seed >>> 0, Math.floor(spec.seed / 2 ** 32), 'choice', spec.choiceIndex);
     this.detok = new Detokenizer(tok, spec.stop);
     this.stopIds = new Set([...(spec.ignoreEos ? [] : EOS_IDS), ...spec.stopTokenIds]);
-    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length' };
+    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length', stopReason: null };
   }
 
-  /** One forward step and one sampled token; returns true once the choice is finished. */
-  step(): boolean {
+  /** One forward step and one sampled token; resolves true once the choice is finished. */
+  async step(): Promise<boolean> {
     if (this.done) return true;
+    if (this.spec.constraint && !this.constraint) this.constraint = await TokenConstraint.create(this.spec.constraint, { maxTokens: this.spec.maxTokens });
+    if (this.done) return true; // cancelled meanwhile
     const first = this.seq === null;
     this.seq ??= this.model.newSequence(this.adapter);
     const logits = this.seq.feed(first ? this.spec.promptIds : [this.out.ids[this.out.ids.length - 1] as number]); // [V]
-    const support = this.model.support ?? finiteIds(logits); // [S] ids with finite logits
+    let support = this.model.support ?? finiteIds(logits); // [S] ids with finite logits
+    if (this.constraint) {
+      support = await this.constraint.allowed(support); // [S'] mask ∩ finite ids
+      if (this.done) return true;
+      if (!support.length) return this.deadEnd();
+    }
     const id = sampleToken(logits, this.spec.sampling, this.rng, support);
     const logZ = logSumExp(logits, support);
     this.out.ids.push(id);
     this.out.logprobs.push((logits[id] as number) - logZ);
     this.out.top?.push(topLogprobs(logits, logZ, this.spec.topLogprobs, support));
+    if (this.constraint && !this.constraint.accept(id)) throw new Error(`internal: the grammar refused id ${id}, which its own mask allowed`);
     const stopString = this.detok.push(id);
     if (this.stopIds.has(id) || stopString) this.finish('stop');
     else if (this.out.ids.length >= this.spec.maxTokens) this.finish('length');
@@ -104,6 +128,14 @@ export class Generation {
     this.onStep({ id, logprob: this.out.logprobs[t] as number, top, textOffset: this.detok.offsets[t] as number, text: delta, finishReason: this.done ? this.out.finishReason : null });
   }
 
+  /** No id is allowed: end the choice without sampling (finish_reason 'abort', stop_reason DEAD_END). */
+  private deadEnd(): true {
+    this.finish('abort');
+    this.out.stopReason = DEAD_END;
+    this.onStep?.({ id: -1, logprob: 0, top: null, textOffset: this.detok.text.length, text: this.detok.text.slice(this.sent), finishReason: 'abort' });
+    return true;
+  }
+
   private finish(reason: FinishReason): void {
     this.done = true;
     this.out.finishReason = reason;
@@ -125,5 +157,7 @@ export class Generation {
   private dispose(): void {
     this.seq?.dispose();
     this.seq = null;
+    this.constraint?.dispose();
+    this.constraint = null;
   }
 }

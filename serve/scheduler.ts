@@ -55,13 +55,13 @@ export class Scheduler {
     while (this.active.length || this.waiting.length) {
       while (this.active.length < this.maxConcurrency && this.waiting.length) this.active.push(this.waiting.shift() as Job);
       for (const job of [...this.active]) {
-        this.stepOne(job);
+        await this.stepOne(job);
         await yieldToEventLoop();
       }
     }
   }
 
-  private stepOne(job: Job): void {
+  private async stepOne(job: Job): Promise<void> {
     const drop = () => this.active.splice(this.active.indexOf(job), 1);
     if (job.signal?.aborted) {
       job.gen.cancel();
@@ -70,7 +70,7 @@ export class Scheduler {
       return;
     }
     try {
-      if (!job.gen.step()) return;
+      if (!(await job.gen.step())) return;
       drop();
       job.resolve(job.gen.result());
     } catch (e) {
