@@ -3,6 +3,7 @@
 // (seeds/g-steer-paper.md, Implementation Details; SPEC.md sections named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
+import { policyMinTokens } from '../serve/structured/policy-filter.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -275,6 +276,8 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['encoder', 'baseUrl'], message: 'encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL' });
     if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
+    if (c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
+      ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
     if (c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)

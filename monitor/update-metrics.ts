@@ -48,6 +48,12 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   rec['turns/retrieve'] = mean(episodes.map((e) => e.retrieveCount));
   rec.invalid_rate = mean(episodes.map((e) => (e.termination === 'invalid' ? 1 : 0)));
   rec.nonstop_rate = mean(episodes.map((e) => (e.termination === 'max_turns' ? 1 : 0)));
+  // Why episodes were invalid: `duplicate_slot` is the one format failure the policy grammar
+  // cannot exclude (vLLM applies only the EBNF; gsteer serve's token filter excludes it too).
+  for (const reason of [...new Set(episodes.flatMap((e) => (e.invalidReason ? [e.invalidReason] : [])))].sort())
+    rec[`invalid/${reason}`] = mean(episodes.map((e) => (e.invalidReason === reason ? 1 : 0)));
+  const turns = episodes.reduce((n, e) => n + e.turns, 0);
+  if (episodes.some((e) => e.constrainedTurns !== undefined)) rec['turns/constrained_share'] = turns ? episodes.reduce((n, e) => n + (e.constrainedTurns ?? 0), 0) / turns : 0;
   // Timing (not reproducible across runs; everything above is).
   rec.tokens_per_second = s.train_seconds > 0 ? s.num_tokens / s.train_seconds : 0;
   rec['rollout/tokens_per_second'] = t.rolloutSeconds > 0 ? tokens.reduce((a, b) => a + b, 0) / t.rolloutSeconds : 0;
@@ -63,5 +69,5 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
 /** Keys that differ between two identical runs (wall-clock timing). */
 export const TIMING_KEYS = [
   'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
-  'train_seconds', 'rollout_seconds', 'wall_time',
+  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds',
 ];
