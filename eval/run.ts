@@ -33,7 +33,7 @@ export interface EpisodeRunOptions {
   runId: string;
   seed: number;
   baseline: Baseline;
-  rollout: Pick<RolloutConfig, 'maxTurns' | 'retrieveCandidates' | 'retrieveTopK'>;
+  rollout: Pick<RolloutConfig, 'maxTurns' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained'>>;
   sampling: Pick<EvalConfig, 'temperature' | 'topP' | 'maxTokens'>;
   concurrency: number;
 }
@@ -59,6 +59,7 @@ export async function runEvalEpisodes(env: EpisodeEnv, instances: readonly Insta
           rollout: {
             maxTurns: o.rollout.maxTurns, retrieveCandidates: o.rollout.retrieveCandidates, retrieveTopK: o.rollout.retrieveTopK,
             temperature: o.sampling.temperature, topP: o.sampling.topP, maxTokens: o.sampling.maxTokens,
+            constrained: o.rollout.constrained ?? false, // evaluated as it is trained
           },
           ...(o.baseline.actions ? { actions: o.baseline.actions } : {}),
         },
