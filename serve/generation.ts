@@ -1,7 +1,9 @@
-// One choice of one request, advanced one decode step at a time by the scheduler: the
-// first step prefills the prompt into this sequence's KV cache, each later step feeds the
-// last sampled id. Every choice owns its cache and its Rng (seeded by the request seed and
-// the choice index), so what it samples does not depend on what else is in flight.
+// One choice of one request: its KV cache, its Rng (seeded by the request seed and the
+// choice index), and what it has sampled, so what it samples does not depend on what else
+// is in flight. The interleaved scheduler advances it with `step()` (prefill the prompt,
+// then feed the last sampled id); the batched one runs the forward pass for many choices
+// itself and hands each its logits through `accept()`, which is where a per-choice
+// constraint (a grammar mask) belongs.
 import { EOS_IDS, type Tokenizer } from '../trainer/tokenizer.ts';
 import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
@@ -32,6 +34,8 @@ export interface ChoiceResult {
   text: string;
   offsets: number[];
   finishReason: FinishReason;
+  /** Prompt tokens whose KV came from the prefix cache instead of being computed (0 without one). */
+  cachedTokens: number;
 }
 
 /** What one decode step produced, for streaming (`text` = newly final text, maybe ''). */
@@ -66,15 +70,35 @@ export class Generation {
     this.rng = Rng.derive(spec.seed >>> 0, Math.floor(spec.seed / 2 ** 32), 'choice', spec.choiceIndex);
     this.detok = new Detokenizer(tok, spec.stop);
     this.stopIds = new Set([...(spec.ignoreEos ? [] : EOS_IDS), ...spec.stopTokenIds]);
-    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length' };
+    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length', cachedTokens: 0 };
   }
 
-  /** One forward step and one sampled token; returns true once the choice is finished. */
+  /** One forward step of this choice alone and one sampled token; returns true once the choice is finished. */
   step(): boolean {
     if (this.done) return true;
     const first = this.seq === null;
+    const logits = this.sequence().feed(first ? this.spec.promptIds : [this.lastId()]); // [V]
+    return this.accept(logits);
+  }
+
+  /** This choice's KV cache (made on first use; freed when the choice ends). */
+  sequence(): Sequence {
     this.seq ??= this.model.newSequence(this.adapter);
-    const logits = this.seq.feed(first ? this.spec.promptIds : [this.out.ids[this.out.ids.length - 1] as number]); // [V]
+    return this.seq;
+  }
+
+  /** The adapter the choice decodes with (null = base model). */
+  get adapterHandle(): AdapterHandle | null {
+    return this.adapter;
+  }
+
+  /** The id sampled last (what the next decode step feeds). */
+  lastId(): number {
+    return this.out.ids[this.out.ids.length - 1] as number;
+  }
+
+  /** Sample one token from the logits [V] of the next position; returns true once the choice is finished. */
+  accept(logits: Float32Array): boolean {
     const support = this.model.support ?? finiteIds(logits); // [S] ids with finite logits
     const id = sampleToken(logits, this.spec.sampling, this.rng, support);
     const logZ = logSumExp(logits, support);
@@ -86,6 +110,11 @@ export class Generation {
     else if (this.out.ids.length >= this.spec.maxTokens) this.finish('length');
     this.report(id);
     return this.done;
+  }
+
+  /** Set by the batched scheduler once the prompt is in the cache (usage.prompt_tokens_details.cached_tokens). */
+  set cachedTokens(n: number) {
+    this.out.cachedTokens = n;
   }
 
   /**
