@@ -92,7 +92,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
         ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${opts.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
         : checkMenu(parseTurn(res.text), opts.actions);
     const record = (observation: Observation) =>
-      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed, observation });
+      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) }, completionText: res.text, parsed, observation });
     if (!parsed.ok) {
       record({ kind: 'none' });
       [termination, invalid] = ['invalid', parsed];
@@ -159,4 +159,9 @@ async function act(
       throw new Error(`internal: unknown action ${String(never)}`);
     }
   }
+}
+
+/** The server's cached prompt tokens, kept on the turn only when it reported them. */
+function cachedOf(res: { cachedPromptTokens?: number }): { cachedPromptTokens?: number } {
+  return res.cachedPromptTokens === undefined ? {} : { cachedPromptTokens: res.cachedPromptTokens };
 }

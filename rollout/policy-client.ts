@@ -25,6 +25,8 @@ export interface CompletionResult {
   logprobs: number[];
   text: string;
   finishReason: 'stop' | 'length';
+  /** Prompt tokens the server took from its prefix cache (usage.prompt_tokens_details.cached_tokens), when it says. */
+  cachedPromptTokens?: number;
 }
 
 export interface PolicyClient {
@@ -127,6 +129,10 @@ export class OpenAIPolicyClient implements PolicyClient {
     const top = res as unknown as { prompt_token_ids?: unknown };
     // Some servers put prompt_token_ids at the top level (chat shape); accept either place.
     const merged = choice && choice.prompt_token_ids === undefined && top.prompt_token_ids !== undefined ? { ...choice, prompt_token_ids: top.prompt_token_ids } : choice;
-    return readChoice(merged, req.promptIds, this.url);
+    const result = readChoice(merged, req.promptIds, this.url);
+    const cached = (res.usage as { prompt_tokens_details?: { cached_tokens?: unknown } | null } | undefined)?.prompt_tokens_details?.cached_tokens;
+    // vLLM sends the details only with --enable-prompt-tokens-details; gsteer serve always
+    if (Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= req.promptIds.length) result.cachedPromptTokens = cached as number;
+    return result;
   }
 }

@@ -11,6 +11,9 @@ export interface EpisodeCounts {
   retrieveCount: number;
   termination: Termination;
   completionTokens: number;
+  /** Prompt tokens over the turns, and of them those the server said it served from its prefix cache. */
+  promptTokens?: number;
+  cachedPromptTokens?: number;
 }
 
 export interface GroupFile {
@@ -40,6 +43,8 @@ export function episodeCounts(t: Trajectory): EpisodeCounts {
     retrieveCount: t.retrieveCount,
     termination: t.termination,
     completionTokens: t.turns.reduce((n, turn) => n + turn.tokens.completionIds.length, 0),
+    promptTokens: t.turns.reduce((n, turn) => n + turn.tokens.promptIds.length, 0),
+    cachedPromptTokens: t.turns.reduce((n, turn) => n + (turn.tokens.cachedPromptTokens ?? 0), 0),
   };
 }
 

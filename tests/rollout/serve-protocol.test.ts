@@ -34,7 +34,10 @@ describe('policy client <-> embedded server', () => {
     if (a.finishReason === 'stop') expect(EOS_IDS).toContain(a.completionIds.at(-1));
     else expect(a.completionIds.length).toBe(24);
     expect(a.text).toBe(tok.decode(a.completionIds, { skipSpecialTokens: true }));
-    expect(await client.complete(req)).toEqual(a);
+    // the replay is the same completion; its prompt now comes from the server's prefix cache
+    const again = await client.complete(req);
+    expect({ ...again, cachedPromptTokens: 0 }).toEqual(a);
+    expect([a.cachedPromptTokens, again.cachedPromptTokens]).toEqual([0, promptIds.length]);
   });
 
   it('an episode over the server records exactly what was sampled', async () => {
@@ -52,5 +55,7 @@ describe('policy client <-> embedded server', () => {
     expect(t.tokens.promptIds).toEqual(promptIds);
     expect(t.tokens.completionIds.length).toBe(t.tokens.logprobs.length);
     expect(t.completionText).toBe(tok.decode(t.tokens.completionIds, { skipSpecialTokens: true }));
+    // the same first-turn prompt as the test above: the server says it served it from its cache
+    expect(t.tokens.cachedPromptTokens).toBe(promptIds.length);
   });
 });
