@@ -8,7 +8,7 @@ import { EOS_IDS, type Tokenizer } from '../trainer/tokenizer.ts';
 import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
-import { finiteIds, logSumExp, sampleToken, topLogprobs, type SamplingParams, type TokenLogprob } from './sampling.ts';
+import { finiteIds, gatherRow, logSumExpRow, sampleRow, topLogprobsRow, type SamplingParams, type TokenLogprob } from './sampling.ts';
 
 export interface ChoiceSpec {
   promptIds: number[];
@@ -100,11 +100,12 @@ export class Generation {
   /** Sample one token from the logits [V] of the next position; returns true once the choice is finished. */
   accept(logits: Float32Array): boolean {
     const support = this.model.support ?? finiteIds(logits); // [S] ids with finite logits
-    const id = sampleToken(logits, this.spec.sampling, this.rng, support);
-    const logZ = logSumExp(logits, support);
+    const row = gatherRow(logits, support); // [S]
+    const id = sampleRow(row, support, this.spec.sampling, this.rng);
+    const logZ = logSumExpRow(row);
     this.out.ids.push(id);
     this.out.logprobs.push((logits[id] as number) - logZ);
-    this.out.top?.push(topLogprobs(logits, logZ, this.spec.topLogprobs, support));
+    this.out.top?.push(topLogprobsRow(row, support, logZ, this.spec.topLogprobs));
     const stopString = this.detok.push(id);
     if (this.stopIds.has(id) || stopString) this.finish('stop');
     else if (this.out.ids.length >= this.spec.maxTokens) this.finish('length');

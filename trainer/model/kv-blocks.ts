@@ -22,10 +22,12 @@ export function sliceKv(model: Qwen3Model, cache: KvCache, start: number, end: n
   if (!(start >= 0 && start < end && end <= st.length)) throw new Error(`internal: sliceKv [${start}, ${end}) outside a cache of ${st.length}`);
   const { numKeyValueHeads: KV, headDim: hd } = model.config;
   const n = end - start;
-  const layers = st.layers.map((l) => {
-    if (!l) throw new Error('internal: sliceKv on an empty cache');
-    return { k: tf.slice(l.k, [0, start, 0], [KV, n, hd]), v: tf.slice(l.v, [0, start, 0], [KV, n, hd]) };
-  });
+  const layers = st.pool
+    ? st.pool.slice(st, start, end)
+    : st.layers.map((l) => {
+        if (!l) throw new Error('internal: sliceKv on an empty cache');
+        return { k: tf.slice(l.k, [0, start, 0], [KV, n, hd]), v: tf.slice(l.v, [0, start, 0], [KV, n, hd]) };
+      });
   const bytes = 2 * layers.length * KV * n * hd * 4;
   return { length: n, layers, bytes, dispose: () => layers.forEach((l) => (l.k.dispose(), l.v.dispose())) };
 }
@@ -34,6 +36,7 @@ export function sliceKv(model: Qwen3Model, cache: KvCache, start: number, end: n
 export function appendKv(model: Qwen3Model, cache: KvCache, blocks: readonly KvBlock[]): void {
   if (!blocks.length) return;
   const st = cacheState(model, cache);
+  if (st.pool) throw new Error('internal: appendKv on a decoding (pooled) cache');
   // concat of a single tensor returns that tensor: clone so the cache owns what it holds
   const join = (ts: tf.Tensor[]) => (ts.length > 1 ? tf.concat(ts, 1) : tf.clone(ts[0] as tf.Tensor));
   const layers = st.layers.map((past, i) => ({

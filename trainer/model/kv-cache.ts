@@ -4,6 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../../util/errors.ts';
 import type { LoraAdapter } from '../lora/types.ts';
+import type { DecodePool } from './decode-pool.ts';
 import { decoderLayer } from './decoder-layer.ts';
 import { causalMask, rmsNorm, ropeTables } from './layers.ts';
 import type { Qwen3Model } from './model.ts';
@@ -20,8 +21,10 @@ export interface KvCache {
 export interface CacheState extends KvCache {
   length: number;
   readonly model: Qwen3Model;
-  /** Per layer: k, v [KV, length, hd] after k_norm and rope; null before the first step. */
+  /** Per layer: k, v [KV, length, hd] after k_norm and rope; null before the first step (and while pooled). */
   layers: ({ k: tf.Tensor; v: tf.Tensor } | null)[];
+  /** Set while the k/v live in a decode pool (decode-pool.ts) instead of `layers`. */
+  pool: DecodePool | null;
 }
 
 /** The cache's state, checked to belong to `model`. */
@@ -43,7 +46,9 @@ export function createKvCache(model: Qwen3Model): KvCache {
     length: 0,
     model,
     layers: model.weights.layers.map(() => null),
+    pool: null,
     dispose() {
+      state.pool?.remove(state);
       for (const l of state.layers) l && (l.k.dispose(), l.v.dispose());
       state.layers = state.layers.map(() => null);
       state.length = 0;
@@ -58,6 +63,7 @@ export function createKvCache(model: Qwen3Model): KvCache {
  */
 export function forwardStep(model: Qwen3Model, adapter: LoraAdapter | null, cache: KvCache, newIds: number[]): Float32Array {
   const st = cacheState(model, cache);
+  if (st.pool) throw new Error('internal: forwardStep on a pooled KV cache');
   const n = newIds.length;
   if (n === 0) throw new InputError('forwardStep: no new token ids');
   const cfg = model.config;

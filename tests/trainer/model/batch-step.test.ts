@@ -80,9 +80,9 @@ for (const backend of ['wasm', 'cpu'] as const) {
     it("a sequence's logits are bit for bit the same alone and in any batch, however its prompt blocks are spread over steps", () => {
       const rows = model.rows;
       const idOf = (r: number) => (model.vocab ? (model.vocab.keptIds[r % rows] as number) : r % rows);
-      const target = Array.from({ length: 37 }, (_, t) => idOf(3 + 5 * t));
+      const target = Array.from({ length: 33 }, (_, t) => idOf(3 + 5 * t));
       // Alone: the whole prompt in one step, then 3 decode steps.
-      const run = (chunks: number[], others: { len: number; withAdapter: boolean }[], targetAdapter: boolean) => {
+      const run = (chunks: readonly number[], others: { len: number; withAdapter: boolean }[], targetAdapter: boolean) => {
         const cache = createKvCache(model);
         const extra = others.map((o) => ({ cache: createKvCache(model), o }));
         const got: Float32Array[] = [];
@@ -102,13 +102,14 @@ for (const backend of ['wasm', 'cpu'] as const) {
         return got;
       };
       for (const withAdapter of [false, true]) {
-        const alone = run([37], [], withAdapter);
+        const alone = run([33], [], withAdapter);
         expect(alone).toHaveLength(4);
         fc.assert(
           fc.property(
             fc.array(fc.record({ len: fc.integer({ min: 1, max: 9 }), withAdapter: fc.boolean() }), { maxLength: 6 }),
-            // the prompt split at block (8) boundaries in different ways, or whole
-            fc.constantFrom([37], [8, 8, 8, 8, 5], [16, 21], [8, 29], [32, 5]),
+            // the prompt split at block (8) boundaries in different ways, or whole; [32, 1]: the
+            // last id alone, as a decode step computes it (the decode pool) vs inside a prompt run
+            fc.constantFrom([33], [8, 8, 8, 8, 1], [16, 17], [8, 25], [32, 1]),
             (others, chunks) => {
               const got = run(chunks, others, withAdapter);
               expect(got.every((g, i) => same(g, alone[i] as Float32Array))).toBe(true);
