@@ -151,7 +151,7 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
           const entry = cache.get(key);
           if (entry && (end < n || entry.logits)) {
             hits.push(entry);
-            if (end === n) p.cachedLogits = this.expand(entry.logits as Float32Array);
+            if (end === n) p.cachedLogits = Float32Array.from(entry.logits as Float32Array); // accept() may mask its row in place
             continue;
           }
         }
@@ -183,25 +183,11 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
       const start = b * this.opts.blockSize;
       const end = this.blockEnd(job, b);
       if (cache && job.keys) {
-        const last = end === n && logits ? this.compact(logits) : null;
+        const last = end === n && logits ? Float32Array.from(logits) : null;
         cache.put(job.namespace, job.keys[b] as string, b > 0 ? (job.keys[b - 1] as string) : null, this.model.saveBlock(job.gen.sequence(), start, end), last);
       }
       job.fed = end;
     }
     if (job.fed === n) job.gen.cachedTokens = job.cached;
-  }
-
-  /** [V] logits -> the values at the support ids (what the cache stores). */
-  private compact(logits: Float32Array): Float32Array {
-    const support = this.model.support;
-    return support ? Float32Array.from(support, (id) => logits[id] as number) : Float32Array.from(logits);
-  }
-
-  private expand(stored: Float32Array): Float32Array {
-    const support = this.model.support;
-    if (!support) return Float32Array.from(stored);
-    const full = new Float32Array(this.model.vocabSize).fill(-Infinity);
-    support.forEach((id, k) => (full[id] = stored[k] as number));
-    return full;
   }
 }

@@ -8,7 +8,7 @@ import { EOS_IDS, type Tokenizer } from '../trainer/tokenizer.ts';
 import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
-import { finiteIds, gatherRow, logSumExpRow, sampleRow, topLogprobsRow, type SamplingParams, type TokenLogprob } from './sampling.ts';
+import { logSumExpRow, samplePos, topLogprobsRow, type SamplingParams, type TokenLogprob } from './sampling.ts';
 
 export interface ChoiceSpec {
   promptIds: number[];
@@ -77,8 +77,7 @@ export class Generation {
   step(): boolean {
     if (this.done) return true;
     const first = this.seq === null;
-    const logits = this.sequence().feed(first ? this.spec.promptIds : [this.lastId()]); // [V]
-    return this.accept(logits);
+    return this.accept(this.sequence().feed(first ? this.spec.promptIds : [this.lastId()]));
   }
 
   /** This choice's KV cache (made on first use; freed when the choice ends). */
@@ -97,14 +96,17 @@ export class Generation {
     return this.out.ids[this.out.ids.length - 1] as number;
   }
 
-  /** Sample one token from the logits [V] of the next position; returns true once the choice is finished. */
-  accept(logits: Float32Array): boolean {
-    const support = this.model.support ?? finiteIds(logits); // [S] ids with finite logits
-    const row = gatherRow(logits, support); // [S]
-    const id = sampleRow(row, support, this.spec.sampling, this.rng);
+  /**
+   * Sample one token from the next position's logits over `model.support` [S] (a grammar mask
+   * goes here: -Infinity at the positions of ids it forbids); returns true once the choice is finished.
+   */
+  accept(row: Float32Array): boolean {
+    const support = this.model.support;
+    const s = samplePos(row, this.spec.sampling, this.rng);
+    const id = support[s] as number;
     const logZ = logSumExpRow(row);
     this.out.ids.push(id);
-    this.out.logprobs.push((logits[id] as number) - logZ);
+    this.out.logprobs.push((row[s] as number) - logZ);
     this.out.top?.push(topLogprobsRow(row, support, logZ, this.spec.topLogprobs));
     const stopString = this.detok.push(id);
     if (this.stopIds.has(id) || stopString) this.finish('stop');

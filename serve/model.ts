@@ -11,7 +11,7 @@ export interface AdapterHandle {
 export interface Sequence {
   /** Tokens in the cache so far. */
   readonly length: number;
-  /** Append ids in one forward pass of this sequence alone; [V] logits of the last position (the interleaved scheduler). */
+  /** Append ids in one forward pass of this sequence alone; the last position's logits over `support` [S] (the interleaved scheduler). */
   feed(ids: readonly number[]): Float32Array;
   dispose(): void;
 }
@@ -37,8 +37,11 @@ export interface ServeModel {
   readonly vocabSize: number;
   /** Longest prompt + completion the model accepts (config.json max_position_embeddings). */
   readonly maxContext: number;
-  /** Ids the logits can be finite at, ascending (a trimmed vocabulary); undefined = scan the logits. */
-  readonly support?: Int32Array;
+  /**
+   * The ids logits are given for, ascending: a trimmed vocabulary's kept ids, else all ids.
+   * Logits are rows [S] over these (contiguous: sampling reads each value several times).
+   */
+  readonly support: Int32Array;
   /** Where the weights came from (shown as `root` in /v1/models). */
   readonly dir: string;
   /** The compute backend, and whether its batched rows are bitwise independent of each other (serve/README.md). */
@@ -47,8 +50,8 @@ export interface ServeModel {
   /**
    * One forward pass over several sequences (each with its own adapter). Attention is cut at
    * the multiples of `blockSize` positions, so a position range computes the same numbers
-   * however it is split over steps. Returns [V] logits per item that asks for them (valid
-   * until that sequence's next forward), null for the others.
+   * however it is split over steps. Returns logits over `support` [S] per item that asks for
+   * them, null for the others.
    */
   forward(items: readonly StepItem[], blockSize: number): (Float32Array | null)[];
   /** Copy positions [start, end) of a sequence's cache. */

@@ -15,7 +15,7 @@ export interface CacheEntry {
   readonly key: string;
   readonly parent: string | null;
   readonly block: KvBlock;
-  /** Logits of the block's last position over the support ids, when a prompt ended there. */
+  /** Logits of the block's last position (a row over the model's support), when a prompt ended there. */
   logits: Float32Array | null;
   children: number;
 }

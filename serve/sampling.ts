@@ -121,29 +121,32 @@ export function nucleusIds(logits: Float32Array, p: SamplingParams): number[] {
   return nucleus(weights(gatherRow(logits, ids), p.temperature), p).map((s) => ids[s] as number);
 }
 
-/** Draw one id from a row [S] (the values at ids [S], ascending) with the request's sampling parameters and Rng. */
-export function sampleRow(row: Float32Array, ids: Int32Array, p: SamplingParams, rng: Rng): number {
-  if (p.temperature === 0) return ids.length ? (ids[argmaxRow(row)] as number) : 0;
+/**
+ * Draw one position of a row [S] (the logits at some ascending ids) with the request's
+ * sampling parameters and Rng; ids with -Infinity logits are never drawn.
+ */
+export function samplePos(row: Float32Array, p: SamplingParams, rng: Rng): number {
+  if (p.temperature === 0) return argmaxRow(row);
   const wt = weights(row, p.temperature);
   if (p.topP < 1 || p.topK > 0) {
     const kept = nucleus(wt, p);
     let u = rng.next() * kept.reduce((m, s) => m + (wt.w[s] as number), 0);
-    for (const s of kept) if ((u -= wt.w[s] as number) < 0) return ids[s] as number;
-    return ids[kept[kept.length - 1] as number] as number; // u landed on rounding error at the end
+    for (const s of kept) if ((u -= wt.w[s] as number) < 0) return s;
+    return kept[kept.length - 1] as number; // u landed on rounding error at the end
   }
   let u = rng.next() * wt.total;
   let last = 0;
   for (let s = 0; s < row.length; s++) {
     if ((wt.w[s] as number) === 0) continue;
     last = s;
-    if ((u -= wt.w[s] as number) < 0) return ids[s] as number;
+    if ((u -= wt.w[s] as number) < 0) return s;
   }
-  return ids[last] as number;
+  return last;
 }
 
 /** Draw one id from `logits` [V] with the request's sampling parameters and Rng. */
 export function sampleToken(logits: Float32Array, p: SamplingParams, rng: Rng, ids: Int32Array = finiteIds(logits)): number {
-  return sampleRow(gatherRow(logits, ids), ids, p, rng);
+  return ids.length ? (ids[samplePos(gatherRow(logits, ids), p, rng)] as number) : 0;
 }
 
 export interface TokenLogprob {

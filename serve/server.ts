@@ -38,7 +38,7 @@ export interface ServeOptions {
   batching?: 'auto' | 'on' | 'off';
   /** Batched: new positions per forward pass (vLLM's max_num_batched_tokens); default 256. */
   maxBatchedTokens?: number;
-  /** Batched: prefill chunk and prefix-cache block size, in positions; default 16 (vLLM's). */
+  /** Batched: prefill chunk and prefix-cache block size, in positions; default 64 (vLLM: 16; see serve/README.md). */
   blockSize?: number;
   /** Batched: prefix cache budget in MiB (0 = off); default 256. */
   prefixCacheMb?: number;
@@ -58,7 +58,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const model = opts.model ?? (await (await import('./tfjs-model.ts')).loadServeModel(requireDir(opts.modelDir), opts.backend ?? 'auto', opts.log));
   const modelName = opts.servedModelName ?? opts.modelDir ?? model.dir;
   const batching = batchingOf(opts, model);
-  const cache = batching.enabled && batching.prefixCacheMb > 0 ? new PrefixCache(batching.prefixCacheMb * 2 ** 20, batching.blockSize, 4 * (model.support?.length ?? model.vocabSize)) : null;
+  const cache = batching.enabled && batching.prefixCacheMb > 0 ? new PrefixCache(batching.prefixCacheMb * 2 ** 20, batching.blockSize, 4 * model.support.length) : null;
   const adapters = new AdapterRegistry(model, modelName, (handle) => cache?.dropNamespace(adapterNamespace(handle)));
   try {
     return await listen(opts, model, adapters, batching, cache);
@@ -84,7 +84,7 @@ function batchingOf(opts: ServeOptions, model: ServeModel): Batching {
     batchInvariant: model.backend.batchInvariant,
     backend: model.backend.name,
     maxBatchedTokens: positive('max batched tokens', opts.maxBatchedTokens ?? 256),
-    blockSize: positive('block size', opts.blockSize ?? 16),
+    blockSize: positive('block size', opts.blockSize ?? 64),
     prefixCacheMb,
   };
 }

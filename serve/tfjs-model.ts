@@ -6,11 +6,11 @@ import * as tf from '@tensorflow/tfjs';
 import { selectBackend, type BackendKind } from '../trainer/backend.ts';
 import { loadPeftAdapter } from '../trainer/lora/peft.ts';
 import { forwardBatch } from '../trainer/model/batch-step.ts';
-import { fullLogits } from '../trainer/model/kv-cache.ts';
 import { appendKv, sliceKv, type KvBlock as TfKvBlock } from '../trainer/model/kv-blocks.ts';
 import { createKvCache, forwardStep, loadModel, type KvCache, type LoraAdapter, type Qwen3Model } from '../trainer/model/index.ts';
 import { batchInvariant } from './batch-invariance.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
+import { gatherRow } from './sampling.ts';
 
 export type { BackendKind };
 
@@ -20,43 +20,34 @@ const asLora = (a: AdapterHandle | null) => a as LoraAdapter | null;
 interface TfSequence extends Sequence {
   readonly cache: KvCache;
   readonly adapter: LoraAdapter | null;
-  /** [V] buffer the batched step writes this sequence's logits into (-Infinity outside the kept ids). */
-  out: Float32Array | null;
 }
 
 /** `backendName`: the tfjs backend the model computes on (default: the current one). */
 export function serveModelOf(model: Qwen3Model, backendName: string = tf.getBackend()): ServeModel {
   const V = model.config.vocabSize;
   const tfSeq = (s: Sequence) => s as TfSequence;
+  // lm_head rows are the kept ids in order (trainer/model/vocab-map.ts), or every id
+  const support = model.vocab?.keptIds ?? Int32Array.from({ length: V }, (_, i) => i);
   return {
     vocabSize: V,
     maxContext: model.config.maxPositionEmbeddings,
     dir: model.dir,
-    support: model.vocab?.keptIds,
+    support,
     backend: { name: backendName, batchInvariant: batchInvariant(backendName) },
     newSequence(adapter): Sequence {
       const cache = createKvCache(model);
       const seq: TfSequence = {
         cache,
         adapter: asLora(adapter),
-        out: null,
         get length() {
           return cache.length;
         },
-        feed: (ids) => forwardStep(model, asLora(adapter), cache, [...ids]),
+        feed: (ids) => gatherRow(forwardStep(model, asLora(adapter), cache, [...ids]), support),
         dispose: () => cache.dispose(),
       };
       return seq;
     },
-    forward(items, blockSize) {
-      const rows = forwardBatch(model, items.map((it) => ({ cache: tfSeq(it.seq).cache, adapter: tfSeq(it.seq).adapter, ids: it.ids, logits: it.logits })), blockSize);
-      return rows.map((r, i) => {
-        if (!r) return null;
-        const s = tfSeq(items[i]!.seq);
-        s.out ??= new Float32Array(V).fill(-Infinity);
-        return fullLogits(model, r, s.out);
-      });
-    },
+    forward: (items, blockSize) => forwardBatch(model, items.map((it) => ({ cache: tfSeq(it.seq).cache, adapter: tfSeq(it.seq).adapter, ids: it.ids, logits: it.logits })), blockSize),
     saveBlock: (seq, start, end) => sliceKv(model, tfSeq(seq).cache, start, end),
     extend: (seq, blocks) => appendKv(model, tfSeq(seq).cache, blocks as readonly TfKvBlock[]),
     loadAdapter: async (dir) => loadPeftAdapter(dir, model),

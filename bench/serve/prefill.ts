@@ -29,7 +29,7 @@ const { values } = parseArgs({
     adapter: { type: 'string' },
     updates: { type: 'string', default: '3' },
     groups: { type: 'string', default: '2' },
-    'block-size': { type: 'string', default: '16' },
+    'block-size': { type: 'string', default: '64' },
     backend: { type: 'string', default: 'wasm' },
   },
 });

@@ -24,7 +24,7 @@ POST /v1/unload_lora_adapter, GET /health and GET /metrics (Prometheus), in vLLM
                          chunked prefill); off: interleaved, one sequence per pass; auto (default):
                          on where the backend is batch-invariant (wasm, cpu), off elsewhere
   --max-num-batched-tokens N  batched: new positions per forward pass; default 256
-  --block-size N         batched: prefill chunk and prefix-cache block, in positions; default 16
+  --block-size N         batched: prefill chunk and prefix-cache block, in positions; default 64
   --prefix-cache-mb MB   batched: prefix cache (KV of prompt blocks, per adapter, LRU); default
                          256, 0 = off
   --served-model-name    the base model's id in requests; default the --model path as given
@@ -89,7 +89,7 @@ export async function run(argv: string[]): Promise<number> {
     maxConcurrency: intOption('max-concurrency', values['max-concurrency'], 8, 1),
     batching,
     maxBatchedTokens: intOption('max-num-batched-tokens', values['max-num-batched-tokens'], 256, 1),
-    blockSize: intOption('block-size', values['block-size'], 16, 1),
+    blockSize: intOption('block-size', values['block-size'], 64, 1),
     prefixCacheMb: intOption('prefix-cache-mb', values['prefix-cache-mb'], 256, 0),
     apiKey,
     log: (line) => console.error(`gsteer serve: ${line}`),

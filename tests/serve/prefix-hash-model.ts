@@ -1,9 +1,10 @@
 // A small but real ServeModel for engine tests that must not depend on tfjs: its logits
 // are a fixed function of the whole prefix (an FNV hash of the ids seen, fed through the
-// project Rng), over a few kept token ids, -Infinity elsewhere, like a trimmed vocabulary.
+// project Rng), over a few kept token ids (its support), like a trimmed vocabulary.
 // Sequences record every feed (and `steps` every batched forward pass) so tests can see the
 // interleaving, the batching, and which prompt tokens were computed rather than cached.
 import type { AdapterHandle, KvBlock, Sequence, ServeModel } from '../../serve/model.ts';
+import { gatherRow } from '../../serve/sampling.ts';
 import { EOS_IDS, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { Rng } from '../../util/rng.ts';
 
@@ -25,6 +26,7 @@ interface HashBlock extends KvBlock {
 export function prefixHashModel(opts: { maxContext?: number; eosBias?: number } = {}) {
   const tok = qwen3Tokenizer();
   const kept = [...new Set([...tok.encode(' the cat sat on a mat and then it ran away'), ...EOS_IDS])];
+  const support = Int32Array.from(kept).sort();
   const feeds: FeedLog[] = [];
   const steps: FeedLog[][] = [];
   let open = 0;
@@ -34,7 +36,7 @@ export function prefixHashModel(opts: { maxContext?: number; eosBias?: number } 
     vocabSize: tok.vocabSize,
     maxContext: opts.maxContext ?? 256,
     dir: '(prefix-hash test model)',
-    support: Int32Array.from(kept).sort(),
+    support,
     backend: { name: 'prefix-hash', batchInvariant: true },
     feeds,
     steps,
@@ -62,7 +64,7 @@ export function prefixHashModel(opts: { maxContext?: number; eosBias?: number } 
           const logits = new Float32Array(tok.vocabSize).fill(-Infinity);
           for (const k of kept) logits[k] = rng.normal() * 2;
           for (const e of EOS_IDS) logits[e] = (logits[e] as number) + (opts.eosBias ?? -2);
-          return logits;
+          return gatherRow(logits, support); // the row over `support`, as ServeModel gives logits
         },
         dispose() {
           open--;
