@@ -1,7 +1,7 @@
 // Throughput and time-to-first-token of `gsteer serve`, batched vs interleaved, at several
 // concurrency levels, in one run (not part of npm test). Usage:
 //   node --import tsx bench/serve/throughput.ts [--model models/tiny-demo] [--backend wasm]
-//        [--requests 16] [--max-tokens 48] [--concurrency 1,2,4,8] [--group 4]
+//        [--requests 16] [--max-tokens 192] [--concurrency 1,2,4,8] [--group 4]
 //        [--modes interleaved,batched,batched+cache]
 // One server per mode (`--batching off`; `--batching on --prefix-cache-mb 0`; `--batching on`),
 // all running, each level measured mode after mode. The workload is the demo's first turns
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
       model: { type: 'string', default: 'models/tiny-demo' },
       backend: { type: 'string', default: 'wasm' },
       requests: { type: 'string', default: '16' },
-      'max-tokens': { type: 'string', default: '48' },
+      'max-tokens': { type: 'string', default: '192' },
       concurrency: { type: 'string', default: '1,2,4,8' },
       group: { type: 'string', default: '4' },
       modes: { type: 'string', default: 'interleaved,batched,batched+cache' },
