@@ -2,7 +2,7 @@
 // concurrency levels, in one run (not part of npm test). Usage:
 //   node --import tsx bench/serve/throughput.ts [--model models/tiny-demo] [--backend wasm]
 //        [--requests 16] [--max-tokens 192] [--concurrency 1,2,4,8] [--group 4]
-//        [--modes interleaved,batched,batched+cache]
+//        [--modes interleaved,batched,batched+cache] [--workload demo|short]
 // One server per mode (`--batching off`; `--batching on --prefix-cache-mb 0`; `--batching on`),
 // all running, each level measured mode after mode. The workload is the demo's first turns
 // (rollout/prompt.ts over data/demo/instances.jsonl, as token ids): requests come in GRPO
@@ -10,8 +10,9 @@
 // decodes --max-tokens tokens, streamed so TTFT is measured by the client (request sent ->
 // first token chunk). Each level uses other instances (or TURN numbers) than the levels
 // before, so the prefix cache only shares what a real run would: the system prompt, and
-// a group's identical prompt. Ratios: against c=1 of the same mode, and against interleaved
-// at the same c.
+// a group's identical prompt. `--workload short`: the earlier bench's three ~30-token chat
+// prompts instead (decode-bound; what the issue measured 1.36x on). Ratios: against c=1 of
+// the same mode, and against interleaved at the same c.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -103,6 +104,16 @@ function pct(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 }
 
+/** Three short chat prompts (the earlier bench's), with the level in the system prompt so levels share none. */
+function shortPrompts(count: number, group: number, variant: number): number[][] {
+  const tok = qwen3Tokenizer();
+  const questions = ['What should I read about climate policy?', 'Plan a trip to Kyoto for a family of four.', 'Summarize recent work on sparse attention.'];
+  return Array.from({ length: count }, (_, i) => {
+    const k = variant * Math.ceil(count / group) + Math.floor(i / group);
+    return encodeChat(tok, [{ role: 'system', content: `You refine research requests (${k}).` }, { role: 'user', content: questions[k % questions.length] as string }]);
+  });
+}
+
 /** First-turn prompts of the demo instances; `variant` shifts instances and the TURN line so levels share no prompt. */
 function firstTurns(count: number, group: number, variant: number): number[][] {
   const tok = qwen3Tokenizer();
@@ -125,6 +136,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '1,2,4,8' },
       group: { type: 'string', default: '4' },
       modes: { type: 'string', default: 'interleaved,batched,batched+cache' },
+      workload: { type: 'string', default: 'demo' },
     },
   });
   const levels = (values.concurrency as string).split(',').map(Number);
@@ -134,22 +146,24 @@ async function main(): Promise<void> {
   const modes = (values.modes as string).split(',');
   for (const m of modes) if (!MODES[m]) throw new Error(`--modes: unknown mode ${m}; use ${Object.keys(MODES).join(', ')}`);
   const modelDir = values.model as string;
+  const workload = values.workload === 'short' ? shortPrompts : firstTurns;
+  if (!['demo', 'short'].includes(values.workload as string)) throw new Error(`--workload must be demo or short but is ${values.workload}`);
   const servers = new Map<string, { url: string; proc: ChildProcess }>();
   try {
     for (const m of modes) servers.set(m, await startServe(modelDir, values.backend as string, Math.max(...levels), MODES[m] as string[]));
-    const warm = firstTurns(1, 1, 99)[0] as number[];
+    const warm = workload(1, 1, 99)[0] as number[];
     for (const { url } of servers.values()) await complete(url, modelDir, warm, 4, 0); // kernels, operator caches
     const rows: { mode: string; c: number; tokensPerS: number; ttft: number[] }[] = [];
     for (const [li, c] of levels.entries()) {
-      const prompts = firstTurns(requests, group, li);
+      const prompts = workload(requests, group, li);
       for (const m of modes) {
         const r = await level(servers.get(m)!.url, modelDir, prompts, c, maxTokens);
         rows.push({ mode: m, c, ...r });
         console.error(`${m} c=${c}: ${r.tokensPerS.toFixed(1)} tok/s, TTFT p50 ${pct(r.ttft, 0.5).toFixed(0)} ms`);
       }
     }
-    const lens = firstTurns(requests, group, 0).map((p) => p.length);
-    console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); per level ${requests} requests x ${maxTokens} tokens in groups of ${group} identical first-turn prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`);
+    const lens = workload(requests, group, 0).map((p) => p.length);
+    console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); per level ${requests} requests x ${maxTokens} tokens in groups of ${group} identical ${values.workload === 'short' ? 'short' : 'first-turn'} prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`);
     console.log('| mode | c | tokens/s | vs c=1 | vs interleaved | TTFT p50 ms | TTFT p95 ms | TTFT p50 vs interleaved |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
