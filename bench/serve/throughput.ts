@@ -48,10 +48,20 @@ interface Sample {
   tokens: number;
 }
 
+/** fetch, again once when a kept-alive socket was closed under it (the request had not started: idempotent). */
+async function post(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    if ((e as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw e;
+    return fetch(url, init);
+  }
+}
+
 /** One streamed completion; TTFT = request sent -> first token chunk received. */
 async function complete(url: string, model: string, prompt: number[], maxTokens: number, seed: number): Promise<Sample> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/v1/completions`, {
+  const res = await post(`${url}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, prompt, max_tokens: maxTokens, temperature: 0.7, top_p: 0.95, seed, ignore_eos: true, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, stream: true }),
