@@ -82,10 +82,12 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
     const items: StepItem[] = [];
     const owners: Planned[] = [];
     for (const p of plan) {
-      const prompt = p.job.gen.spec.promptIds;
-      if (p.decode) items.push({ seq: p.job.gen.sequence(), ids: [p.job.gen.lastId()], logits: true });
-      else if (p.blocks.length) items.push({ seq: p.job.gen.sequence(), ids: prompt.slice(p.job.fed, this.blockEnd(p.job, p.blocks[p.blocks.length - 1] as number)), logits: this.blockEnd(p.job, p.blocks[p.blocks.length - 1] as number) === prompt.length });
-      else continue;
+      const { gen } = p.job;
+      if (p.decode) items.push({ seq: gen.sequence(), ids: [gen.lastId()], logits: true });
+      else if (p.blocks.length) {
+        const end = this.blockEnd(p.job, p.blocks[p.blocks.length - 1] as number);
+        items.push({ seq: gen.sequence(), ids: gen.spec.promptIds.slice(p.job.fed, end), logits: end === gen.spec.promptIds.length });
+      } else continue;
       owners.push(p);
     }
     let logits: (Float32Array | null)[] = [];
@@ -98,19 +100,19 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
       }
       this.metrics?.step(items.length, items.reduce((s, it) => s + it.ids.length, 0));
     }
-    const ready: { job: BatchJob; logits: Float32Array }[] = [];
+    const ready: { job: BatchJob; row: Float32Array }[] = [];
     owners.forEach((p, i) => {
       if (!p.decode) this.prefillDone(p, logits[i] ?? null);
-      const l = logits[i];
-      if (l) ready.push({ job: p.job, logits: l });
+      const row = logits[i];
+      if (row) ready.push({ job: p.job, row });
     });
-    for (const p of plan) if (p.cachedLogits) ready.push({ job: p.job, logits: p.cachedLogits });
-    // Each sequence samples from its own logits; accept() may wait (a grammar's mask), so all are awaited together.
+    for (const p of plan) if (p.cachedLogits) ready.push({ job: p.job, row: p.cachedLogits });
+    // Each sequence samples from its own row; accept() may wait (a grammar's mask), so all are awaited together.
     await Promise.all(
-      ready.map(async ({ job, logits: l }) => {
+      ready.map(async ({ job, row }) => {
         if (job.fed === job.gen.spec.promptIds.length && job.gen.result().ids.length === 0) this.metrics?.prefilled(job.fed, job.cached);
         try {
-          const done = await job.gen.accept(l);
+          const done = await job.gen.accept(row);
           this.metrics?.generated(1);
           if (done) this.finish(job);
         } catch (e) {
