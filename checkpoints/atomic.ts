@@ -5,7 +5,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   try {
     const fd = openSync(dir, 'r');
     try {

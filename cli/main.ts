@@ -1,5 +1,6 @@
 // `gsteer <command> ...`: each command is one file in cli/commands/, exporting
 // `summary` (one line for the help), `usage` (full help) and `run(argv) -> exit code`.
+// A module with no side effects: the entry point is cli/gsteer.mjs, which calls main().
 import { InputError } from '../util/errors.ts';
 
 export interface Command {
@@ -47,9 +48,14 @@ async function help(): Promise<string> {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
+  if (!name) {
+    // No command is a usage error: the usage goes to stderr, exit 2.
+    console.error(await help());
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
     console.log(await help());
-    return name ? 0 : 2;
+    return 0;
   }
   const cmd = await loadCommand(name);
   if (!cmd) {
@@ -69,15 +75,4 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-}
-
-const isEntry = process.argv[1] && /cli[/\\](main\.ts|gsteer\.mjs)$/.test(process.argv[1]);
-if (isEntry) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (e) => {
-      console.error(e instanceof Error ? (e.stack ?? e.message) : e);
-      process.exit(1);
-    },
-  );
 }

@@ -3,6 +3,7 @@
 // (seeds/g-steer-paper.md, Implementation Details; SPEC.md sections named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
+import { policyMinTokens } from '../serve/structured/policy-filter.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -80,6 +81,14 @@ export const RolloutSchema = z
     topP: z.number().gt(0).max(1).default(0.95), // paper: top-p 0.95
     maxTurns: positiveInt.default(12), // SPEC §3: default 12
     maxTokens: positiveInt.default(384), // per policy turn; long enough for state + plan + action
+    /**
+     * Sample every policy turn under the policy grammar (rollout/grammar.ebnf, sent as vLLM's
+     * `structured_outputs.grammar`), and score each constrained token under the same mask in
+     * the trainer. A departure from the paper, which samples unconstrained and penalizes
+     * malformed turns (configs/paper.yaml sets false); the invalid penalty stays for
+     * unconstrained runs and for what only parseTurn checks (a repeated slot name under vLLM).
+     */
+    constrained: z.boolean().default(true),
     retrieveCandidates: positiveInt.default(15), // SPEC §2: Retrieve examines up to 15
     retrieveTopK: positiveInt.default(3), // SPEC §2: returns at most 3
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
@@ -267,6 +276,8 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['encoder', 'baseUrl'], message: 'encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL' });
     if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
+    if (c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
+      ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
     if (c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)

@@ -2,6 +2,7 @@
 // Field-level rules live in the zod schemas; cross-record rules (duplicate ids, IEG
 // cycles, unknown edge endpoints...) live in data/validate.ts.
 import { z } from 'zod';
+import { PersonaSchema } from './persona.ts';
 
 /** An elicitation target e_i = (g_i, q_i_seed, a_i_seed, w_i, eta_i). Never shown to the policy. */
 export const TargetSchema = z
@@ -28,8 +29,8 @@ export const InstanceSchema = z
     split: z.string(), // checked against SPLITS by validate so the error names the value
     query: z.string().min(1),
     profile: z.string().default(''),
-    /** Facts visible to the simulator only. */
-    persona: z.array(z.string()).default([]),
+    /** Facts visible to the simulator only: text, a list of facts, or an object of attributes (data/persona.ts). */
+    persona: PersonaSchema.default([]),
     targets: z.array(TargetSchema),
     /** IEG edges [parent, child] over target ids; the query is the implicit root. */
     edges: z.array(z.tuple([z.string(), z.string()])).default([]),

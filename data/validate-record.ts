@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { JsonlRecord } from '../util/jsonl.ts';
 import { findCycle } from './ieg.ts';
+import { personaFaults } from './persona.ts';
 import { InstanceSchema, SPLITS, UserStateSchema, type Instance, type UserState } from './schema.ts';
 import { show, type Problem } from './problem.ts';
 import { INSTANCE_KEYS, USER_STATE_KEYS, zodProblems } from './zod-problems.ts';
@@ -74,8 +75,12 @@ function edgeRules(r: Obj, report: Report) {
   }
 }
 
-const INSTANCE_RULES = [splitRule, targetRules, edgeRules];
-const instanceSkips = (f: string) => f === 'split' || /^targets\[\d+\]\.weight$/.test(f);
+function personaRule(r: Obj, report: Report) {
+  for (const [field, message] of personaFaults(r.persona)) report(field, message);
+}
+
+const INSTANCE_RULES = [splitRule, targetRules, edgeRules, personaRule];
+const instanceSkips = (f: string) => f === 'split' || /^targets\[\d+\]\.weight$/.test(f) || /^persona($|[.[])/.test(f);
 
 export function validateInstanceRecord(rec: JsonlRecord): { instance?: Instance; id?: string; problems: Problem[] } {
   const rules = (r: Obj, report: Report) => INSTANCE_RULES.forEach((rule) => rule(r, report));

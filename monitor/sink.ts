@@ -1,8 +1,12 @@
 // Metrics sink: one JSON line per update in RUN/metrics.jsonl (fsynced: the checkpoint
-// records how many lines belong to it) and the same record on a Redis stream (XADD with an
-// approximate MAXLEN) for live dashboards.
+// records how many lines belong to it), the same record as a TensorBoard event beside it
+// (monitor/tensorboard.ts: rewritten from metrics.jsonl when the sink opens, so after a
+// resume it holds the kept lines, then appended and fsynced like them), and on a Redis
+// stream (XADD with an approximate MAXLEN) for live dashboards.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
+import { openEventWriter } from './tensorboard.ts';
 
 export type MetricsRecord = Record<string, number | string>;
 
@@ -32,12 +36,16 @@ export function readMetrics(file: string): MetricsRecord[] {
 
 export function metricsSink(file: string, redis: Redis | null, streamKey: string): MetricsSink {
   let n = countLines(file);
+  const events = openEventWriter(dirname(file), readMetrics(file));
   return {
     async write(rec) {
-      appendFileSync(file, `${JSON.stringify(rec)}\n`, { flush: true });
+      const line = JSON.stringify(rec);
+      appendFileSync(file, `${line}\n`, { flush: true });
       n++;
+      // The event holds what the line holds (JSON drops what it cannot write, e.g. NaN -> null).
+      events.append(JSON.parse(line) as MetricsRecord);
       // The stream is best effort: the file is the record of truth.
-      if (redis) await redis.xadd(streamKey, 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'json', JSON.stringify(rec)).catch(() => undefined);
+      if (redis) await redis.xadd(streamKey, 'MAXLEN', '~', String(STREAM_MAXLEN), '*', 'json', line).catch(() => undefined);
     },
     lines: () => n,
   };

@@ -5,6 +5,8 @@
 //   STOP:     the episode ends with q* = EXECUTE.
 // A parse failure, or a completion cut at max_tokens (finish_reason 'length'), ends the
 // episode as 'invalid' with its reason; maxTurns turns without STOP end it as 'max_turns'.
+// With rollout.constrained every call is sampled under the policy grammar (and gsteer
+// serve's token filter), and each turn records the constraint for the trainer's replay.
 // Every policy call is recorded with its prompt ids, the sampled ids and the server's
 // logprobs: the loss mask is exactly the completion ids of each turn (SPEC §5), prompts and
 // observations are never trained. Sampling seeds are derived from (rollout seed, group,
@@ -18,6 +20,7 @@ import { assert } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import { parseTurn } from './grammar.ts';
 import type { PolicyClient } from './policy-client.ts';
+import { POLICY_CONSTRAINT, turnConstraint } from './policy-constraint.ts';
 import { buildPolicyMessages, policyProfile, type HistoryEntry } from './prompt.ts';
 import type { DialogueSoFar, UserSimulator } from './simulator.ts';
 import type { ActionKind, EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from './types.ts';
@@ -40,7 +43,7 @@ export interface EpisodeOptions {
   snapshotId: string; // `{userId}@{version}`, the same for the whole group
   /** The rollout's seed (derived by the controller from run seed, step, group, index). */
   seed: number;
-  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'>;
+  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained'>>;
   /**
    * SPEC §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
    * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
@@ -65,6 +68,8 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
   const userState = await deps.store.read(snap.userId, snap.version);
   const profile = policyProfile(instance, userState.profile);
   const { maxTurns } = opts.rollout;
+  // The grammar does not know a baseline's action menu: an action outside it stays invalid (checkMenu).
+  const constrained = opts.rollout.constrained ?? false;
 
   let state: EvidenceSlot[] = [];
   const history: HistoryEntry[] = [];
@@ -86,13 +91,17 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
       topP: opts.rollout.topP,
       seed: turnSeed(opts.seed, opts.groupId, opts.index, turn),
       model: opts.model,
+      ...(constrained ? { constraint: POLICY_CONSTRAINT } : {}),
     });
     const parsed: ParseResult =
       res.finishReason === 'length'
         ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${opts.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
-        : checkMenu(parseTurn(res.text), opts.actions);
+        : res.finishReason === 'abort'
+          ? { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` }
+          : checkMenu(parseTurn(res.text), opts.actions);
+    const constraint = constrained ? { constraint: turnConstraint(res.applied, opts.rollout.maxTokens) } : {};
     const record = (observation: Observation) =>
-      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) }, completionText: res.text, parsed, observation });
+      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) }, completionText: res.text, parsed, observation, ...constraint });
     if (!parsed.ok) {
       record({ kind: 'none' });
       [termination, invalid] = ['invalid', parsed];

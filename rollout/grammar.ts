@@ -24,6 +24,23 @@
 // - Tolerated: trailing whitespace on any line (and CRLF), blank lines. Anything else is
 //   junk: a non-blank line before STATE or inside PLAN/ACTION is `unexpected_line`, a
 //   non-blank line after EXECUTE is `trailing_text`. An all-blank output is `empty`.
+// - Whitespace means ASCII whitespace (space, \t, \v, \f, \r; \n ends a line); every other
+//   character, U+00A0 and U+2028 included, is text. This keeps the rules sayable with ASCII
+//   character classes: xgrammar <= 0.1.27 (the web build we run, and the same C++ in vLLM's
+//   xgrammar of that age) mis-compiles character classes with non-ASCII members (issues
+//   mlc-ai/xgrammar#848, #909), so `rollout/grammar.ebnf` uses ASCII classes only.
+//
+// The same language as a context-free grammar: `rollout/grammar.ebnf` (xgrammar's EBNF,
+// what vLLM takes as `structured_outputs.grammar`), written by `policyGrammarEbnf()` in
+// rollout/grammar-ebnf.ts from the constants below. Property tests check that the EBNF
+// accepts every text parseTurn accepts, and that what it accepts parses or fails only as
+// `duplicate_slot`: "no slot name twice" is not context-free, so a server applying only the
+// EBNF (vLLM) can still produce it, and can still run into max_tokens (`truncated`): the
+// EBNF has no length bounds (counted repetitions compile far too slowly). `gsteer serve`
+// adds a token filter on top (serve/structured/policy-filter.ts, request field
+// `gsteer_token_filter: "policy_turn"`) that rules out repeated names, caps field lengths
+// and ends every turn with EOS within max_tokens; under it every sampled turn parses. So
+// parseTurn keeps checking everything: against vLLM it is what catches those two.
 // `renderTurn` writes the canonical form (no trailing whitespace, no blank lines), so
 // renderTurn(parseTurn(x).turn) === x for canonical x, and parseTurn(renderTurn(t)) gives t
 // back for any turn whose fields are single-line, trimmed and consistent.
@@ -35,15 +52,30 @@ export const ACTIONS: readonly ActionKind[] = ['RETRIEVE', 'ASK', 'STOP'];
 export const STATUSES: readonly SlotStatus[] = ['uncovered', 'partial', 'covered'];
 export const SOURCES: readonly SlotSource[] = ['profile', 'memory', 'dialogue'];
 
+/** ASCII whitespace other than the line break: the only whitespace the grammar knows. */
+export const FIELD_SPACE = ' \t\v\f\r';
+const isSpaceAt = (s: string, i: number) => FIELD_SPACE.includes(s[i] as string);
+const trimLineEnd = (s: string) => {
+  let end = s.length;
+  while (end > 0 && isSpaceAt(s, end - 1)) end--;
+  return s.slice(0, end);
+};
+/** String.prototype.trim for the grammar's whitespace (String#trim would also strip U+00A0, U+2028, ...). */
+export function trimField(s: string): string {
+  let start = 0;
+  while (start < s.length && isSpaceAt(s, start)) start++;
+  return trimLineEnd(s.slice(start));
+}
+
 /** One line, single spaces (the grammar has no multi-line fields). */
-const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+const oneLine = (s: string) => trimField(s.replace(/[ \t\n\v\f\r]+/g, ' '));
 /** name/purpose end at the next `|`, so a `|` inside them would shift the fields. */
 const noPipe = (s: string) => oneLine(s.replace(/\|/g, '/'));
 
 export function renderSlot(s: EvidenceSlot): string {
   const value = oneLine(s.value);
   const line = `- ${noPipe(s.name)} | purpose: ${noPipe(s.purpose)} | status: ${s.status} | source: ${s.source} | value: ${value}`;
-  return line.trimEnd();
+  return trimLineEnd(line);
 }
 
 /** The canonical text of a turn (the SFT target; what the policy must emit). */
@@ -58,8 +90,9 @@ export function renderTurn(turn: PolicyTurn): string {
 }
 
 // `- name | purpose: P | status: S | source: R | value: V` (V may be empty, may hold `|`).
-const SLOT_RE = /^- ([^|]*?) \| purpose: ([^|]*?) \| status: ([^|]*?) \| source: ([^|]*?) \| value:(?: (.*))?$/;
-const HEADER_RE = /^(STATE|PLAN|ACTION|EXECUTE):(.*)$/;
+// Lines hold no "\n" (the split), so `[^]` is "any character of the line".
+const SLOT_RE = /^- ([^|]*?) \| purpose: ([^|]*?) \| status: ([^|]*?) \| source: ([^|]*?) \| value:(?: ([^]*))?$/;
+const HEADER_RE = /^(STATE|PLAN|ACTION|EXECUTE):([^]*)$/;
 
 class Invalid {
   constructor(readonly reason: InvalidReason, readonly detail: string) {}
@@ -70,15 +103,15 @@ function parseSlot(line: string, lineNo: number): EvidenceSlot {
   const where = `line ${lineNo} ${JSON.stringify(line.slice(0, 120))}`;
   if (!m) throw new Invalid('bad_slot', `${where}: expected "- name | purpose: ... | status: ... | source: ... | value: ..."`);
   const [, name = '', purpose = '', status = '', source = '', value = ''] = m;
-  if (!name.trim() || !purpose.trim()) throw new Invalid('bad_slot', `${where}: slot name and purpose must be non-empty`);
+  if (!trimField(name) || !trimField(purpose)) throw new Invalid('bad_slot', `${where}: slot name and purpose must be non-empty`);
   if (!(STATUSES as readonly string[]).includes(status))
     throw new Invalid('bad_status', `${where}: status "${status}" is not one of ${STATUSES.join(', ')}`);
   if (!(SOURCES as readonly string[]).includes(source))
     throw new Invalid('bad_source', `${where}: source "${source}" is not one of ${SOURCES.join(', ')}`);
-  const v = value.trim();
+  const v = trimField(value);
   if (status === 'uncovered' && v) throw new Invalid('bad_slot', `${where}: an uncovered slot must have an empty value`);
   if (status !== 'uncovered' && !v) throw new Invalid('bad_slot', `${where}: a ${status} slot needs a value`);
-  return { name: name.trim(), purpose: purpose.trim(), status: status as SlotStatus, value: v, source: source as SlotSource };
+  return { name: trimField(name), purpose: trimField(purpose), status: status as SlotStatus, value: v, source: source as SlotSource };
 }
 
 interface Draft {
@@ -89,7 +122,7 @@ interface Draft {
 }
 
 function onHeader(d: Draft, section: Section, rest: string, lineNo: number): void {
-  const body = rest.trim();
+  const body = trimField(rest);
   switch (section) {
     case 'STATE':
       if (body) throw new Invalid('unexpected_line', `line ${lineNo}: nothing may follow "STATE:" on its line; slots go on their own "- " lines`);
@@ -118,7 +151,7 @@ function parseLines(lines: string[]): PolicyTurn {
   const d: Draft = { state: [] };
   let at = -1; // index in SECTIONS of the last header seen
   lines.forEach((raw, i) => {
-    const line = raw.trimEnd();
+    const line = trimLineEnd(raw);
     const lineNo = i + 1;
     if (!line) return;
     const h = HEADER_RE.exec(line);
@@ -147,7 +180,7 @@ function parseLines(lines: string[]): PolicyTurn {
 
 /** Strict parse of one policy output; never throws. */
 export function parseTurn(text: string): ParseResult {
-  if (typeof text !== 'string' || !text.trim()) return { ok: false, reason: 'empty', detail: 'the output is empty' };
+  if (typeof text !== 'string' || !trimField(text.replaceAll('\n', ' '))) return { ok: false, reason: 'empty', detail: 'the output is empty' };
   try {
     return { ok: true, turn: parseLines(text.split('\n')) };
   } catch (e) {

@@ -16,6 +16,19 @@ export interface CompletionRequest {
   topP: number;
   seed?: number;
   model: string;
+  /**
+   * Sample under this grammar (vLLM's `structured_outputs.grammar`), plus gsteer serve's
+   * token filter when named (`gsteer_token_filter`; vLLM ignores the field).
+   */
+  constraint?: { grammar: string; tokenFilter?: 'policy_turn' };
+}
+
+/** What the server says it constrained the choice with (gsteer serve's `gsteer_structured_outputs`). */
+export interface AppliedConstraint {
+  specSha256: string;
+  tokenFilter: string | null;
+  tokenFilterVersion: number | null;
+  maxTokens: number;
 }
 
 export interface CompletionResult {
@@ -24,7 +37,10 @@ export interface CompletionResult {
   /** Server logprob of each sampled id (same length as completionIds). */
   logprobs: number[];
   text: string;
-  finishReason: 'stop' | 'length';
+  /** 'abort': a grammar left no allowed token (gsteer serve's stop_reason "grammar_dead_end"). */
+  finishReason: 'stop' | 'length' | 'abort';
+  /** Absent when the server does not report it (vLLM), or nothing was constrained. */
+  applied?: AppliedConstraint;
   /** Prompt tokens the server took from its prefix cache (usage.prompt_tokens_details.cached_tokens), when it says. */
   cachedPromptTokens?: number;
 }
@@ -43,6 +59,7 @@ export interface PolicyClientConfig extends EndpointConfig {
 interface VllmChoice {
   text?: unknown;
   finish_reason?: unknown;
+  stop_reason?: unknown;
   token_ids?: unknown;
   prompt_token_ids?: unknown;
   logprobs?: { tokens?: unknown; token_logprobs?: unknown } | null;
@@ -62,7 +79,8 @@ export function readChoice(choice: VllmChoice | undefined, promptIds: readonly n
     new InputError(`${url}: response field ${field} ${rule}; the server must speak vLLM's /v1/completions protocol with logprobs=1 and return_token_ids=true`);
   if (!choice) throw bad('choices[0]', 'is missing');
   const finish = choice.finish_reason;
-  if (finish !== 'stop' && finish !== 'length') throw bad('choices[0].finish_reason', `is ${JSON.stringify(finish)}, expected "stop" or "length"`);
+  const deadEnd = finish === 'abort' && choice.stop_reason === 'grammar_dead_end';
+  if (finish !== 'stop' && finish !== 'length' && !deadEnd) throw bad('choices[0].finish_reason', `is ${JSON.stringify(finish)}, expected "stop" or "length"`);
   const lp = choice.logprobs;
   if (!lp || !Array.isArray(lp.token_logprobs)) throw bad('choices[0].logprobs.token_logprobs', 'is missing (request logprobs: 1)');
   const logprobs = lp.token_logprobs as unknown[];
@@ -88,7 +106,19 @@ export function readChoice(choice: VllmChoice | undefined, promptIds: readonly n
           'the trainer would score a different prompt than was sampled: send the prompt as token ids and do not let the server re-tokenize',
       );
   }
-  return { completionIds: ids, logprobs: logprobs as number[], text: typeof choice.text === 'string' ? choice.text : '', finishReason: finish };
+  return { completionIds: ids, logprobs: logprobs as number[], text: typeof choice.text === 'string' ? choice.text : '', finishReason: deadEnd ? 'abort' : finish };
+}
+
+/** gsteer serve's top-level `gsteer_structured_outputs` (serve/responses.ts), or undefined. */
+export function readApplied(v: unknown): AppliedConstraint | undefined {
+  const o = v as { spec_sha256?: unknown; token_filter?: unknown; token_filter_version?: unknown; max_tokens?: unknown } | null | undefined;
+  if (!o || typeof o.spec_sha256 !== 'string' || typeof o.max_tokens !== 'number') return undefined;
+  return {
+    specSha256: o.spec_sha256,
+    tokenFilter: typeof o.token_filter === 'string' ? o.token_filter : null,
+    tokenFilterVersion: typeof o.token_filter_version === 'number' ? o.token_filter_version : null,
+    maxTokens: o.max_tokens,
+  };
 }
 
 function firstMismatch(a: readonly number[], b: readonly number[]): number {
@@ -120,19 +150,23 @@ export class OpenAIPolicyClient implements PolicyClient {
       // vLLM extras: sampled ids back as ids, and the prompt ids it saw.
       return_tokens_as_token_ids: true,
       return_token_ids: true,
+      ...(req.constraint
+        ? { structured_outputs: { grammar: req.constraint.grammar }, ...(req.constraint.tokenFilter ? { gsteer_token_filter: req.constraint.tokenFilter } : {}) }
+        : {}),
     };
     const res = await withRetries(
       () => this.client.completions.create(body as OpenAI.CompletionCreateParamsNonStreaming),
       { maxRetries: this.cfg.maxRetries, baseDelayMs: this.cfg.retryBaseMs, what: `policy server ${this.url}` },
     );
     const choice = (res.choices as unknown as VllmChoice[] | undefined)?.[0];
-    const top = res as unknown as { prompt_token_ids?: unknown };
+    const top = res as unknown as { prompt_token_ids?: unknown; gsteer_structured_outputs?: unknown };
     // Some servers put prompt_token_ids at the top level (chat shape); accept either place.
     const merged = choice && choice.prompt_token_ids === undefined && top.prompt_token_ids !== undefined ? { ...choice, prompt_token_ids: top.prompt_token_ids } : choice;
     const result = readChoice(merged, req.promptIds, this.url);
+    const applied = req.constraint ? readApplied(top.gsteer_structured_outputs) : undefined;
     const cached = (res.usage as { prompt_tokens_details?: { cached_tokens?: unknown } | null } | undefined)?.prompt_tokens_details?.cached_tokens;
     // vLLM sends the details only with --enable-prompt-tokens-details; gsteer serve always
-    if (Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= req.promptIds.length) result.cachedPromptTokens = cached as number;
-    return result;
+    const cachedPromptTokens = Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= req.promptIds.length ? (cached as number) : undefined;
+    return { ...result, ...(applied ? { applied } : {}), ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) };
   }
 }

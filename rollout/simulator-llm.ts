@@ -6,6 +6,7 @@
 // A malformed reply is used as plain text with target null (and logged); an empty one
 // becomes the non-committal line: a simulator hiccup must not kill the episode.
 import type OpenAI from 'openai';
+import { personaLines } from '../data/persona.ts';
 import type { Instance, Target } from '../data/schema.ts';
 import { parseJsonObject, stripThinking } from './llm-json.ts';
 import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
@@ -23,7 +24,8 @@ export interface LlmSimulatorConfig extends EndpointConfig {
 }
 
 export function simulatorSystemPrompt(instance: Instance, targets: readonly Target[]): string {
-  const persona = instance.persona.length ? instance.persona.map((p) => `- ${p}`).join('\n') : '- (no further facts)';
+  const facts = personaLines(instance.persona);
+  const persona = facts.length ? facts.map((f) => `- ${f}`).join('\n') : '- (no further facts)';
   const tgt = targets.length
     ? targets.map((t) => `- id: ${t.id}\n  about: ${t.description}\n  seed question: ${t.seedQuestion}\n  seed answer: ${t.seedAnswer}`).join('\n')
     : '- (none)';

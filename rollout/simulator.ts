@@ -6,7 +6,7 @@ import type { Instance, Target } from '../data/schema.ts';
 
 export interface SimulatorAnswer {
   answer: string;
-  /** The target the answer is grounded in; null for a non-committal reply. */
+  /** The target the answer is grounded in; null for a non-committal reply or one from the persona alone. */
   targetId: string | null;
 }
 

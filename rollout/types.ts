@@ -39,7 +39,9 @@ export type InvalidReason =
   | 'section_order' // a section header out of STATE, PLAN, ACTION, EXECUTE order
   | 'unexpected_line' // a line that is neither a header nor allowed in its section
   | 'empty_plan'
-  | 'duplicate_slot'; // two slots with the same name
+  | 'duplicate_slot' // two slots with the same name
+  // Constrained turns (rollout.constrained): the grammar left no token the model can emit.
+  | 'grammar_dead_end';
 
 export type ParseResult = { ok: true; turn: PolicyTurn } | { ok: false; reason: InvalidReason; detail: string };
 
@@ -59,12 +61,31 @@ export interface TurnTokens {
   cachedPromptTokens?: number;
 }
 
+/**
+ * How a constrained turn was sampled (rollout.constrained): the policy grammar
+ * (rollout/grammar.ebnf) and, on gsteer serve, its token filter. The trainer replays the
+ * completion ids through the same constraint to score each token under its mask.
+ */
+export interface TurnConstraint {
+  /** null: the grammar alone (vLLM applies only the EBNF). */
+  tokenFilter: 'policy_turn' | null;
+  tokenFilterVersion: number | null;
+  /** serve/structured/spec.ts specHash of what was applied; the trainer checks it against its own. */
+  specSha256: string;
+  /** The request's max_tokens (the filter's length budget depends on it). */
+  maxTokens: number;
+  /** The server reported applying it (gsteer serve does; vLLM does not, so the replay is the check). */
+  reported: boolean;
+}
+
 export interface TurnRecord {
   index: number;
   tokens: TurnTokens;
   completionText: string;
   parsed: ParseResult;
   observation: Observation;
+  /** Absent: sampled unconstrained. */
+  constraint?: TurnConstraint;
 }
 
 export type Termination = 'stop' | 'invalid' | 'max_turns';

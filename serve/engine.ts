@@ -8,6 +8,7 @@ import { Generation, type ChoiceResult, type StepEvent } from './generation.ts';
 import type { ServeModel } from './model.ts';
 import type { GenerateParams } from './requests.ts';
 import type { GenScheduler } from './scheduler.ts';
+import type { CompiledConstraint } from './structured/compile.ts';
 
 export interface Engine {
   model: ServeModel;
@@ -23,6 +24,8 @@ export interface GenerateJob {
   topLogprobs: number;
   /** max_tokens when the request gives none: a number, or 'rest' = up to the context end. */
   defaultMaxTokens: number | 'rest';
+  /** The compiled structured-outputs constraint (routes.ts compiles it before anything runs). */
+  constraint: CompiledConstraint | null;
 }
 
 /** vLLM's message, with the fix. */
@@ -71,6 +74,7 @@ export function prepare(engine: Engine, job: GenerateJob, onStep?: (index: numbe
         stopTokenIds: params.stopTokenIds,
         ignoreEos: params.ignoreEos,
         topLogprobs: job.topLogprobs,
+        constraint: job.constraint,
       };
       const listener = onStep && ((ev: StepEvent) => onStep(spec.choiceIndex, ev));
       return new Generation(engine.model, lease.adapter, engine.tok, spec, listener);

@@ -6,6 +6,8 @@ import type { ChatMessage } from '../trainer/tokenizer.ts';
 import { badRequest } from './errors.ts';
 import { bool, num, rejectUnsupported, stopStrings, str, tokenIds, type Body } from './fields.ts';
 import type { SamplingParams } from './sampling.ts';
+import { parseConstraint } from './structured/request.ts';
+import type { ConstraintSpec } from './structured/spec.ts';
 
 /** vLLM's default --max-logprobs. */
 export const MAX_LOGPROBS = 20;
@@ -26,6 +28,8 @@ export interface GenerateParams {
   stream: boolean;
   /** stream_options.include_usage: a last chunk with `usage` and no choices. */
   streamUsage: boolean;
+  /** structured_outputs / response_format (+ gsteer_token_filter); null = unconstrained. */
+  constraint: ConstraintSpec | null;
 }
 
 export interface CompletionRequest extends GenerateParams {
@@ -45,9 +49,11 @@ function generateParams(body: Body, vocabSize: number, maxTokensKey: string): Ge
   const streamOptions = (body.stream_options ?? {}) as Body;
   if (typeof streamOptions !== 'object') throw badRequest('stream_options must be an object like {"include_usage": true}', 'stream_options');
   const topK = num(body, 'top_k', -1, { int: true, min: -1 });
+  const maxTokens = num(body, maxTokensKey, null, { int: true, min: 1 });
+  const ignoreEos = bool(body, 'ignore_eos', false);
   return {
     model: str(body, 'model'),
-    maxTokens: num(body, maxTokensKey, null, { int: true, min: 1 }),
+    maxTokens,
     sampling: {
       temperature: num(body, 'temperature', 1, { min: 0, max: 2 }),
       topP: num(body, 'top_p', 1, { min: 0, minOpen: true, max: 1 }),
@@ -57,11 +63,12 @@ function generateParams(body: Body, vocabSize: number, maxTokensKey: string): Ge
     n: num(body, 'n', 1, { int: true, min: 1, max: MAX_N }),
     stop: stopStrings(body),
     stopTokenIds: body.stop_token_ids == null ? [] : tokenIds(body.stop_token_ids, 'stop_token_ids', vocabSize),
-    ignoreEos: bool(body, 'ignore_eos', false),
+    ignoreEos,
     returnTokensAsTokenIds: bool(body, 'return_tokens_as_token_ids', false),
     returnTokenIds: bool(body, 'return_token_ids', false),
     stream: bool(body, 'stream', false),
     streamUsage: bool(streamOptions, 'include_usage', false),
+    constraint: parseConstraint(body, maxTokens, ignoreEos),
   };
 }
 

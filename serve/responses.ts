@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { Tokenizer } from '../trainer/tokenizer.ts';
 import type { ChoiceResult } from './generation.ts';
 import type { TokenLogprob } from './sampling.ts';
+import type { CompiledConstraint } from './structured/compile.ts';
+import { POLICY_FILTER_VERSION } from './structured/policy-filter.ts';
 
 export interface TokenNames {
   tok: Tokenizer;
@@ -45,7 +47,31 @@ function topMaps(names: TokenNames, c: ChoiceResult): Record<string, number>[] |
   return c.top ? c.top.map((alts, t) => topMap(names, alts, c.ids[t] as number, c.logprobs[t] as number)) : null;
 }
 
-export interface CompletionShape {
+/**
+ * `gsteer_structured_outputs`, top level of a constrained response: what was applied, so a
+ * rollout can record exactly what the trainer must replay (vLLM sends no such field).
+ */
+export function appliedConstraint(c: CompiledConstraint | null, maxTokens: number | null) {
+  if (!c) return {};
+  const filter = c.spec.type === 'grammar' ? (c.spec.filter ?? null) : null;
+  return {
+    gsteer_structured_outputs: {
+      type: c.spec.type,
+      spec_sha256: c.hash,
+      token_filter: filter,
+      token_filter_version: filter ? POLICY_FILTER_VERSION : null,
+      max_tokens: maxTokens,
+      vocab: c.vocab.key,
+    },
+  };
+}
+
+export interface AppliedShape {
+  constraint: CompiledConstraint | null;
+  maxTokens: number | null;
+}
+
+export interface CompletionShape extends AppliedShape {
   model: string;
   prompts: number[][];
   n: number;
@@ -63,6 +89,7 @@ export function completionResponse(names: TokenNames, shape: CompletionShape, ch
       index,
       text: c.text,
       finish_reason: c.finishReason,
+      stop_reason: c.stopReason,
       logprobs: shape.logprobs
         ? {
             tokens: c.ids.map((id) => tokenName(names, id)),
@@ -74,6 +101,7 @@ export function completionResponse(names: TokenNames, shape: CompletionShape, ch
       ...(shape.returnTokenIds ? { token_ids: c.ids, prompt_token_ids: shape.prompts[Math.floor(index / shape.n)] } : {}),
     })),
     usage: usage(sum(shape.prompts.map((p) => p.length)), sum(choices.map((c) => c.ids.length)), cachedTokensOf(choices, shape.n)),
+    ...appliedConstraint(shape.constraint, shape.maxTokens),
   };
 }
 
@@ -87,7 +115,7 @@ function chatLogprobs(names: TokenNames, c: ChoiceResult) {
   return { content: c.ids.map((id, t) => chatLogprobEntry(names, id, c.logprobs[t] as number, c.top?.[t] ?? null)) };
 }
 
-export interface ChatShape {
+export interface ChatShape extends AppliedShape {
   model: string;
   promptIds: number[];
   logprobs: boolean;
@@ -105,9 +133,11 @@ export function chatResponse(names: TokenNames, shape: ChatShape, choices: Choic
       message: { role: 'assistant', content: c.text },
       logprobs: shape.logprobs ? chatLogprobs(names, c) : null,
       finish_reason: c.finishReason,
+      stop_reason: c.stopReason,
       ...(shape.returnTokenIds ? { token_ids: c.ids } : {}),
     })),
     usage: usage(shape.promptIds.length, sum(choices.map((c) => c.ids.length)), cachedTokensOf(choices, choices.length)),
     ...(shape.returnTokenIds ? { prompt_token_ids: shape.promptIds } : {}),
+    ...appliedConstraint(shape.constraint, shape.maxTokens),
   };
 }

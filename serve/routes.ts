@@ -8,6 +8,11 @@ import type { StepEvent } from './generation.ts';
 import type { ServeMetrics } from './metrics.ts';
 import { cachedTokensOf, chatResponse, completionResponse, type TokenNames } from './responses.ts';
 import { chunker, type Send, type StreamShape } from './stream.ts';
+import { badRequest } from './errors.ts';
+import type { ServeModel } from './model.ts';
+import { compileConstraint, ConstraintError, type CompiledConstraint } from './structured/compile.ts';
+import type { ConstraintSpec } from './structured/spec.ts';
+import { qwen3Vocab } from './structured/vocab.ts';
 
 /** vLLM's default max_tokens for /v1/completions (OpenAI's legacy default). */
 const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
@@ -56,18 +61,34 @@ function streamed(state: ServerState, job: GenerateJob, names: TokenNames, shape
   };
 }
 
+/**
+ * The request's constraint, compiled against the model's vocabulary (its kept ids when
+ * trimmed) before anything runs: a grammar xgrammar refuses is a 400 naming the field.
+ */
+async function constraintFor(model: ServeModel, spec: ConstraintSpec | null): Promise<CompiledConstraint | null> {
+  if (!spec) return null;
+  try {
+    return await compileConstraint(spec, qwen3Vocab(model.support.length < model.vocabSize ? model.support : null, model.vocabSize));
+  } catch (e) {
+    if (e instanceof ConstraintError) throw badRequest(e.message, e.field);
+    throw e;
+  }
+}
+
 async function completions(state: ServerState, body: Body, signal: AbortSignal): Promise<Reply> {
   const req = parseCompletionRequest(body, state.model.vocabSize);
   const prompts = req.prompts.map((p) => (typeof p === 'string' ? state.tok.encode(p) : p));
-  const job = { params: req, prompts, topLogprobs: req.logprobs ?? 0, defaultMaxTokens: COMPLETIONS_DEFAULT_MAX_TOKENS };
+  const constraint = await constraintFor(state.model, req.constraint);
+  const job = { params: req, prompts, topLogprobs: req.logprobs ?? 0, defaultMaxTokens: COMPLETIONS_DEFAULT_MAX_TOKENS, constraint };
   const names = { tok: state.tok, asIds: req.returnTokensAsTokenIds };
   const logprobs = req.logprobs !== null;
   if (req.stream) {
     const promptTokens = prompts.reduce((s, p) => s + p.length, 0);
-    return streamed(state, job, names, { kind: 'completion', model: req.model, logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens }, signal);
+    const shape = { kind: 'completion' as const, model: req.model, logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens, constraint, maxTokens: req.maxTokens };
+    return streamed(state, job, names, shape, signal);
   }
   const choices = await generate(state, job, signal);
-  const shape = { model: req.model, prompts, n: req.n, logprobs, returnTokenIds: req.returnTokenIds };
+  const shape = { model: req.model, prompts, n: req.n, logprobs, returnTokenIds: req.returnTokenIds, constraint, maxTokens: req.maxTokens };
   return { json: completionResponse(names, shape, choices) };
 }
 
@@ -75,14 +96,15 @@ async function chatCompletions(state: ServerState, body: Body, signal: AbortSign
   const req = parseChatRequest(body, state.model.vocabSize);
   // Thinking disabled, the way Qwen3's template does it (trainer/tokenizer.ts).
   const promptIds = state.tok.encode(renderChatML(req.messages, true));
-  const job = { params: req, prompts: [promptIds], topLogprobs: req.topLogprobs, defaultMaxTokens: 'rest' as const };
+  const constraint = await constraintFor(state.model, req.constraint);
+  const job = { params: req, prompts: [promptIds], topLogprobs: req.topLogprobs, defaultMaxTokens: 'rest' as const, constraint };
   const names = { tok: state.tok, asIds: req.returnTokensAsTokenIds };
   if (req.stream) {
-    const shape = { kind: 'chat' as const, model: req.model, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens: promptIds.length };
+    const shape = { kind: 'chat' as const, model: req.model, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens: promptIds.length, constraint, maxTokens: req.maxTokens };
     return streamed(state, job, names, shape, signal);
   }
   const choices = await generate(state, job, signal);
-  const shape = { model: req.model, promptIds, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds };
+  const shape = { model: req.model, promptIds, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds, constraint, maxTokens: req.maxTokens };
   return { json: chatResponse(names, shape, choices) };
 }
 

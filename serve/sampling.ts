@@ -38,6 +38,13 @@ export function gatherRow(logits: Float32Array, ids: Int32Array): Float32Array {
   return row;
 }
 
+/** The values of `row` (over ascending `ids`) at `sub`, a subsequence of `ids` (e.g. a grammar's allowed ids). */
+export function subRow(row: Float32Array, ids: Int32Array, sub: Int32Array): Float32Array {
+  const out = new Float32Array(sub.length);
+  for (let s = 0, k = 0; k < sub.length && s < ids.length; s++) if (ids[s] === sub[k]) out[k++] = row[s] as number;
+  return out;
+}
+
 /** log Z = logsumexp of a row, so logprob(s) = row[s] - logZ. */
 export function logSumExpRow(row: Float32Array): number {
   let max = -Infinity;

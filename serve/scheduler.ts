@@ -126,7 +126,7 @@ export class Scheduler extends QueuedScheduler<Job> {
       if (job.signal?.aborted) continue; // reaped before the next round
       const prefill = job.gen.result().ids.length === 0;
       try {
-        const done = job.gen.step();
+        const done = await job.gen.step();
         if (prefill) this.metrics?.prefilled(job.gen.spec.promptIds.length, 0);
         this.metrics?.step(1, prefill ? job.gen.spec.promptIds.length : 1);
         if (done) this.finish(job);

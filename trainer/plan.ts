@@ -19,6 +19,11 @@ export interface PlanOptions {
   dropout: boolean;
   /** Rows of embed/lm_head (a trimmed vocabulary has fewer than vocab_size). */
   vocabRows?: number;
+  /**
+   * Constrained turns (grammar masks, model/token-masks.ts): the number of distinct allowed
+   * sets in one micro-batch (at most B*T; positions of one grammar state share one).
+   */
+  distinctMasks?: number;
 }
 
 export interface PlanLine {
@@ -65,7 +70,16 @@ export function loraParams(c: Qwen3Config, r: number, targets: readonly ProjName
  * - EDGE_FLOATS_PER_D: embedding gather, final norm, lm_head row gather (measured 13.3 D).
  * - DROPOUT_PER_IN: LoRA dropout (mask, keep test, cast, scaled copy): 4.0 per input float.
  */
-export const CALIBRATION = { TAPE_FACTOR: 1.8, ATTENTION_COPIES: 2.5, LOGITS_COPIES: 6.5, EDGE_FLOATS_PER_D: 13, DROPOUT_PER_IN: 4 } as const;
+export const CALIBRATION = { TAPE_FACTOR: 1.8, ATTENTION_COPIES: 2.5, LOGITS_COPIES: 6.5, EDGE_FLOATS_PER_D: 13, DROPOUT_PER_IN: 4, MASK_COPIES: 2 } as const;
+
+/**
+ * Grammar masks of constrained turns: the [M + 1, V] bias table, and MASK_COPIES floats per
+ * element of [B*T, V] (the gathered bias rows and the masked logits the log-sum-exp keeps
+ * for its gradient; tests/trainer/plan.test.ts measures it).
+ */
+export function maskFloats(N: number, rows: number, distinct: number): number {
+  return (distinct + 1) * rows + CALIBRATION.MASK_COPIES * N * rows;
+}
 
 /**
  * Floats one decoder layer allocates per token in the forward (excluding attention scores),
@@ -112,7 +126,8 @@ export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
     ? // layer inputs kept + one layer re-run in the backward + its gradients
       L * N * c.hiddenSize * F32 + 2 * layer
     : L * layer + layer; // every layer's intermediates + one layer of gradients in flight
-  const total = base + 4 * lora + acts + logits + edges;
+  const masks = o.distinctMasks === undefined ? 0 : maskFloats(N, rows, o.distinctMasks) * F32;
+  const total = base + 4 * lora + acts + logits + edges + masks;
   return [
     { item: 'base weights (fp32, frozen)', bytes: base, note: `${fmtCount(baseParams(c, rows))} params${c.tieWordEmbeddings ? ', lm_head tied' : ''}` },
     { item: 'LoRA params', bytes: lora, note: `${fmtCount(loraParams(c, o.loraR, o.targetModules))} params, r=${o.loraR}, ${o.targetModules.length} modules x ${L} layers` },
@@ -125,6 +140,9 @@ export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
     },
     { item: 'logits [B,T,V]', bytes: logits, note: `${CALIBRATION.LOGITS_COPIES} copies incl. the gradient (V rows ${rows})` },
     { item: 'embeddings / final norm', bytes: edges, note: '[B*T, D] gathers and norm' },
+    ...(o.distinctMasks === undefined
+      ? []
+      : [{ item: 'grammar masks', bytes: masks, note: `constrained turns: ${o.distinctMasks} distinct allowed sets [M, V] + ${CALIBRATION.MASK_COPIES} x [B*T, V]` }]),
     { item: 'total', bytes: total, note: `micro-batch ${B} x ${T} tokens` },
   ];
 }

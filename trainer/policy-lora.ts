@@ -3,6 +3,7 @@
 import * as tf from '@tensorflow/tfjs';
 import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model/model.ts';
+import type { TokenMasks } from './model/token-masks.ts';
 import { tokenLogprobs } from './model/logprobs.ts';
 import type { Policy } from './policy.ts';
 import { microBatches } from './step-batch.ts';
@@ -10,7 +11,7 @@ import { microBatches } from './step-batch.ts';
 export function loraPolicy(model: Qwen3Model, adapter: LoraAdapter): Policy {
   return {
     variables: () => adapter.variables(),
-    score: (inputIds, o) => tokenLogprobs(model, adapter, { inputIds }, o),
+    score: (inputIds, o, masks) => tokenLogprobs(model, adapter, { inputIds, masks }, o),
   };
 }
 
@@ -19,11 +20,11 @@ export function loraPolicy(model: Qwen3Model, adapter: LoraAdapter): Policy {
  * adapter = the current LoRA gives logp_old before an update's epochs; adapter = null gives
  * the reference (base model) logprobs for the k3 KL term.
  */
-export function scoreRows(model: Qwen3Model, adapter: LoraAdapter | null, inputIds: number[][], microBatchSize: number): number[][] {
+export function scoreRows(model: Qwen3Model, adapter: LoraAdapter | null, inputIds: number[][], microBatchSize: number, masks?: readonly (TokenMasks | null)[]): number[][] {
   const out: number[][] = [];
   for (const idx of microBatches(inputIds.length, microBatchSize)) {
     const ids = idx.map((b) => inputIds[b]!);
-    const lp = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds: ids }).logprobs.arraySync());
+    const lp = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds: ids, masks: masks && idx.map((b) => masks[b] ?? null) }).logprobs.arraySync());
     ids.forEach((seq, i) => out.push(lp[i]!.slice(0, seq.length)));
   }
   return out;

@@ -7,6 +7,7 @@ import { sftLoss } from './sft/loss.ts';
 import type { Policy } from './policy.ts';
 import { PAD_ID, padRows, type Rows } from './step-batch.ts';
 import { assert } from '../util/errors.ts';
+import type { TokenMasks } from './model/token-masks.ts';
 
 /** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (SPEC §5). */
 export interface GrpoBatch {
@@ -18,6 +19,8 @@ export interface GrpoBatch {
   oldLogprobs?: number[][];
   rolloutLogprobs?: number[][]; // inference-server logprobs (needed when tisCap is set)
   refLogprobs?: number[][]; // reference policy (needed when betaKl > 0)
+  /** Constrained turns: the allowed sets each was sampled under (null = unconstrained), [B]. */
+  masks?: readonly (TokenMasks | null)[];
 }
 
 /** SFT update data (SPEC §7): targetMask is 1 on the Plan + Action + Execute tokens. */
@@ -45,7 +48,8 @@ const t2 = (rows: Rows, idx: readonly number[]) => tf.tensor2d(padRows(rows, idx
 export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: number[], o: MicroOptions): MicroResult {
   const ids = padRows(batch.inputIds, idx, PAD_ID);
   const withEntropy = batch.kind === 'grpo' && (o.withEntropy ?? false);
-  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy });
+  const masks = batch.kind === 'grpo' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
+  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy }, masks);
   switch (batch.kind) {
     case 'sft':
       return { loss: sftLoss(logprobs, t2(batch.targetMask, idx), o.normalizer.tokens), sums: ZERO_SUMS };

@@ -42,6 +42,8 @@ function validate(batch: TrainBatch, o: Pick<StepOptions, 'grpo'>): void {
       throw new InputError(`train batch: ${batch.advantages.length} advantages for ${batch.inputIds.length} sequences; one advantage per trajectory`);
     const { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs } = batch;
     checkAligned(batch.inputIds, { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs });
+    if (batch.masks && batch.masks.length !== batch.inputIds.length)
+      throw new InputError(`train batch: ${batch.masks.length} token-mask entries for ${batch.inputIds.length} sequences; one (or null) per sequence`);
     if (!o.grpo) throw new Error('internal: trainStep got a GRPO batch without StepOptions.grpo');
     if (o.grpo.tisCap !== null && !rolloutLogprobs)
       throw new InputError(`train batch: grpo.tisCap is ${o.grpo.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs in the trajectories or set grpo.tisCap=null`);

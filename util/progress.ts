@@ -3,10 +3,15 @@
 
 export interface Progress {
   tick(n?: number, info?: string): void;
+  /** A whole line on `out` (stdout by default) above the bar: on a TTY the bar is cleared and redrawn under it. */
+  print(line: string, out?: NodeJS.WritableStream): void;
   done(info?: string): void;
 }
 
-function fmtSeconds(s: number): string {
+/** Seconds left at the mean pace so far (Infinity before the first item). */
+export const etaSeconds = (elapsedS: number, count: number, total: number) => (count > 0 ? (elapsedS / count) * (total - count) : Infinity);
+
+export function fmtSeconds(s: number): string {
   if (!Number.isFinite(s)) return '--:--';
   const m = Math.floor(s / 60);
   const sec = Math.floor(s % 60);
@@ -20,11 +25,12 @@ export function progressBar(label: string, total: number, stream: NodeJS.WriteSt
   let count = 0;
   let lastDecile = -1;
   let lastLine = start;
+  let lastInfo = '';
   const tty = Boolean(stream.isTTY) && !process.env.CI;
   const render = (info = '') => {
     const frac = total > 0 ? Math.min(1, count / total) : 1;
     const elapsed = (Date.now() - start) / 1000;
-    const eta = count > 0 ? (elapsed / count) * (total - count) : Infinity;
+    const eta = etaSeconds(elapsed, count, total);
     const width = 24;
     const filled = Math.round(frac * width);
     const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
@@ -33,6 +39,7 @@ export function progressBar(label: string, total: number, stream: NodeJS.WriteSt
   return {
     tick(n = 1, info = '') {
       count += n;
+      lastInfo = info;
       if (tty) {
         stream.write(`\r${render(info)}\x1b[K`);
       } else {
@@ -43,6 +50,12 @@ export function progressBar(label: string, total: number, stream: NodeJS.WriteSt
           stream.write(`${render(info)}\n`);
         }
       }
+    },
+    print(line, out = process.stdout) {
+      if (!tty) return void out.write(`${line}\n`);
+      stream.write('\r\x1b[K');
+      out.write(`${line}\n`);
+      stream.write(render(lastInfo));
     },
     done(info = '') {
       if (tty) stream.write(`\r${render(info)}\x1b[K\n`);

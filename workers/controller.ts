@@ -44,6 +44,7 @@ export type Outcome = { kind: 'done' | 'stopped' | 'failed'; step: number; total
 interface InFlight {
   admittedAt: number;
   version: number;
+  waitTrainerMs: number; // rollout side idle before admission (time/wait_trainer_s)
   groupsDoneAt?: number;
 }
 
@@ -66,6 +67,9 @@ export class RunController {
   private readonly started = Date.now();
   private readonly inflight = new Map<number, InFlight>();
   private lastCheckpoint: number;
+  /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
+  private lastGroupsDoneAt = this.started;
+  private lastUpdateDoneAt = this.started;
   /** Updates in a row whose every group was dropped (an endpoint down, not bad luck). */
   private allDropped = 0;
 
@@ -156,14 +160,16 @@ export class RunController {
     const withSnap = [];
     for (const pg of planned) withSnap.push({ ...pg, snapshotId: await this.d.users.snapshot(pg.userId) });
     await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap }));
-    this.inflight.set(step, { admittedAt: Date.now(), version });
+    const now = Date.now();
+    this.inflight.set(step, { admittedAt: now, version, waitTrainerMs: Math.max(0, now - this.lastGroupsDoneAt) });
   }
 
   private async dumpStates(step: number): Promise<void> {
     const states = await this.d.users.dump();
     writeFileAtomic(this.d.layout.stepStates(step), states.map((s) => `${JSON.stringify(s)}\n`).join(''));
     const f = this.inflight.get(step);
-    if (f) f.groupsDoneAt = Date.now();
+    this.lastGroupsDoneAt = Date.now();
+    if (f) f.groupsDoneAt = this.lastGroupsDoneAt;
   }
 
   private admin(): AdminOptions {
@@ -178,6 +184,8 @@ export class RunController {
 
   private async handleUpdate(step: number, result: UpdateResult): Promise<void> {
     const { cfg, layout } = this.d;
+    const prevUpdateDoneAt = this.lastUpdateDoneAt;
+    this.lastUpdateDoneAt = Date.now();
     const L = cfg.grpo.maxPolicyLag;
     // Load the new version only if a later update samples from it; drop those no update needs.
     if (step + 1 + L <= this.total) await this.load(step);
@@ -196,6 +204,9 @@ export class RunController {
       wallSeconds: (Date.now() - this.started) / 1000,
       rolloutSeconds: f?.groupsDoneAt ? (f.groupsDoneAt - f.admittedAt) / 1000 : 0,
       policyVersionUsed: f?.version ?? versionFor(step, L),
+      // The trainer waited when this update's groups finished after it was done with the previous one.
+      waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
+      waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
     });
     await this.d.sink.write(rec);
     this.d.onUpdate?.(rec, this.total);

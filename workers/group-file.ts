@@ -2,7 +2,7 @@
 // the best trajectory, and the per-episode counts the metrics need. The update job and the
 // controller read it by path; Redis only carries the path.
 import { readFileSync } from 'node:fs';
-import type { Termination, Trajectory } from '../rollout/types.ts';
+import type { InvalidReason, Termination, Trajectory } from '../rollout/types.ts';
 import type { Scored } from './parts.ts';
 
 export interface EpisodeCounts {
@@ -11,6 +11,8 @@ export interface EpisodeCounts {
   retrieveCount: number;
   termination: Termination;
   completionTokens: number;
+  invalidReason?: InvalidReason;
+  constrainedTurns?: number; // turns sampled under the policy grammar (rollout.constrained)
   /** Prompt tokens over the turns, and of them those the server said it served from its prefix cache. */
   promptTokens?: number;
   cachedPromptTokens?: number;
@@ -43,6 +45,8 @@ export function episodeCounts(t: Trajectory): EpisodeCounts {
     retrieveCount: t.retrieveCount,
     termination: t.termination,
     completionTokens: t.turns.reduce((n, turn) => n + turn.tokens.completionIds.length, 0),
+    ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
+    constrainedTurns: t.turns.filter((turn) => turn.constraint).length,
     promptTokens: t.turns.reduce((n, turn) => n + turn.tokens.promptIds.length, 0),
     cachedPromptTokens: t.turns.reduce((n, turn) => n + (turn.tokens.cachedPromptTokens ?? 0), 0),
   };

@@ -10,7 +10,7 @@ import type { RunConfig } from '../configs/schema.ts';
 import type { Instance, UserState } from '../data/schema.ts';
 import { metricsSink, readMetrics, type MetricsRecord } from '../monitor/sink.ts';
 import { summaryTable } from '../monitor/summary.ts';
-import { progressBar } from '../util/progress.ts';
+import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
 import { RunController, type Outcome } from './controller.ts';
 import { loadParts } from './parts.ts';
 import { waitForPolicyServer } from './policy-admin.ts';
@@ -32,12 +32,15 @@ export interface LaunchOptions {
   maxRestarts?: number;
 }
 
-const CLI = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
+/** The CLI's one entry point; it registers the TypeScript loader itself. */
+const CLI = fileURLToPath(new URL('../cli/gsteer.mjs', import.meta.url));
 const SYNTH_SERVER = fileURLToPath(new URL('./synthetic/server-main.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
-const GUARD = new URL('./child-guard.ts', import.meta.url).href;
-/** node flags of every child: TypeScript via tsx, and the parent-death guard. */
-const NODE_ARGS = ['--import', TSX, '--import', GUARD];
+const GUARD = new URL('./child-guard.mjs', import.meta.url).href;
+/** node flags of every child: the parent-death guard. */
+const NODE_ARGS = ['--import', GUARD];
+/** A .ts script run directly (not through the CLI) also needs tsx. */
+const TS_NODE_ARGS = ['--import', TSX, ...NODE_ARGS];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort(): Promise<number> {
@@ -53,7 +56,8 @@ async function freePort(): Promise<number> {
 
 export async function launchRun(o: LaunchOptions): Promise<number> {
   const { cfg, layout } = o;
-  const log = (msg: string) => console.error(`gsteer: ${msg}`);
+  let lines: UpdateLines | null = null; // per-update lines and the bar, once the first update lands
+  const log = (msg: string) => (lines ? lines.note(`gsteer: ${msg}`) : console.error(`gsteer: ${msg}`));
   const redisProc = await ensureRedis(cfg.queues.redisUrl, log);
   let giveUp: string | null = null;
   let controller: RunController | null = null;
@@ -75,7 +79,7 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     if (cfg.policy.server === 'embedded') {
       const port = cfg.policy.port || (await freePort());
       const args = parts.kind === 'synthetic'
-        ? [...NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
+        ? [...TS_NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
         : [...NODE_ARGS, CLI, 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend];
       sup.start({ name: 'policy-server', args, logFile: layout.log('policy-server') });
       policyUrl = `http://127.0.0.1:${port}/v1`;
@@ -106,12 +110,11 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
       await sleep(200);
     }
     const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, o.info.runId));
-    let bar: ReturnType<typeof progressBar> | null = null;
     controller = new RunController({
       cfg, layout, info: o.info, instances: o.instances, users, redis, sink, policyUrl, startStep: o.startStep, log,
       onUpdate: (rec: MetricsRecord, total: number) => {
-        bar ??= progressBar('grpo', total - o.startStep);
-        bar.tick(1, `reward ${Number(rec.reward).toFixed(3)}`);
+        lines ??= updateLines(o.startStep, total);
+        lines.update(rec);
       },
     });
     let signals = 0;
@@ -132,7 +135,8 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
     }
-    (bar as ReturnType<typeof progressBar> | null)?.done();
+    (lines as UpdateLines | null)?.done();
+    lines = null; // later messages go below the finished bar
     console.log(summaryTable(readMetrics(layout.metrics)));
     console.log(`\nrun directory: ${layout.root}`);
     if (outcome.kind === 'done') console.log(`done: ${outcome.step} update(s)`);

@@ -8,7 +8,7 @@
 // back to them silently.
 import type { RunConfig } from '../configs/schema.ts';
 import type { Instance, UserState } from '../data/schema.ts';
-import type { Trajectory } from '../rollout/types.ts';
+import type { Trajectory, TurnConstraint } from '../rollout/types.ts';
 import type { RolloutJob, TrainStats } from './payloads.ts';
 
 export interface RolloutContext {
@@ -60,6 +60,8 @@ export interface TrainSequence {
   completionIds: number[];
   oldLogprobs: number[]; // server logprobs at sampling time
   advantage: number; // A_i of the trajectory, shared by all of its turns
+  /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
+  constraint?: TurnConstraint;
 }
 
 export interface TrainerPart {

@@ -77,6 +77,8 @@ export const TrainStatsSchema = z
     entropy: z.number(),
     num_tokens: z.number(),
     train_seconds: z.number(),
+    /** More trainer diagnostics under their logged (TRL) names, e.g. clip_ratio/low_mean, sampling/*. */
+    diagnostics: z.record(z.string(), z.number()).optional(),
   })
   .strict();
 export type TrainStats = z.output<typeof TrainStatsSchema>;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { Trajectory } from '../rollout/types.ts';
+import type { TokenMasks } from '../trainer/model/token-masks.ts';
 import { connect } from './queues.ts';
 import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, TrainSequence, UserStatePart } from './parts.ts';
 
@@ -75,8 +76,11 @@ async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> 
   };
 }
 
-/** SPEC §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its trajectory. */
-function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean) {
+/**
+ * SPEC §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
+ * trajectory; constrained turns carry the allowed sets they were sampled under.
+ */
+function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
   const inputIds = seqs.map((s) => [...s.promptIds, ...s.completionIds]);
   const completionMask = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.completionIds.map(() => 1)]);
   const rolloutLogprobs = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.oldLogprobs]);
@@ -89,13 +93,17 @@ function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean) {
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).
     ...(offPolicy ? { oldLogprobs: rolloutLogprobs } : {}),
+    ...(masks.some((m) => m) ? { masks } : {}),
   };
 }
 
+/** Step metrics logged per update besides the fixed TrainStats fields (TRL names). */
+const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
+
 async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy }, opts, { trainStep }] = await Promise.all([
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }] = await Promise.all([
     import('../trainer/backend.ts'), import('../trainer/model/model.ts'), import('../trainer/lora/index.ts'),
-    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'),
+    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/constraint-masks.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
@@ -117,8 +125,13 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
       optimizer.load({ ...s, m: s.m.map((x) => Float32Array.from(x)), v: s.v.map((x) => Float32Array.from(x)) });
     },
     async step(batch, step) {
-      const m = trainStep(loraPolicy(model, adapter), optimizer, grpoRows(batch, cfg.grpo.maxPolicyLag > 0), opts.grpoStepOptions(cfg, step - 1, totalSteps()));
-      return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s };
+      const replay = await replayTurnMasks(batch, model);
+      const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay.masks);
+      // k3 KL against the base model (no adapter), scored under the same masks
+      const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, replay.masks) } : {};
+      const m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
+      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay.stats };
+      return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
     },
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);

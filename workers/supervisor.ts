@@ -1,10 +1,13 @@
 // Child processes of a run (workers, the embedded policy server): started with an IPC
-// channel and workers/child-guard.ts preloaded (they exit when we do), logs to RUN/logs/<name>.log, restarted with a bounded
+// channel and workers/child-guard.mjs preloaded (they exit when we do), logs to RUN/logs/<name>.log, restarted with a bounded
 // budget when one dies unexpectedly (a SIGKILLed rollout worker or trainer comes back and
 // BullMQ hands it the stalled job); over budget, `onGiveUp` stops the run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { appendFileSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+
+/** Written into the child's log file at each restart: the run directory's record of restarts (gsteer_restarts_total). */
+export const RESTART_MARK = 'gsteer supervisor: restart';
 
 export interface ChildSpec {
   name: string;
@@ -32,7 +35,7 @@ export class Supervisor {
   start(spec: ChildSpec, restarts = 0): ChildProcess {
     mkdirSync(dirname(spec.logFile), { recursive: true });
     const out = openSync(spec.logFile, 'a');
-    // Own process group (detached): terminal signals go to the controller only (child-guard.ts).
+    // Own process group (detached): terminal signals go to the controller only (child-guard.mjs).
     const proc = spawn(process.execPath, spec.args, { stdio: ['ignore', out, out, 'ipc'], env: { ...process.env, ...spec.env }, detached: true });
     this.children.set(spec.name, { spec, proc, restarts });
     proc.on('exit', (code, signal) => {
@@ -43,6 +46,7 @@ export class Supervisor {
         return;
       }
       this.log(`${spec.name} died (${why}); restarting (${restarts + 1}/${this.maxRestarts})`);
+      appendFileSync(spec.logFile, `[${new Date().toISOString()}] ${RESTART_MARK} ${restarts + 1}/${this.maxRestarts} of ${spec.name} (${why})\n`);
       this.start(spec, restarts + 1);
     });
     return proc;

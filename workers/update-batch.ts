@@ -25,7 +25,13 @@ export function buildUpdateBatch(groups: readonly GroupFile[], layout: RunLayout
       const traj = JSON.parse(readFileSync(layout.abs(rel), 'utf8')) as Trajectory;
       const advantage = advantages[gi]?.[i] ?? 0;
       for (const turn of traj.turns)
-        sequences.push({ promptIds: turn.tokens.promptIds, completionIds: turn.tokens.completionIds, oldLogprobs: turn.tokens.logprobs, advantage });
+        sequences.push({
+          promptIds: turn.tokens.promptIds,
+          completionIds: turn.tokens.completionIds,
+          oldLogprobs: turn.tokens.logprobs,
+          advantage,
+          ...(turn.constraint ? { constraint: turn.constraint } : {}),
+        });
     });
   });
   const advantageStats = {

@@ -38,6 +38,6 @@ export async function runWorker(kind: WorkerKind, runDir: string, configFile?: s
     };
     process.on('SIGTERM', () => close('SIGTERM'));
     process.on('SIGINT', () => close('SIGINT'));
-    // Started by gsteer train: child-guard.ts exits this process when the controller is gone.
+    // Started by gsteer train: child-guard.mjs exits this process when the controller is gone.
   });
 }

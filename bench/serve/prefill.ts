@@ -9,6 +9,7 @@
 // computed from its /metrics. Same seeds and batch invariance: both see the same prompts
 // (checked). With --adapter (e.g. the demo's trained policy) episodes run several turns.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances, loadUserStates } from '../../data/load.ts';
@@ -35,7 +36,7 @@ const { values } = parseArgs({
 });
 
 function startServe(extra: string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const args = ['--import', 'tsx', 'cli/main.ts', 'serve', '--model', values.model as string, '--port', '0', '--backend', values.backend as string, '--batching', 'on', '--block-size', values['block-size'] as string, ...extra];
+  const args = [fileURLToPath(new URL('../../cli/gsteer.mjs', import.meta.url)), 'serve', '--model', values.model as string, '--port', '0', '--backend', values.backend as string, '--batching', 'on', '--block-size', values['block-size'] as string, ...extra];
   if (values.adapter) args.push('--adapter', `policy=${values.adapter}`);
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {

@@ -15,11 +15,12 @@
 // the same mode, and against interleaved at the same c.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildPolicyMessages } from '../../rollout/prompt.ts';
 import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
-const CLI = ['--import', 'tsx', 'cli/main.ts'];
+const CLI = [fileURLToPath(new URL('../../cli/gsteer.mjs', import.meta.url))];
 const MODES: Record<string, string[]> = {
   interleaved: ['--batching', 'off'],
   batched: ['--batching', 'on', '--prefix-cache-mb', '0'],

@@ -15,7 +15,7 @@ import { textFilesUnder } from '../../trainer/model/vocab-from.ts';
  * made, and how the model phase remakes it when the folder is missing. The trunk: random
  * init and a full-weight warm-up on the training split of the demo's SFT examples
  * (trainer/model/pretrain.ts), then three more stages at falling peak lr on the same data
- * (held-out valid turns after each: data/sft/README.md, runs R2, S3 and S4). The first
+ * (held-out valid turns after each: docs/history/demo-base.md, runs R2, S3 and S4). The first
  * entry is `model init --pretrain`, later ones `model pretrain`; step caps, not time caps,
  * end them, so the same backend gives the same bytes.
  */
@@ -27,7 +27,7 @@ export const DEMO_BASE_STAGES = [stage(3000, '5e-3'), stage(1500, '3e-3'), stage
  * (the files concatenated in that order; none = the config's seed):
  * - `ratios`: each optional-target ratio of the paper ({0, 0.5, 1}) instead of the backbone alone;
  * - `seeds`: the demo's own settings with 12 other builder seeds, i.e. other memory-hit
- *   scenarios of the same trajectories (data/sft/README.md, "More scenarios").
+ *   scenarios of the same trajectories (docs/history/demo-base.md, "More scenarios").
  */
 export interface ExtraExamples { file: string; sets: string[]; seeds: number[] }
 export const DEMO_BASE_EXTRAS = {
@@ -43,7 +43,7 @@ export type ExtraName = keyof typeof DEMO_BASE_EXTRAS;
  * held-out split), some also on extra examples (`DEMO_BASE_EXTRAS`; --pretrain-extra
  * leaves out every step whose prompt the demo's examples have, so the held-out prompts stay
  * unseen). The round's model is the uniform mean of its start and its branches (`gsteer
- * model average`), or with `mean: false` its one branch as it is: data/sft/README.md,
+ * model average`), or with `mean: false` its one branch as it is: docs/history/demo-base.md,
  * "Extra data and weight averaging", "More layers: block expansion" and "More scenarios".
  */
 export interface Branch { seed: number; args: string[]; extra?: ExtraName }

@@ -10,6 +10,7 @@ import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
 import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from './demo-base.ts';
+import { demoEvalPhase } from './demo-eval.ts';
 
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
@@ -20,7 +21,7 @@ policy.model, committed as models/tiny-demo; when the folder is missing it is re
 gsteer model init --pretrain, about ${DEMO_BASE_MINUTES} min on 2 cores) -> sft (LoRA SFT with
 configs/sft-demo.yaml layered on the demo config, then the valid-turn rate of sampled
 held-out turns; --set sft.enabled=false skips both SFT phases) -> grpo (gsteer train with
-the demo config, from the SFT adapter). The previous demo run directory (runDir/runName)
+the demo config, from the SFT adapter, with --dashboard: its URL is printed). The previous demo run directory (runDir/runName)
 is replaced unless --keep is given.`;
 
 export interface PhaseContext {
@@ -54,12 +55,15 @@ const PHASES: Phase[] = [
   sftTrainPhase,
   {
     name: 'grpo',
-    async run({ configFiles, sets, initAdapter }) {
+    async run({ cfg, configFiles, sets, initAdapter }) {
       const train = await import('./train.ts');
-      const args = [...configFiles.flatMap((f) => ['--config', f]), ...sets.flatMap((s) => ['--set', s])];
-      return { code: await train.run([...args, ...(initAdapter ? ['--init-adapter', initAdapter] : [])]) };
+      const args = [...configFiles.flatMap((f) => ['--config', f]), ...sets.flatMap((s) => ['--set', s]), '--dashboard'];
+      const code = await train.run([...args, ...(initAdapter ? ['--init-adapter', initAdapter] : [])]);
+      console.error(`demo: the dashboard of the finished run: npx gsteer monitor ${join(cfg.runDir, cfg.runName)} --serve`);
+      return { code };
     },
   },
+  demoEvalPhase,
 ];
 
 export async function run(argv: string[]): Promise<number> {

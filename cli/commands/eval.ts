@@ -86,24 +86,15 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
   }
 }
 
-export async function run(argv: string[]): Promise<number> {
-  const { values: v } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string', multiple: true },
-      set: { type: 'string', multiple: true },
-      adapter: { type: 'string' },
-      'policy-model': { type: 'string' },
-      split: { type: 'string' },
-      baseline: { type: 'string' },
-      'user-states': { type: 'string' },
-      trajectories: { type: 'string' },
-      threshold: { type: 'string' },
-      sweep: { type: 'boolean', default: false },
-      out: { type: 'string' },
-    },
-  });
-  const cfg = loadConfig(v.config ?? [], v.set ?? []);
+export interface EvalFlags extends EpisodeFlags {
+  split?: string;
+  trajectories?: string;
+  threshold?: string;
+  sweep?: boolean;
+}
+
+/** Runs (or reads) the episodes and scores them; what `run` prints and writes. */
+export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: EvalReport; trajs: Awaited<ReturnType<typeof episodes>>['trajs'] | null; tau: number }> {
   const tau = threshold(v.threshold, cfg);
   const all = loadInstances(cfg.data.instances);
   const fromFiles = v.trajectories !== undefined;
@@ -131,7 +122,29 @@ export async function run(argv: string[]): Promise<number> {
     instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`)), encoder,
     concurrency: cfg.eval.concurrency, threshold: tau, sweep: v.sweep ? cfg.eval.sweep : [], method,
   });
+  return { report, trajs, tau };
+}
 
+export async function run(argv: string[]): Promise<number> {
+  const { values: v } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
+      adapter: { type: 'string' },
+      'policy-model': { type: 'string' },
+      split: { type: 'string' },
+      baseline: { type: 'string' },
+      'user-states': { type: 'string' },
+      trajectories: { type: 'string' },
+      threshold: { type: 'string' },
+      sweep: { type: 'boolean', default: false },
+      out: { type: 'string' },
+    },
+  });
+  const cfg = loadConfig(v.config ?? [], v.set ?? []);
+  const { report, trajs, tau } = await evaluate(cfg, v);
+  const { method } = report;
   const main = report.results.find((r) => r.threshold === tau);
   if (main) console.log(formatTable(main, `${method.label}${method.model ? ` (${method.model})` : ''}`));
   if (v.sweep) console.log(`\nthreshold sweep (overall)\n${formatSweep(report.results)}`);

@@ -12,12 +12,16 @@ import { InputError } from '../../util/errors.ts';
 export const planUsage = `usage: gsteer model plan --model DIR --seq-len N --micro-batch B
                         [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
                         [--backend gpu|node|wasm|cpu] [--recompute]
+                        [--constrained [--distinct-masks M]]
 
 Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
 state, activations of one micro-batch (with and without per-layer recomputation,
 including the [B,T,V] logits), and a verdict: for --backend gpu (default) against
 A100-40GB / A100-80GB / H100-80GB (90% usable), for wasm against its 4 GiB heap, for
-cpu/node against this machine's RAM. DIR needs only config.json.`;
+cpu/node against this machine's RAM. DIR needs only config.json. --constrained adds the
+grammar masks of constrained turns (rollout.constrained): a [M, V] table of the distinct
+allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
+(a policy turn has far fewer distinct sets: one per grammar state).`;
 
 const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
 
@@ -45,6 +49,8 @@ export async function runPlan(argv: string[]): Promise<number> {
       'no-dropout': { type: 'boolean', default: false },
       backend: { type: 'string', default: 'gpu' },
       recompute: { type: 'boolean', default: false },
+      constrained: { type: 'boolean', default: false },
+      'distinct-masks': { type: 'string' },
     },
   });
   if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
@@ -55,13 +61,17 @@ export async function runPlan(argv: string[]): Promise<number> {
     if (!(PROJ_NAMES as readonly string[]).includes(t)) throw new InputError(`model plan: --targets has "${t}"; allowed: ${PROJ_NAMES.join(', ')}`);
   const backend = values.backend ?? 'gpu';
   if (!['gpu', 'node', 'wasm', 'cpu'].includes(backend)) throw new InputError(`model plan: --backend ${backend}; use gpu, node, wasm or cpu`);
+  const seqLen = positive('seq-len', values['seq-len']);
+  const microBatch = positive('micro-batch', values['micro-batch']);
+  if (values['distinct-masks'] !== undefined && !values.constrained) throw new InputError('model plan: --distinct-masks needs --constrained');
   const base = {
-    seqLen: positive('seq-len', values['seq-len']),
-    microBatch: positive('micro-batch', values['micro-batch']),
+    seqLen,
+    microBatch,
     loraR: positive('lora-r', values['lora-r'], 8),
     targetModules: targets as ProjName[],
     dropout: !values['no-dropout'],
     vocabRows: vocab ? vocab.keptIds.length : cfg.vocabSize,
+    ...(values.constrained ? { distinctMasks: positive('distinct-masks', values['distinct-masks'], seqLen * microBatch) } : {}),
   };
   const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
   const chosen = values.recompute ? plans.on : plans.off;

@@ -1,11 +1,13 @@
 // `gsteer monitor RUN_DIR`: the run's reward curves as a table (metrics.jsonl), the queue
 // board (job counts per queue), and with --follow every new update as it lands (Redis
-// stream), with no extra service.
+// stream), with no extra service. `--serve`: the web dashboard on one or more run
+// directories (monitor/dashboard/).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { runLayout } from '../../checkpoints/layout.ts';
 import { readMetrics } from '../../monitor/sink.ts';
+import { curvesPanel } from '../../monitor/sparkline.ts';
 import { summaryTable } from '../../monitor/summary.ts';
 import { InputError } from '../../util/errors.ts';
 import { readRunConfig } from '../../workers/context.ts';
@@ -13,21 +15,29 @@ import { connect, metricsStreamKey, QUEUE } from '../../workers/queues.ts';
 import { readRunInfo } from '../../workers/run-info.ts';
 import { pingRedis } from '../../workers/redis-local.ts';
 import { followLine } from '../../monitor/follow.ts';
+import { serveCommand, SERVE_USAGE } from '../../monitor/dashboard/command.ts';
 
-export const summary = 'show a run: metrics table, queue board, live updates (--follow)';
+export const summary = 'show a run: metrics table, queue board, live updates (--follow), web dashboard (--serve)';
 export const usage = `usage: gsteer monitor RUN_DIR [--follow] [--rows N]
+       gsteer monitor RUN_DIR... --serve [--port P] [--host H] [--token T] [--allow-retries]
 
-Prints the per-update metrics of RUN_DIR/metrics.jsonl (first, evenly spaced, last rows)
-and, when Redis answers, the job counts of the run's queues. --follow then prints one line
-per new update from the run's Redis stream until Ctrl-C.`;
+Prints the per-update metrics of RUN_DIR/metrics.jsonl (first, evenly spaced, last rows),
+sparklines of the main curves (min / last / max, fitted to the terminal width) and, when
+Redis answers, the job counts of the run's queues. --follow then prints one line
+per new update from the run's Redis stream until Ctrl-C.
+
+${SERVE_USAGE}`;
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--serve')) return await serveCommand(argv);
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { follow: { type: 'boolean', default: false }, rows: { type: 'string', default: '12' } } });
   if (positionals.length !== 1) throw new InputError(`expected one RUN_DIR\n${usage}`);
   const layout = runLayout(resolve(positionals[0] as string));
   const cfg = readRunConfig(layout.config);
   const info = readRunInfo(layout);
-  console.log(summaryTable(readMetrics(layout.metrics), Number(values.rows)));
+  const records = readMetrics(layout.metrics);
+  console.log(summaryTable(records, Number(values.rows)));
+  if (records.length) console.log(`\n${curvesPanel(records, process.stdout.columns || 80)}`);
   if (!(await pingRedis(cfg.queues.redisUrl))) {
     console.log('\n(Redis not reachable: no queue board)');
     return 0;

@@ -8,20 +8,29 @@ import { launchRun } from '../../workers/launch.ts';
 import { waitForPolicyServer } from '../../workers/policy-admin.ts';
 import { redisProblem } from '../../workers/redis-local.ts';
 import { createRunDir, newRunLayout, validateRunInputs } from '../../workers/prepare.ts';
+import { trainDashboard } from '../../monitor/dashboard/beside-run.ts';
 
 export const summary = 'run GRPO: validate, start Redis/policy server/workers, train, checkpoint';
 export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
+                   [--dashboard [--dashboard-port P]]
 
 Validates the config and the dataset first (every problem listed, exit 2, nothing
 started). Then starts a local redis-server when none answers on queues.redisUrl (and one
 is installed), the embedded policy server (policy.server: embedded) or checks the external
-one, the trainer, group and rollout workers as child processes, and runs the updates with
-a progress bar. The run lives in runDir/runName (layout: checkpoints/README.md).
+one, the trainer, group and rollout workers as child processes, and runs the updates: one
+line per update on stdout (step, reward, reward_std, frac_reward_zero_std, invalid rate,
+turns, loss, grad_norm, seconds) above a progress bar with ETA (without a terminal: the
+ETA ends each line). The run lives in runDir/runName (layout: checkpoints/README.md), with
+TensorBoard event files beside metrics.jsonl (tensorboard --logdir runDir).
 
   --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output); its
                        rank, alpha and target modules must match lora.*
   sft.enabled: true    without --init-adapter: run the SFT stage first (gsteer sft train,
                        then the valid-turn check) and start GRPO from its adapter
+  --dashboard          serve the web dashboard of this run on 127.0.0.1 while it trains
+                       (port 6007, or a free one when that is taken; --dashboard-port P
+                       to choose) and print its URL; afterwards reopen it with
+                       gsteer monitor RUN_DIR --serve
   SIGINT/SIGTERM       stop admitting updates, finish the admitted ones, checkpoint, exit 0
                        (a second signal stops at once, after a checkpoint)
 
@@ -30,7 +39,10 @@ Worker processes for other machines: gsteer worker rollout|group|trainer --run R
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, 'init-adapter': { type: 'string' } },
+    options: {
+      config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, 'init-adapter': { type: 'string' },
+      dashboard: { type: 'boolean', default: false }, 'dashboard-port': { type: 'string' },
+    },
   });
   const sets = [...(values.set ?? []), ...(values['init-adapter'] ? [`initAdapter=${values['init-adapter']}`] : [])];
   const cfg = loadConfig(values.config ?? [], sets);
@@ -52,5 +64,11 @@ export async function run(argv: string[]): Promise<number> {
   // SPEC §7: the SFT checkpoint is what GRPO starts from, unless an adapter is given.
   const grpoCfg = cfg.sft.enabled && !cfg.initAdapter ? { ...cfg, initAdapter: (await sftPhase(cfg)).adapterDir } : cfg;
   const { layout, info } = createRunDir(grpoCfg);
-  return await launchRun({ cfg: grpoCfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+  const dashboard = values.dashboard ? await trainDashboard(layout.root, values['dashboard-port']) : null;
+  try {
+    return await launchRun({ cfg: grpoCfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+  } finally {
+    await dashboard?.close();
+    if (dashboard) console.error(`gsteer train: dashboard stopped; reopen it on the run with: gsteer monitor ${layout.root} --serve`);
+  }
 }

@@ -72,12 +72,12 @@ export async function evalValidTurns(o: EvalOptions): Promise<EvalResult> {
   const sample = evalSample(readSftExamples(o.examples), o);
   const bar = o.progress === false ? null : progressBar('sft eval', sample.length);
   const r: EvalResult = { n: 0, valid: 0, rate: 0, reasons: {}, byAction: {}, samples: [] };
-  sample.forEach((ex, i) => {
+  for (const [i, ex] of sample.entries()) {
     const g = new Generation(serve, adapter, tok, {
       promptIds: encodeChat(tok, ex.input), maxTokens: o.maxTokens, sampling: { temperature: o.temperature, topP: o.topP, topK: 0 },
       seed: o.seed, choiceIndex: i, stop: [], stopTokenIds: [], ignoreEos: false, topLogprobs: 0,
     });
-    while (!g.step());
+    while (!(await g.step()));
     const out = g.result();
     const reason = invalidReason(out.text, out.finishReason);
     const ok = reason === null;
@@ -89,7 +89,7 @@ export async function evalValidTurns(o: EvalOptions): Promise<EvalResult> {
     if (ok) a.valid++;
     r.samples.push({ trajectoryId: ex.trajectoryId, step: ex.step, text: out.text, ok });
     bar?.tick(1, `valid ${r.valid}/${r.n}`);
-  });
+  }
   bar?.done();
   r.rate = r.n ? r.valid / r.n : 0;
   adapter?.dispose();

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adapterBytes, cli, e2eConfig, logText, metricLines, reproducibleMetrics, sleep, tempRun, waitFor, workerPid, writeConfig, removeRuns } from './helpers.ts';
 import { readGroupFile } from '../../workers/group-file.ts';
+import { RestartCounter } from '../../monitor/dashboard/restarts.ts';
 
 const ref = tempRun('flt-ref');
 const ro = tempRun('flt-rollout');
@@ -44,6 +45,8 @@ describe('e2e: worker faults', () => {
     expect(xRo.stderr).toMatch(/rollout-0 died \(signal SIGKILL\); restarting/);
     expect(xTr.stderr).toMatch(/trainer-0 died \(signal SIGKILL\); restarting/);
     expect(logText(runs.tr, 'trainer-0')).toMatch(/trainer restored adapter version 1/);
+    // The run directories keep the restarts (gsteer_restarts_total): one each, none in the reference.
+    expect([runs.ref, runs.ro, runs.tr].map((r) => new RestartCounter(join(r, 'logs')).count())).toEqual([0, 1, 1]);
 
     const mRef = reproducibleMetrics(runs.ref);
     expect(mRef.map((m) => m.step)).toEqual([1, 2, 3, 4]);

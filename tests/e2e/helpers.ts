@@ -12,7 +12,7 @@ import { TIMING_KEYS } from '../../monitor/update-metrics.ts';
 import { readMetrics } from '../../monitor/sink.ts';
 
 export const REPO = new URL('../..', import.meta.url).pathname;
-const CLI = join(REPO, 'cli/main.ts');
+const CLI = join(REPO, 'cli/gsteer.mjs');
 
 export function instance(k: number, split = 'train') {
   return {
@@ -57,7 +57,7 @@ export interface CliRun {
 }
 
 export function cli(args: string[], env: Record<string, string> = {}): CliRun {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: { ...process.env, GSTEER_PARTS: 'synthetic', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, GSTEER_PARTS: 'synthetic', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d) => (stdout += d));

@@ -21,7 +21,7 @@ describe('e2e: real parts', () => {
       runName: 'real', runDir: join(t.dir, 'runs'), seed: 5,
       data: { instances: [join(REPO, 'data/demo/instances.jsonl')], userStates: join(REPO, 'data/demo/user_states.jsonl') },
       policy: { server: 'embedded', model },
-      rollout: { groupSize: 2, maxTurns: 1, maxTokens: 16, concurrency: 2 },
+      rollout: { groupSize: 2, maxTurns: 1, maxTokens: 64, concurrency: 2 }, // constrained (the default): 64 >= the shortest turn
       grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2 },
       lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
       checkpoint: { every: 1, keep: 2 },
@@ -33,6 +33,17 @@ describe('e2e: real parts', () => {
     const metrics = reproducibleMetrics(runDir);
     expect(metrics.map((m) => m.step)).toEqual([1, 2]);
     for (const m of metrics) for (const k of ['reward', 'rewards/coverage/mean', 'rewards/c_acq/mean', 'invalid_rate', 'entropy']) expect(typeof m[k]).toBe('number');
+    // Constrained rollouts: even a random model writes only valid turns (the grammar and the
+    // token filter), and the trainer scores each token under the server's mask, so at policy
+    // lag 0 its logprobs are the server's (ratio 1; raw scoring would give Z_allowed / Z_all < 1).
+    for (const m of metrics) {
+      expect(m.invalid_rate).toBe(0);
+      expect(m['turns/constrained_share']).toBe(1);
+      expect(m['constraint/turns']).toBe(2);
+      expect(m['constraint/replay_rejected']).toBe(0);
+      expect(m['sampling/logprob_diff/max']).toBeLessThan(1e-5);
+      expect(Math.abs((m['sampling/importance_sampling_ratio/mean'] as number) - 1)).toBeLessThan(1e-5);
+    }
     const ckpt = join(runDir, 'checkpoints', 'step-000002');
     expect(verifyCheckpoint(ckpt)).toBeNull();
     const ac = JSON.parse(readFileSync(join(ckpt, 'adapter', 'adapter_config.json'), 'utf8'));

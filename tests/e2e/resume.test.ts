@@ -1,8 +1,12 @@
 // E2E (real Redis, real processes, synthetic parts): a run SIGKILLed (whole process group)
 // after update k and resumed with `gsteer resume` ends byte-identical to an uninterrupted
-// run — here with maxPolicyLag 1, so the checkpoint must also carry the lagged adapter.
+// run — here with maxPolicyLag 1, so the checkpoint must also carry the lagged adapter —
+// and its TensorBoard file holds exactly its metrics.jsonl: one point per update, none of the
+// killed run's updates after the checkpoint doubled.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readMetrics } from '../../monitor/sink.ts';
+import { readRunEvents, scalarSeries, seriesOfMetrics } from '../monitor/tfevents-reader.ts';
 import { adapterBytes, cli, e2eConfig, killRun, metricLines, reproducibleMetrics, tempRun, waitFor, writeConfig, removeRuns } from './helpers.ts';
 
 const ref = tempRun('res-ref');
@@ -32,5 +36,12 @@ describe('e2e: SIGKILL and resume', () => {
     expect(mRef.map((m) => m.policy_lag)).toEqual([0, 1, 1, 1, 1]);
     expect(reproducibleMetrics(runK)).toEqual(mRef);
     expect(adapterBytes(runK, 5).equals(adapterBytes(runRef, 5))).toBe(true);
+    for (const run of [runRef, runK]) {
+      const series = scalarSeries(readRunEvents(run));
+      expect(series.get('reward')?.map(([step]) => step)).toEqual([1, 2, 3, 4, 5]);
+      expect(series).toEqual(seriesOfMetrics(readMetrics(join(run, 'metrics.jsonl'))));
+    }
+    // gsteer train's stdout (not a terminal here): one line per update, each with its ETA
+    expect(x.stdout.match(/^step [1-5]\/5 {2}reward .* eta \d+:\d\d$/gm)?.length).toBe(5);
   }, 120_000);
 });

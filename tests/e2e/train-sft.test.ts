@@ -18,7 +18,7 @@ describe('e2e: gsteer train with sft.enabled', () => {
       runName: 'sft-grpo', runDir: join(t.dir, 'runs'), seed: 4,
       data: { instances: [t.instances], userStates: join(t.dir, 'none.jsonl') },
       policy: { server: 'embedded', model: micro.modelDir },
-      rollout: { groupSize: 2, maxTurns: 1, maxTokens: 8, concurrency: 2 },
+      rollout: { groupSize: 2, maxTurns: 1, maxTokens: 8, concurrency: 2, constrained: false }, // 8 tokens: shorter than any turn of the policy grammar
       grpo: { maxUpdates: 1, learningRate: 1e-3, microBatchSize: 2 },
       lora: { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] },
       trainer: { backend: 'cpu' },

@@ -27,7 +27,7 @@ const result: UpdateResult = {
 
 describe('updateMetrics', () => {
   it('aggregates rewards, components, episodes and trainer stats (TRL names)', () => {
-    const rec = updateMetrics(3, [group('g0', [1, 0, 0, 1]), group('g1', [], { dropped: true, reason: 'x' })], result, { wallSeconds: 9, rolloutSeconds: 2, policyVersionUsed: 1 });
+    const rec = updateMetrics(3, [group('g0', [1, 0, 0, 1]), group('g1', [], { dropped: true, reason: 'x' })], result, { wallSeconds: 9, rolloutSeconds: 2, policyVersionUsed: 1, waitRolloutsSeconds: 1.5, waitTrainerSeconds: 0.25 });
     expect(rec.reward).toBe(0.5); // (1 + 0 + 0 + 1) / 4
     expect(rec['rewards/coverage/mean']).toBe(1.5); // rewards + 1
     expect(rec['rewards/coverage/std']).toBe(0.5); // population std of [2, 1, 1, 2]
@@ -44,6 +44,10 @@ describe('updateMetrics', () => {
     expect(rec.nonstop_rate).toBe(0.25);
     expect(rec.tokens_per_second).toBe(50); // 200 / 4
     expect(rec['rollout/tokens_per_second']).toBe(50); // 100 / 2
+    expect(rec.trajectories).toBe(4); // the kept group's 4 episodes; the dropped group has none
+    expect(rec.trajectories_per_second).toBe(2); // 4 trajectories / 2 s of rollout
+    expect(rec['time/wait_rollouts_s']).toBe(1.5); // passed through from the controller's timing
+    expect(rec['time/wait_trainer_s']).toBe(0.25);
     // prefill: 4 episodes x 100 prompt tokens, of which 0 + 20 + 40 + 60 came from the server's prefix cache
     expect(rec['rollout/prompt_tokens']).toBe(400);
     expect(rec['rollout/cached_prompt_tokens']).toBe(120);

@@ -16,6 +16,8 @@ import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import type { EvidenceSlot, Observation, Trajectory } from '../../rollout/types.ts';
 import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { completionBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
+import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
+import { specHash } from '../../serve/structured/spec.ts';
 
 const tok = qwen3Tokenizer();
 const encoder = new HashedEncoder(512);
@@ -183,5 +185,35 @@ describe('runEpisode', () => {
     expect(tok.decode(traj.turns[1]!.tokens.promptIds)).toContain('TURN: 2 of 2\n');
     expect(tok.decode(traj.turns[1]!.tokens.promptIds)).toContain('This is the last turn: STOP now.');
     expect(traj.finalSlots).toEqual(S1);
+  });
+
+  it('constrained (rollout.constrained): every call sends the policy grammar, every turn records the constraint', async () => {
+    const { deps } = await setup([FULL[0]!, FULL[4]!]);
+    const o = opts();
+    const traj = await runEpisode(deps, instance, { ...o, rollout: { ...o.rollout, constrained: true } });
+    expect(traj.termination).toBe('stop');
+    expect(server!.requests.map((r) => r.body.structured_outputs)).toEqual([{ grammar: POLICY_GRAMMAR }, { grammar: POLICY_GRAMMAR }]);
+    // the scripted server reports nothing (as vLLM): the grammar alone, with the request's max_tokens
+    const sha = specHash({ type: 'grammar', grammar: POLICY_GRAMMAR });
+    expect(traj.turns.map((t) => t.constraint)).toEqual(traj.turns.map(() => ({ tokenFilter: null, tokenFilterVersion: null, specSha256: sha, maxTokens: 128, reported: false })));
+    // unconstrained (the default in these options): no grammar is sent and nothing is recorded
+    await server!.close();
+    const plain = await setup([FULL[4]!]);
+    const t2 = await runEpisode(plain.deps, instance, opts());
+    expect(plain.server.requests[0]!.body).not.toHaveProperty('structured_outputs');
+    expect(t2.turns[0]!.constraint).toBeUndefined();
+  });
+
+  it('a grammar dead end (finish_reason abort) ends the episode as invalid, grammar_dead_end', async () => {
+    server = await startScriptedServer((body) => {
+      const b = completionBody('STATE:', { promptIds: body.prompt as number[] });
+      Object.assign(b.choices[0]!, { finish_reason: 'abort', stop_reason: 'grammar_dead_end' });
+      return { body: b };
+    });
+    const { deps } = { deps: { policy: new OpenAIPolicyClient({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0 }), simulator: new SeedSimulator(encoder, 0.35), store: new InMemoryUserStore(encoder), tokenizer: tok } };
+    await deps.store.init([{ userId: 'u1', profile: '', memories: [] }]);
+    const o = opts();
+    const traj = await runEpisode(deps, instance, { ...o, rollout: { ...o.rollout, constrained: true } });
+    expect([traj.termination, traj.invalidReason]).toEqual(['invalid', 'grammar_dead_end']);
   });
 });

@@ -5,6 +5,11 @@ import { backoffMs } from '../../rollout/openai-retry.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 import { IM_END_ID, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { completionBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
+import { POLICY_CONSTRAINT, turnConstraint } from '../../rollout/policy-constraint.ts';
+import { specHash } from '../../serve/structured/spec.ts';
 
 let server: ScriptedServer | null = null;
 afterEach(async () => { await server?.close(); server = null; });
@@ -40,6 +45,35 @@ describe('OpenAIPolicyClient', () => {
       await server.close();
       server = null;
     }
+  });
+
+  it('sends the policy grammar as vLLM structured_outputs.grammar (and the gsteer token filter) for a constrained call', async () => {
+    server = await startScriptedServer(() => ({ body: completionBody('ACTION: STOP', { promptIds: PROMPT }) }));
+    const out = await client(server.baseUrl).complete({ ...req, constraint: POLICY_CONSTRAINT });
+    const body = server.requests[0]!.body;
+    // vLLM >= 0.10.2 reads structured_outputs.grammar (xgrammar EBNF) and ignores gsteer_token_filter
+    expect(body.structured_outputs).toEqual({ grammar: POLICY_GRAMMAR });
+    expect(POLICY_GRAMMAR).toBe(readFileSync(join(import.meta.dirname, '../../rollout/grammar.ebnf'), 'utf8'));
+    expect(body.gsteer_token_filter).toBe('policy_turn');
+    expect(body).not.toHaveProperty('guided_grammar'); // removed in vLLM 0.12
+    // a vLLM response says nothing about what it applied: the turn records the grammar alone
+    expect(out.applied).toBeUndefined();
+    expect(turnConstraint(out.applied, 32)).toEqual({ tokenFilter: null, tokenFilterVersion: null, specSha256: specHash({ type: 'grammar', grammar: POLICY_GRAMMAR }), maxTokens: 32, reported: false });
+    await client(server.baseUrl).complete(req);
+    expect(server.requests[1]!.body).not.toHaveProperty('structured_outputs'); // unconstrained calls send none
+  });
+
+  it('reads what gsteer serve reports applying, and a grammar dead end', async () => {
+    const applied = { type: 'grammar', spec_sha256: 'ab'.repeat(32), token_filter: 'policy_turn', token_filter_version: 1, max_tokens: 32, vocab: 'v' };
+    server = await startScriptedServer((_, n) => {
+      const body = completionBody('STATE:', { promptIds: PROMPT });
+      if (n === 1) Object.assign(body.choices[0]!, { finish_reason: 'abort', stop_reason: 'grammar_dead_end' });
+      return { body: { ...body, gsteer_structured_outputs: applied } };
+    });
+    const out = await client(server.baseUrl).complete({ ...req, constraint: POLICY_CONSTRAINT });
+    expect(out.applied).toEqual({ specSha256: 'ab'.repeat(32), tokenFilter: 'policy_turn', tokenFilterVersion: 1, maxTokens: 32 });
+    expect(turnConstraint(out.applied, 32)).toEqual({ tokenFilter: 'policy_turn', tokenFilterVersion: 1, specSha256: 'ab'.repeat(32), maxTokens: 32, reported: true });
+    expect((await client(server.baseUrl).complete({ ...req, constraint: POLICY_CONSTRAINT })).finishReason).toBe('abort');
   });
 
   it('falls back to token_id:N strings when token_ids is absent, and reports length truncation', async () => {

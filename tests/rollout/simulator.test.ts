@@ -1,6 +1,7 @@
 // User simulators (SPEC §3): the embedded seed-grounded one and the LLM-backed one (against a
 // scripted chat server).
 import { describe, it, expect, afterEach } from 'vitest';
+import { personaLines } from '../../data/persona.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { cosine } from '../../reward/encoder.ts';
@@ -33,6 +34,9 @@ describe('SeedSimulator', () => {
     const q = 'What is your favourite colour?';
     const [qv, ...tv] = await encoder.embed([q, ...instance.targets.map(targetMatchText)]);
     const best = Math.max(...tv.map((v) => cosine(qv!, v)));
+    // no persona fact is as close as that (else it would answer at best + 1e-6)
+    const fv = await encoder.embed(personaLines(instance.persona));
+    expect(Math.max(...fv.map((v) => cosine(qv!, v)))).toBeLessThan(best);
     expect(await new SeedSimulator(encoder, best + 1e-6).answer(q, instance)).toEqual({ answer: NON_COMMITTAL, targetId: null });
     expect((await new SeedSimulator(encoder, best - 1e-6).answer(q, instance)).targetId).not.toBeNull();
   });
@@ -47,6 +51,48 @@ describe('SeedSimulator', () => {
   it('is non-committal for an empty question or an instance without targets', async () => {
     expect(await sim.answer('  ', instance)).toEqual({ answer: NON_COMMITTAL, targetId: null });
     expect(await sim.answer('Budget?', { ...instance, id: 'no-targets', targets: [] })).toEqual({ answer: NON_COMMITTAL, targetId: null });
+  });
+});
+
+// The three persona forms (data/persona.ts) on the same targets; each simulator renders them
+// through personaLines (object: `key: value` lines, lists joined with ", ", booleans yes/no).
+// (ids differ per form: SeedSimulator caches vectors by instance id)
+const withPersona = (persona: unknown) => InstanceSchema.parse({ ...instance, id: `inst-${JSON.stringify(persona)}`, persona });
+const FORMS = {
+  text: { persona: 'Works mostly in R.\nFlies to conferences abroad twice a year.', lines: ['Works mostly in R.', 'Flies to conferences abroad twice a year.'] },
+  list: { persona: ['Works mostly in R', 'Flies to conferences abroad twice a year'], lines: ['Works mostly in R', 'Flies to conferences abroad twice a year'] },
+  object: { persona: { languages: ['Danish', 'English'], 'works in R': true, age: 67 }, lines: ['languages: Danish, English', 'works in R: yes', 'age: 67'] },
+};
+
+describe('persona forms', () => {
+  const sim = new SeedSimulator(encoder, 0.35);
+  it('the embedded simulator answers from one rendered persona fact when no target clears the threshold', async () => {
+    const cases: [keyof typeof FORMS, string, string][] = [
+      ['text', 'Do you work mostly in R?', 'Works mostly in R.'],
+      ['list', 'How often do you fly to conferences abroad?', 'Flies to conferences abroad twice a year'],
+      ['object', 'Which languages do you speak, Danish or English?', 'languages: Danish, English'],
+      ['object', 'Do you work in R?', 'works in R: yes'],
+    ];
+    for (const [form, q, fact] of cases) {
+      const inst = withPersona(FORMS[form].persona);
+      const [qv, ...tv] = await encoder.embed([q, ...inst.targets.map(targetMatchText)]);
+      expect(Math.max(...tv.map((v) => cosine(qv!, v))), `${form}: ${q}`).toBeLessThan(0.35); // no target would answer
+      expect(await sim.answer(q, inst), `${form}: ${q}`).toEqual({ answer: fact, targetId: null });
+    }
+  });
+  it('a target that clears the threshold still wins over the persona, and an unrelated question stays non-committal', async () => {
+    for (const form of Object.values(FORMS)) {
+      const inst = withPersona(form.persona);
+      expect(await sim.answer('What budget do you have for the laptop?', inst)).toEqual({ answer: 'Under 1200 EUR.', targetId: 'budget' });
+      expect(await sim.answer('What is your favourite colour?', inst)).toEqual({ answer: NON_COMMITTAL, targetId: null });
+    }
+  });
+  it('the LLM simulator prompt lists the same rendered facts', () => {
+    for (const form of Object.values(FORMS)) {
+      const system = simulatorMessages('q', withPersona(form.persona))[0]!.content;
+      expect(system).toContain(`Facts about you:\n${form.lines.map((l) => `- ${l}`).join('\n')}\nWhat you can speak to`);
+    }
+    expect(simulatorMessages('q', withPersona({}))[0]!.content).toContain('Facts about you:\n- (no further facts)\nWhat you can speak to');
   });
 });
 

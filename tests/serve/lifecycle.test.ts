@@ -72,7 +72,7 @@ describe('server lifecycle', () => {
   });
 
   it('`gsteer serve` prints its URL, serves, and exits 0 on SIGTERM', async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'serve', '--model', tiny.dir, '--port', '0', '--backend', 'wasm'], {
+    const proc = spawn(process.execPath, ['cli/gsteer.mjs', 'serve', '--model', tiny.dir, '--port', '0', '--backend', 'wasm'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const url = await new Promise<string>((resolve, reject) => {

@@ -22,10 +22,10 @@ function spec(over: Partial<ChoiceSpec> = {}): ChoiceSpec {
 }
 
 describe('Generation', () => {
-  it('prefills once, then feeds one id per step; EOS ends with stop and is kept', () => {
+  it('prefills once, then feeds one id per step; EOS ends with stop and is kept', async () => {
     const model = prefixHashModel({ eosBias: 3 });
     const g = new Generation(model, null, tok, spec({ maxTokens: 200 }));
-    while (!g.step());
+    while (!(await g.step()));
     const r = g.result();
     expect(model.feeds[0]!.ids).toEqual(spec().promptIds);
     expect(model.feeds.slice(1).every((f) => f.ids.length === 1)).toBe(true);
@@ -35,10 +35,10 @@ describe('Generation', () => {
     expect(model.openSequences()).toBe(0);
   });
 
-  it('stops with length at max_tokens, and ignore_eos runs to the end', () => {
+  it('stops with length at max_tokens, and ignore_eos runs to the end', async () => {
     const model = prefixHashModel({ eosBias: 3 });
     const g = new Generation(model, null, tok, spec({ maxTokens: 9, ignoreEos: true }));
-    while (!g.step());
+    while (!(await g.step()));
     expect(g.result().finishReason).toBe('length');
     expect(g.result().ids).toHaveLength(9);
   });
@@ -67,7 +67,7 @@ describe('Scheduler', () => {
   it('gives the same choices alone and under concurrency (per-choice Rng and cache)', async () => {
     const model = prefixHashModel({ eosBias: -50 });
     const alone = new Generation(model, null, tok, spec({ choiceIndex: 1 }));
-    while (!alone.step());
+    while (!(await alone.step()));
     const s = new Scheduler(4);
     const crowd = [0, 1, 2, 3].map((i) => new Generation(model, null, tok, spec({ choiceIndex: i })));
     const results = await Promise.all(crowd.map((g) => s.submit(g)));

@@ -12,13 +12,15 @@ import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 export const TINY_CONTEXT = 256;
 const WORDS = 'The quick brown fox jumps over the lazy dog. What should I read about climate policy? Plan a trip to Kyoto. yes no maybe';
 
-export function makeTinyModel(seed = 7): { dir: string; root: string; cleanup(): void } {
+/** The ids the tiny model keeps by default: byte tokens, specials, and the words above. */
+export function tinyKeptIds(): number[] {
+  const tok = qwen3Tokenizer();
+  return [...baseKeptIds(), ...tok.encode(WORDS), ...tok.encode(` ${WORDS.toLowerCase()}`)];
+}
+
+export function makeTinyModel(seed = 7, keptIds: number[] = tinyKeptIds()): { dir: string; root: string; cleanup(): void } {
   const root = mkdtempSync(join(tmpdir(), 'gsteer-serve-test-'));
   const dir = join(root, 'tiny');
-  const tok = qwen3Tokenizer();
-  initModel(dir, { ...(PRESETS.tiny as NonNullable<typeof PRESETS.tiny>), maxPositionEmbeddings: TINY_CONTEXT }, {
-    seed,
-    keptIds: [...baseKeptIds(), ...tok.encode(WORDS), ...tok.encode(` ${WORDS.toLowerCase()}`)],
-  });
+  initModel(dir, { ...(PRESETS.tiny as NonNullable<typeof PRESETS.tiny>), maxPositionEmbeddings: TINY_CONTEXT }, { seed, keptIds });
   return { dir, root, cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }

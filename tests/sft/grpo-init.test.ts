@@ -45,7 +45,7 @@ describe('GRPO from the SFT adapter', () => {
           promptIds, maxTokens: 12, sampling: { temperature: 1, topP: 1, topK: 0 }, seed: 3, choiceIndex: 0,
           stop: [], stopTokenIds: [], ignoreEos: true, topLogprobs: 0,
         });
-        while (!g.step());
+        while (!(await g.step()));
         sampled = g.result();
         const lp = tokenLogprobs(model, adapter, { inputIds: [[...promptIds, ...sampled.ids]] }).logprobs.arraySync()[0]!;
         inMemory = lp.slice(promptIds.length);

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseQwen3Config, type Qwen3Config } from '../../trainer/model/config.ts';
-import { baseParams, layerFloatsPerToken, loraParams, planMemory, verdicts } from '../../trainer/plan.ts';
+import { baseParams, layerFloatsPerToken, loraParams, maskFloats, planMemory, verdicts } from '../../trainer/plan.ts';
 import { runPlan } from '../../cli/commands/model-plan.ts';
 import { PROJ_NAMES } from '../../trainer/lora/types.ts';
 import * as tf from '@tensorflow/tfjs';
@@ -77,6 +77,42 @@ describe('planMemory on a small config, worked by hand', () => {
     expect(measured / predicted).toBeLessThan(1.15);
   });
 
+  it('counts the grammar masks of constrained turns, and predicts what a masked forward adds (within 15%)', async () => {
+    // Worked by hand for `small` (V 32), B 1, T 4, M 3 distinct masks:
+    // table (3 + 1) * 32 = 128 floats + MASK_COPIES 2 * 4 * 32 = 256 -> 384 floats = 1536 B
+    const o = { seqLen: 4, microBatch: 1, loraR: 2, targetModules: ['q_proj'] as const, dropout: false, recompute: false };
+    const masked = planMemory(small, { ...o, distinctMasks: 3 });
+    expect(masked.find((l) => l.item === 'grammar masks')!.bytes).toBe(1536);
+    expect(masked.at(-1)!.bytes - planMemory(small, o).at(-1)!.bytes).toBe(1536);
+    // Measured: forward bytes alive with masks minus without, on a shape of its own.
+    await tf.setBackend('cpu');
+    const cfg: Qwen3Config = { ...small, vocabSize: 400, hiddenSize: 16 };
+    const [B, T, M] = [2, 40, 6];
+    const model = randomQwen3(cfg, 3);
+    const a = createLora(model, LoraSchema.parse({ dropout: 0 }), 3);
+    const ids = Array.from({ length: B }, (_, b) => Array.from({ length: T }, (_, t) => (t * (b + 3)) % cfg.vocabSize));
+    const everything = new Int32Array(Math.ceil(cfg.vocabSize / 32)).fill(-1); // every id allowed: the bias is 0
+    const masks = ids.map(() => ({ table: Array.from({ length: M / B }, () => everything), index: Array.from({ length: T }, (_, t) => t % (M / B)) }));
+    const forwardBytes = (withMasks: boolean) => {
+      const base = tf.memory().numBytes;
+      let held = 0;
+      const { value, grads } = tf.variableGrads(() => {
+        const lp = tokenLogprobs(model, a, { inputIds: ids, ...(withMasks ? { masks } : {}) }).logprobs;
+        held = tf.memory().numBytes - base;
+        return tf.neg(tf.mean(lp)) as tf.Scalar;
+      }, a.variables());
+      tf.dispose([value, ...Object.values(grads)]);
+      return held;
+    };
+    const extra = forwardBytes(true) - forwardBytes(false);
+    a.dispose();
+    model.dispose();
+    // the scored positions are B * (T - 1): column 0 predicts nothing
+    const predicted = maskFloats(B * (T - 1), cfg.vocabSize, M) * 4;
+    expect(extra / predicted).toBeGreaterThan(0.85);
+    expect(extra / predicted).toBeLessThan(1.15);
+  });
+
   it('matches the published sizes of Qwen3-8B (8.19B params; PEFT r=8 all-linear 21,823,488)', () => {
     const q8 = parseQwen3Config(
       { architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', vocab_size: 151936, hidden_size: 4096, intermediate_size: 12288, num_hidden_layers: 36, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128, tie_word_embeddings: false },
@@ -107,6 +143,17 @@ describe('gsteer model plan', () => {
     const text = out.join('\n');
     expect(text).toMatch(/total\s+40\.96 KiB/); // 41939.2 B
     expect(text).toMatch(/A100-40GB .* fits/);
+    // --constrained adds the masks line: 41939.2 + 1536 B (worked above) = 43475.2 B = 42.46 KiB
+    out.length = 0;
+    console.log = (s: string) => out.push(s);
+    try {
+      expect(await runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--lora-r', '2', '--targets', 'q_proj,v_proj', '--no-dropout', '--constrained', '--distinct-masks', '3'])).toBe(0);
+    } finally {
+      console.log = log;
+    }
+    expect(out.join('\n')).toMatch(/grammar masks\s+1\.50 KiB\s+constrained turns: 3 distinct/);
+    expect(out.join('\n')).toMatch(/total\s+42\.46 KiB/);
+    await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--distinct-masks', '3'])).rejects.toThrow(/--distinct-masks needs --constrained/);
     await expect(runPlan(['--model', dir, '--seq-len', 'x', '--micro-batch', '1'])).rejects.toThrow(/--seq-len x must be a positive integer/);
     await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--targets', 'qproj'])).rejects.toThrow(/allowed: q_proj/);
   });

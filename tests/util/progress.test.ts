@@ -37,4 +37,14 @@ describe('progressBar in logs', () => {
     expect(lines[1]).toMatch(/ 4\/1000 0% elapsed 0:30 .* t2\n$/);
     expect(lines[2]).toMatch(/ 7\/1000 1% elapsed 1:00 .* t5\n$/);
   });
+
+  it('print() in a log is the line alone, on the stream given', () => {
+    const { lines, stream } = logStream();
+    const out = logStream();
+    const bar = progressBar('work', 10, stream);
+    bar.tick();
+    bar.print('update 1 done', out.stream);
+    expect(out.lines).toEqual(['update 1 done\n']);
+    expect(lines).toHaveLength(1); // the first tick's line; print() adds nothing to the bar's stream
+  });
 });

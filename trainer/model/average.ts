@@ -2,7 +2,7 @@
 // architecture and vocabulary (checkpoint averaging; a "model soup" of fine-tunes of one
 // base, Wortsman et al. 2022). Models trained on from one checkpoint tend to stay in one basin
 // of the loss, so their mean is a model too, and often one that generalizes better than
-// either (the demo base: data/sft/README.md, "Extra data and weight averaging").
+// either (the demo base: docs/history/demo-base.md, "Extra data and weight averaging").
 //
 //   theta_out[name] = sum_k w_k * theta_k[name]   for every tensor name,  sum_k w_k = 1
 //

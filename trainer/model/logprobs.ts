@@ -2,13 +2,16 @@
 // log p(id_t | id_<t) = logit[id_t] - logsumexp(logits): the target logit is the dot
 // product of the hidden state with the target's lm_head row (a gather of a frozen tensor),
 // so no [N, V] one-hot is built and no gather gradient is needed (the wasm backend has
-// none; NOTES.md).
+// none; NOTES.md). Constrained (grammar-masked) sequences are scored under the masked,
+// renormalised distribution they were sampled from (token-masks.ts): the logsumexp and the
+// entropy run over each position's allowed ids only; unmasked sequences are untouched.
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../../util/errors.ts';
 import type { LoraAdapter } from '../lora/types.ts';
 import type { Qwen3Model } from './model.ts';
 import { headMatMul, logSumExpRows } from './fused.ts';
 import { runStack } from './stack.ts';
+import { applyMaskBias, maskBias, type TokenMasks } from './token-masks.ts';
 import { idsToRows } from './vocab-map.ts';
 
 export interface LogprobOptions {
@@ -40,8 +43,15 @@ function padRows(model: Qwen3Model, inputIds: number[][]): { rows: Int32Array; B
   return { rows, B, T };
 }
 
-export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, batch: { inputIds: number[][] }, opts: LogprobOptions = {}): LogprobResult {
+export interface ScoreBatch {
+  inputIds: number[][];
+  /** Per sequence: the allowed sets it was sampled under, or null/absent = unconstrained. */
+  masks?: readonly (TokenMasks | null | undefined)[];
+}
+
+export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, batch: ScoreBatch, opts: LogprobOptions = {}): LogprobResult {
   const { rows, B, T } = padRows(model, batch.inputIds);
+  const bias = T > 1 ? maskBias(batch.masks, batch.inputIds, T, model.rows, model.vocab) : null;
   return tf.tidy(() => {
     const rowsT = tf.tensor2d(rows, [B, T], 'int32');
     const D = model.config.hiddenSize;
@@ -55,7 +65,8 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
     const targets = tf.reshape(tf.slice(rowsT, [0, 1], [B, T - 1]), [B * (T - 1)]); // [N]
     const { embed, lmHeadT } = model.weights;
     // [N, rows]; tied: backward multiplies by the embedding itself
-    const logits = model.config.tieWordEmbeddings ? headMatMul(hp as tf.Tensor2D, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
+    const raw = model.config.tieWordEmbeddings ? headMatMul(hp as tf.Tensor2D, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
+    const logits = bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw; // [N, rows], masked where constrained
     const lse = logSumExpRows(logits as tf.Tensor2D); // [N]
     const targetRows = tf.transpose(tf.gather(model.weights.lmHeadT, targets, 1)); // [N, D]
     const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]

@@ -3,7 +3,7 @@
 // query) are replaced, consistently in prompt and target, by random words. The demo's 15
 // users repeat the same few dozen values in every sequence, so a base trained on them alone
 // recalls values by their n-grams and, sampled on an unseen prompt, drifts from one
-// memorized value into another (data/sft/README.md, "The demo's budget"). With fresh words
+// memorized value into another (docs/history/demo-base.md, "The demo's budget"). With fresh words
 // each time, the only way to the right value is to copy it from the prompt.
 //
 // Copied values: STATE `value:` fields, `MEMORY: name (purpose): value` and `USER: answer`

@@ -5,7 +5,7 @@ import { selectBackend, type BackendKind } from '../backend.ts';
 import { qwen3Tokenizer } from '../tokenizer.ts';
 import { pretrainModel, type PretrainOptions } from './pretrain.ts';
 
-// Defaults from the runs measured on 2 cores (wasm, tiny preset; data/sft/README.md "The
+// Defaults from the runs measured on 2 cores (wasm, tiny preset; docs/history/demo-base.md, "The
 // demo's budget"): the whole prompt as context (a cut prompt trains faster but the model
 // then fails on the full prompts it is sampled with); batch 1 at lr 5e-3 learns more per
 // sequence than batch 2 at 1e-2 or batch 4 at 8e-3.

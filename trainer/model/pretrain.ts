@@ -1,6 +1,6 @@
 // `gsteer model init --pretrain EXAMPLES`: train the BASE weights of a freshly initialized
 // model (full-weight causal LM, not LoRA) on SFT examples, so the tiny demo model already
-// speaks the turn grammar before LoRA SFT and GRPO (data/sft/README.md, "The demo's
+// speaks the turn grammar before LoRA SFT and GRPO (docs/history/demo-base.md, "The demo's
 // budget": LoRA on a random base cannot get there in minutes).
 // Every weight trains except the input embedding (the wasm backend has no gather
 // gradient, NOTES.md); the output head is untied (tie_word_embeddings: false, its own
@@ -9,7 +9,7 @@
 // the step cap ends is deterministic for a seed; the seconds cap only stops early. The result is
 // written back in the HF layout loadModel reads, with tie_word_embeddings: false.
 //
-// Measured on the demo's examples (runs A-I, 2 cores, wasm): data/sft/README.md, "The demo's
+// Measured on the demo's examples (runs A-I, 2 cores, wasm): docs/history/demo-base.md, "The demo's
 // budget". The committed demo base (models/tiny-demo) is made of this function's output for
 // the recipe in cli/commands/demo-base.ts (DEMO_BASE_STAGES, DEMO_BASE_ROUNDS).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

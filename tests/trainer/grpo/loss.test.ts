@@ -86,6 +86,17 @@ describe('grpoLoss on the hand example', () => {
     // exp(-ln rho) + ln rho - 1 = 1/rho + ln rho - 1 on masked tokens (rho 1.5, 1.1, 0.5)
     const k = (r: number) => 1 / r + Math.log(r) - 1;
     expect(s.approx_kl).toBeCloseTo((k(1.5) + k(1.1) + k(0.5)) / 3, 5);
+    // no rollout logprobs given: the server/trainer diagnostics are 0
+    expect(s['sampling/importance_sampling_ratio/mean']).toBe(0);
+  });
+
+  it('reports the server/trainer mismatch: mean exp(logp - rolloutLogp) and max |diff| on policy tokens', () => {
+    // rolloutLogp = logp - [[9, 0.1, 0.2], [9, -0.3, 9]]: the 9s are off the mask (column 0, row 1 t2)
+    const shift = [[9, 0.1, 0.2], [9, -0.3, 9]];
+    const rollout = tf.tensor2d(logpArr.map((r, b) => r.map((v, t) => v - shift[b]![t]!)));
+    const s = grpoStatMeans(grpoTokenSums({ ...inputs(), rolloutLogp: rollout }, base));
+    expect(s['sampling/importance_sampling_ratio/mean']).toBeCloseTo((Math.exp(0.1) + Math.exp(0.2) + Math.exp(-0.3)) / 3, 5);
+    expect(s['sampling/logprob_diff/max']).toBeCloseTo(0.3, 5);
   });
 });
 

@@ -1,0 +1,192 @@
+// Decode throughput of `gsteer serve` with and without structured outputs (not part of npm
+// test), and where the grammar's time goes. Usage:
+//   node --import tsx bench/serve/grammar.ts [--model models/tiny-demo] [--backend auto|wasm|cpu]
+//        [--requests 8] [--max-tokens 128] [--concurrency 1,4]
+// Prompts are real policy prompts (`gsteer sft build` on the demo data, run here into a temp
+// dir). The server runs in-process over real HTTP; requests stream, and decode time is first
+// token -> last token of each request, so prefill is left out. Each mode sends the same
+// requests (same seeds): unconstrained, the policy grammar (rollout/grammar.ebnf), and the
+// grammar + gsteer's policy filter. Ratios are against the unconstrained run at the same
+// concurrency, measured in the same run. The second table replays the constrained
+// completions through a TokenConstraint to time its parts per token, on the model's
+// vocabulary and on the full Qwen3 vocabulary (what a real checkpoint pays).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
+import { startServer } from '../../serve/server.ts';
+import { compileConstraint, type CompiledConstraint } from '../../serve/structured/compile.ts';
+import { allowedIds, maskHas } from '../../serve/structured/constraint.ts';
+import { PolicyTurnFilter } from '../../serve/structured/policy-filter.ts';
+import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
+import { readVocabMap } from '../../trainer/model/index.ts';
+import { encodeChat, qwen3Tokenizer, type ChatMessage } from '../../trainer/tokenizer.ts';
+
+const MODES = {
+  none: {},
+  grammar: { structured_outputs: { grammar: POLICY_GRAMMAR } },
+  'grammar+filter': { structured_outputs: { grammar: POLICY_GRAMMAR }, gsteer_token_filter: 'policy_turn' },
+} as const;
+type Mode = keyof typeof MODES;
+
+interface Sample {
+  ids: number[];
+  decodeMs: number; // first token -> last token
+}
+
+async function stream(url: string, body: Record<string, unknown>): Promise<Sample> {
+  const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, stream: true, return_token_ids: true }) });
+  if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+  const ids: number[] = [];
+  let first = NaN;
+  let last = NaN;
+  let buffered = '';
+  const decoder = new TextDecoder();
+  for await (const bytes of res.body) {
+    buffered += decoder.decode(bytes as Uint8Array, { stream: true });
+    let end: number;
+    while ((end = buffered.indexOf('\n\n')) >= 0) {
+      const event = buffered.slice(0, end).replace(/^data: /, '');
+      buffered = buffered.slice(end + 2);
+      if (event === '[DONE]') continue;
+      const got = (JSON.parse(event) as { choices?: { token_ids?: number[] }[] }).choices?.[0]?.token_ids ?? [];
+      if (!got.length) continue;
+      ids.push(...got);
+      last = performance.now();
+      if (Number.isNaN(first)) first = last;
+    }
+  }
+  return { ids, decodeMs: last - first };
+}
+
+interface Row {
+  mode: Mode;
+  concurrency: number;
+  samples: Sample[];
+  tokPerS: number;
+  msPerToken: number;
+}
+
+/**
+ * `requests` requests per mode, `concurrency` at a time; the modes take turns batch by
+ * batch, so a load change on the (shared) machine hits them alike.
+ */
+async function level(url: string, model: string, prompts: number[][], requests: number, concurrency: number, maxTokens: number): Promise<Row[]> {
+  const samples = new Map<Mode, Sample[]>(Object.keys(MODES).map((m) => [m as Mode, []]));
+  for (let start = 0; start < requests; start += concurrency) {
+    for (const mode of Object.keys(MODES) as Mode[]) {
+      const batch = Array.from({ length: Math.min(concurrency, requests - start) }, (_, k) => start + k);
+      const body = (i: number) => ({ model, prompt: prompts[i % prompts.length], max_tokens: maxTokens, temperature: 1, seed: i, ...MODES[mode] });
+      (samples.get(mode) as Sample[]).push(...(await Promise.all(batch.map((i) => stream(url, body(i))))));
+    }
+  }
+  return [...samples].map(([mode, ss]) => {
+    const decodeTokens = ss.reduce((s, x) => s + x.ids.length - 1, 0);
+    const decodeMs = ss.reduce((s, x) => s + x.decodeMs, 0);
+    // tokens/s of one sequence while decoding, times the sequences in flight
+    return { mode, concurrency, samples: ss, tokPerS: (decodeTokens / decodeMs) * 1000 * concurrency, msPerToken: decodeMs / decodeTokens };
+  });
+}
+
+interface Parts {
+  maskMs: number;
+  filterMs: number;
+  allowedMs: number;
+  tokens: number;
+}
+
+/** Time the constraint's parts per token over recorded completions (what a decode step does). */
+async function replayParts(compiled: CompiledConstraint, vocab: TokenVocab, completions: number[][], maxTokens: number): Promise<Parts> {
+  const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, tokens: 0 };
+  for (const ids of completions) {
+    const m = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
+    const f = new PolicyTurnFilter(vocab, maxTokens);
+    for (const id of ids) {
+      let t = performance.now();
+      const mask = await m.getNextTokenBitmask();
+      p.maskMs += performance.now() - t;
+      t = performance.now();
+      f.apply(mask);
+      p.filterMs += performance.now() - t;
+      t = performance.now();
+      allowedIds(mask, vocab.kept, vocab.size);
+      p.allowedMs += performance.now() - t;
+      if (!maskHas(mask, id) || !m.acceptToken(id)) throw new Error(`internal: the replay refused id ${id}`);
+      f.accept(id);
+      p.tokens++;
+    }
+    m.dispose();
+  }
+  return p;
+}
+
+function sftPrompts(n: number): ChatMessage[][] {
+  const dir = mkdtempSync(join(tmpdir(), 'gsteer-bench-grammar-'));
+  try {
+    const out = join(dir, 'examples.jsonl');
+    const args = ['--import', 'tsx', 'cli/main.ts', 'sft', 'build', '--data', 'data/demo/instances.jsonl', '--out', out, '--config', 'configs/demo.yaml'];
+    const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0) throw new Error(`gsteer sft build exited ${r.status}`);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    // spread over the file: first turns and later ones
+    return Array.from({ length: n }, (_, i) => (JSON.parse(lines[Math.floor((i * lines.length) / n)] as string) as { input: ChatMessage[] }).input);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      model: { type: 'string', default: 'models/tiny-demo' },
+      backend: { type: 'string', default: 'auto' },
+      requests: { type: 'string', default: '8' },
+      'max-tokens': { type: 'string', default: '128' },
+      concurrency: { type: 'string', default: '1,4' },
+    },
+  });
+  const modelDir = values.model as string;
+  const requests = Number(values.requests);
+  const maxTokens = Number(values['max-tokens']);
+  const levels = (values.concurrency as string).split(',').map(Number);
+  const tok = qwen3Tokenizer();
+  const prompts = sftPrompts(requests).map((m) => encodeChat(tok, m));
+  const server = await startServer({ modelDir, servedModelName: 'bench', backend: values.backend as 'auto', maxConcurrency: Math.max(...levels) });
+  const rows: Row[] = [];
+  try {
+    await stream(server.url, { model: 'bench', prompt: prompts[0], max_tokens: 40, ...MODES['grammar+filter'] }); // warm-up, first compile
+    for (const c of levels) rows.push(...(await level(server.url, 'bench', prompts, requests, c, maxTokens)));
+  } finally {
+    await server.close();
+  }
+  const avgPrompt = Math.round(prompts.reduce((s, p) => s + p.length, 0) / prompts.length);
+  console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${requests} requests per row, max_tokens ${maxTokens}, temperature 1, prompts ~${avgPrompt} tokens (demo SFT inputs)\n`);
+  console.log('| concurrency | mode | decode tokens/s | vs none | ms/token per sequence | tokens decoded | ended with EOS |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const base = rows.find((b) => b.concurrency === r.concurrency && b.mode === 'none') as Row;
+    const n = r.samples.reduce((s, x) => s + x.ids.length, 0);
+    const eos = r.samples.filter((x) => [151643, 151645].includes(x.ids[x.ids.length - 1] as number)).length;
+    console.log(`| ${r.concurrency} | ${r.mode} | ${r.tokPerS.toFixed(1)} | ${(r.tokPerS / base.tokPerS).toFixed(2)}x | ${r.msPerToken.toFixed(2)} | ${n} | ${eos}/${r.samples.length} |`);
+  }
+  const completions = rows.filter((r) => r.mode === 'grammar+filter').flatMap((r) => r.samples.map((s) => s.ids));
+  const kept = readVocabMap(modelDir, 151936)?.keptIds ?? null;
+  const step = (rows.find((r) => r.mode === 'none' && r.concurrency === 1) ?? rows[0])!.msPerToken;
+  console.log(`\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms):\n`);
+  console.log('| vocabulary | compile ms | xgrammar mask ms | filter ms | allowed ids ms | total ms | vs model step |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [label, vocab] of [[`model (${kept?.length ?? 'all'} ids)`, qwen3Vocab(kept)], ['full Qwen3 (151,936 ids)', qwen3Vocab()]] as const) {
+    const compiled = await compileConstraint({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' }, vocab);
+    const p = await replayParts(compiled, vocab, completions, maxTokens);
+    const per = (ms: number) => ms / p.tokens;
+    const total = per(p.maskMs + p.filterMs + p.allowedMs);
+    console.log(`| ${label} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% |`);
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

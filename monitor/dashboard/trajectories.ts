@@ -1,0 +1,97 @@
+// What the policy did in one update, for the dashboard's table: each group's trajectories
+// (RUN/groups/<groupId>.json for rewards, RUN/trajectories/<groupId>/t<i>.json for the
+// turns), without the token arrays. Paths come from the run's own files and must stay
+// inside the run directory.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import type { RunLayout } from '../../checkpoints/layout.ts';
+import type { Trajectory } from '../../rollout/types.ts';
+import { readGroupFile } from '../../workers/group-file.ts';
+
+export interface TurnView {
+  action: string; // RETRIEVE | ASK | STOP, or INVALID (with the parser's reason)
+  execute: string;
+  plan: string;
+  observation: string;
+}
+
+export interface TrajectoryView {
+  groupId: string;
+  instanceId: string;
+  userId: string;
+  index: number;
+  best: boolean;
+  reward: number;
+  components: Record<string, number>;
+  termination: string;
+  invalidReason?: string;
+  turns: TurnView[];
+  refinedQuery: string | null;
+}
+
+export interface GroupView {
+  groupId: string;
+  dropped: boolean;
+  reason?: string;
+  trajectories: TrajectoryView[];
+}
+
+const GROUP_FILE = /^s(\d{6})-g(\d+)\.json$/;
+const clip = (s: string, n = 400) => (s.length > n ? `${s.slice(0, n)}…` : s);
+
+function observationText(o: Trajectory['turns'][number]['observation']): string {
+  switch (o.kind) {
+    case 'memory':
+      return o.results.map((r) => `${r.name}: ${r.value}`).join(' | ') || '(no memories)';
+    case 'answer':
+      return o.answer;
+    case 'none':
+      return '';
+  }
+}
+
+function readTrajectory(layout: RunLayout, rel: string): Trajectory | null {
+  const path = resolve(layout.root, rel);
+  if (!path.startsWith(layout.root + sep) || !existsSync(path)) return null;
+  return JSON.parse(readFileSync(path, 'utf8')) as Trajectory;
+}
+
+/** Steps that have group files, ascending. */
+export function stepsWithGroups(layout: RunLayout): number[] {
+  const dir = join(layout.root, 'groups');
+  if (!existsSync(dir)) return [];
+  const steps = new Set<number>();
+  for (const name of readdirSync(dir)) {
+    const m = GROUP_FILE.exec(name);
+    if (m) steps.add(Number(m[1]));
+  }
+  return [...steps].sort((a, b) => a - b);
+}
+
+/** The groups of update `step` with their trajectories (empty when the update has none on disk). */
+export function updateTrajectories(layout: RunLayout, step: number): GroupView[] {
+  const dir = join(layout.root, 'groups');
+  if (!existsSync(dir)) return [];
+  const names = readdirSync(dir)
+    .map((n) => GROUP_FILE.exec(n))
+    .filter((m): m is RegExpExecArray => m !== null && Number(m[1]) === step)
+    .sort((a, b) => Number(a[2]) - Number(b[2]));
+  return names.map((m) => {
+    const g = readGroupFile(join(dir, m[0]));
+    const trajectories = g.trajPaths.flatMap((rel, i): TrajectoryView[] => {
+      const t = readTrajectory(layout, rel);
+      const score = g.scores[i];
+      if (!t || !score) return [];
+      return [{
+        groupId: g.groupId, instanceId: g.instanceId, userId: g.userId, index: i, best: g.best === i,
+        reward: score.reward, components: score.components, termination: t.termination,
+        ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
+        turns: t.turns.map((turn) => turn.parsed.ok
+          ? { action: turn.parsed.turn.action, execute: clip(turn.parsed.turn.execute), plan: clip(turn.parsed.turn.plan, 200), observation: clip(observationText(turn.observation)) }
+          : { action: 'INVALID', execute: clip(turn.completionText), plan: `${turn.parsed.reason}: ${turn.parsed.detail}`, observation: '' }),
+        refinedQuery: t.refinedQuery,
+      }];
+    });
+    return { groupId: g.groupId, dropped: g.dropped, ...(g.reason ? { reason: g.reason } : {}), trajectories };
+  });
+}

@@ -1,0 +1,19 @@
+// What a constrained policy call asks for and what its turn records (rollout.constrained,
+// issue 14): the policy grammar as vLLM's `structured_outputs.grammar`, and gsteer serve's
+// `policy_turn` token filter on top (no repeated slot name, length caps; vLLM ignores the
+// field). The record says what the server reported applying, or, when it reports nothing
+// (vLLM), the grammar alone; the trainer's replay then checks that every id was allowed.
+import { POLICY_GRAMMAR } from './grammar-ebnf.ts';
+import { specHash } from '../serve/structured/spec.ts';
+import type { AppliedConstraint, CompletionRequest } from './policy-client.ts';
+import type { TurnConstraint } from './types.ts';
+
+export const POLICY_CONSTRAINT: NonNullable<CompletionRequest['constraint']> = { grammar: POLICY_GRAMMAR, tokenFilter: 'policy_turn' };
+
+const GRAMMAR_ONLY_SHA = specHash({ type: 'grammar', grammar: POLICY_GRAMMAR });
+
+export function turnConstraint(applied: AppliedConstraint | undefined, maxTokens: number): TurnConstraint {
+  if (!applied) return { tokenFilter: null, tokenFilterVersion: null, specSha256: GRAMMAR_ONLY_SHA, maxTokens, reported: false };
+  const filter = applied.tokenFilter === 'policy_turn' ? 'policy_turn' : null;
+  return { tokenFilter: filter, tokenFilterVersion: filter ? applied.tokenFilterVersion : null, specSha256: applied.specSha256, maxTokens: applied.maxTokens, reported: true };
+}

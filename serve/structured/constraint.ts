@@ -1,0 +1,107 @@
+// One sequence's constraint: xgrammar's matcher for the compiled grammar, and the policy
+// filter when the spec asks for it. gsteer serve asks it for each position's mask before
+// sampling; the trainer's replay (replay.ts) asks the same questions over recorded ids.
+//
+// The rule both sides share (`allowedIds`): the ids a position may sample, and the ones
+// its masked log-softmax runs over, are mask ∩ support, where mask = xgrammar's bitmask with
+// the filter's bans cleared, and support = the ids with a finite logit (a trimmed model's
+// kept ids; every id for a full vocabulary).
+import type { CompiledConstraint } from './compile.ts';
+import { PolicyTurnFilter, policyMinTokens } from './policy-filter.ts';
+import type { GrammarMatcher } from './xgrammar.ts';
+
+export interface ConstraintOptions {
+  /** The request's max_tokens (the policy filter keeps the turn inside it). */
+  maxTokens: number;
+}
+
+/** Is bit `id` set in a bitmask [ceil(V / 32)] (bit id & 31 of word id >> 5)? */
+export const maskHas = (mask: Int32Array, id: number): boolean => (((mask[id >>> 5] as number) >>> (id & 31)) & 1) === 1;
+
+/** Set bits in a 32-bit word. */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** The ids of `support` (ascending; null = all ids below `size`) whose bit is set in `mask`. */
+export function allowedIds(mask: Int32Array, support: Int32Array | null, size: number): Int32Array {
+  if (support) {
+    const out = new Int32Array(support.length);
+    let n = 0;
+    for (let i = 0; i < support.length; i++) {
+      const id = support[i] as number;
+      if (((mask[id >>> 5] as number) >>> (id & 31)) & 1) out[n++] = id;
+    }
+    return out.subarray(0, n);
+  }
+  let count = 0;
+  for (let w = 0; w < mask.length; w++) count += popcount(mask[w] as number);
+  const out = new Int32Array(count);
+  let n = 0;
+  for (let w = 0; w < mask.length; w++) {
+    let word = mask[w] as number;
+    while (word !== 0) {
+      const id = (w << 5) | (31 - Math.clz32(word & -word));
+      word &= word - 1;
+      if (id < size) out[n++] = id;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+export class TokenConstraint {
+  private done = false;
+
+  private constructor(
+    readonly compiled: CompiledConstraint,
+    private readonly matcher: GrammarMatcher,
+    private readonly filter: PolicyTurnFilter | null,
+  ) {}
+
+  static async create(compiled: CompiledConstraint, opts: ConstraintOptions): Promise<TokenConstraint> {
+    const { spec, vocab } = compiled;
+    const usesFilter = spec.type === 'grammar' && spec.filter === 'policy_turn';
+    if (usesFilter && opts.maxTokens < policyMinTokens()) throw new Error(`internal: max_tokens ${opts.maxTokens} is below the policy filter's minimum ${policyMinTokens()}`);
+    compiled.retain();
+    try {
+      const matcher = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
+      return new TokenConstraint(compiled, matcher, usesFilter ? new PolicyTurnFilter(vocab, opts.maxTokens) : null);
+    } catch (e) {
+      compiled.release();
+      throw e;
+    }
+  }
+
+  /** This position's mask [ceil(V / 32)]: xgrammar's bitmask AND the filter. A fresh array. */
+  async nextMask(): Promise<Int32Array> {
+    const mask = await this.matcher.getNextTokenBitmask();
+    this.filter?.apply(mask);
+    return mask;
+  }
+
+  /** The ids this position may sample: nextMask() ∩ support (see allowedIds). */
+  async allowed(support: Int32Array | null): Promise<Int32Array> {
+    return allowedIds(await this.nextMask(), support, this.compiled.vocab.size);
+  }
+
+  /** Advance past `id`; false (state unchanged) when the grammar refuses it. */
+  accept(id: number): boolean {
+    if (!this.matcher.acceptToken(id)) return false;
+    this.filter?.accept(id);
+    return true;
+  }
+
+  /** The grammar has accepted its stop token (EOS). */
+  isTerminated(): boolean {
+    return this.matcher.isTerminated();
+  }
+
+  dispose(): void {
+    if (this.done) return;
+    this.done = true;
+    this.matcher.dispose();
+    this.compiled.release();
+  }
+}

@@ -1,0 +1,78 @@
+// The trainer's side of constrained turns (rollout.constrained, issue 14): replay each
+// turn's completion ids through the constraint it was sampled under (the policy grammar,
+// with gsteer serve's token filter when the server reported applying it) to get every
+// position's allowed set, as the TokenMasks the masked log-softmax reads
+// (model/token-masks.ts). The grammar compiles once per process (serve/structured cache).
+//
+// A turn whose recorded spec hash is not the one this code builds (the grammar changed
+// between sampling and training) is an error: its masks cannot be rebuilt. A turn whose
+// replay rejects an id was not sampled under that mask (an external server that ignored
+// the grammar); it is scored unmasked, exactly as an unconstrained turn, and counted.
+import { POLICY_GRAMMAR } from '../rollout/grammar-ebnf.ts';
+import type { TurnConstraint } from '../rollout/types.ts';
+import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec, type TokenVocab } from '../serve/structured/index.ts';
+import { InputError } from '../util/errors.ts';
+import type { TokenMasks } from './model/token-masks.ts';
+import type { VocabMap } from './model/vocab-map.ts';
+
+export interface MaskedTurn {
+  promptIds: readonly number[];
+  completionIds: readonly number[];
+  constraint?: TurnConstraint;
+}
+
+export interface ReplayStats {
+  'constraint/turns': number; // constrained turns in the batch
+  'constraint/replay_rejected': number; // of those, scored unmasked (an id outside its mask)
+  'constraint/distinct_masks': number; // mean distinct allowed sets per constrained turn
+  'constraint/replay_seconds': number;
+}
+
+function specOf(c: TurnConstraint): ConstraintSpec {
+  return c.tokenFilter ? { type: 'grammar', grammar: POLICY_GRAMMAR, filter: c.tokenFilter } : { type: 'grammar', grammar: POLICY_GRAMMAR };
+}
+
+let vocabCache: { kept: Int32Array | null; vocab: TokenVocab } | null = null;
+function vocabFor(map: VocabMap | null, size: number): TokenVocab {
+  const kept = map?.keptIds ?? null;
+  if (vocabCache?.kept !== kept) vocabCache = { kept, vocab: qwen3Vocab(kept, size) };
+  return vocabCache.vocab;
+}
+
+/** masks[b] for each turn (null = unconstrained or rejected), aligned with prompt + completion ids. */
+export async function replayTurnMasks(turns: readonly MaskedTurn[], model: { vocab: VocabMap | null; config: { vocabSize: number } }): Promise<{ masks: (TokenMasks | null)[]; stats: ReplayStats }> {
+  const t0 = performance.now();
+  const stats: ReplayStats = { 'constraint/turns': 0, 'constraint/replay_rejected': 0, 'constraint/distinct_masks': 0, 'constraint/replay_seconds': 0 };
+  const masks: (TokenMasks | null)[] = [];
+  let distinct = 0;
+  for (const turn of turns) {
+    if (!turn.constraint) {
+      masks.push(null);
+      continue;
+    }
+    stats['constraint/turns']++;
+    const spec = specOf(turn.constraint);
+    if (specHash(spec) !== turn.constraint.specSha256)
+      throw new InputError(
+        `a constrained turn was sampled under constraint ${turn.constraint.specSha256.slice(0, 12)}, but this gsteer builds ${specHash(spec).slice(0, 12)} for it ` +
+          '(the policy grammar or the token filter changed since the rollout); train with the gsteer version that sampled the run, or set rollout.constrained=false for new runs',
+      );
+    const vocab = vocabFor(model.vocab, model.config.vocabSize);
+    const compiled = await compileConstraint(spec, vocab);
+    const r = await replayConstraint(compiled, { maxTokens: turn.constraint.maxTokens }, turn.completionIds, model.vocab?.keptIds ?? null);
+    if (!r.accepted) {
+      stats['constraint/replay_rejected']++;
+      masks.push(null);
+      continue;
+    }
+    const P = turn.promptIds.length;
+    const index = new Int32Array(P + turn.completionIds.length).fill(-1); // column P + j: completion token j
+    index.set(r.maskIndex, P);
+    masks.push({ table: r.masks, index });
+    distinct += r.masks.length;
+  }
+  const kept = stats['constraint/turns'] - stats['constraint/replay_rejected'];
+  stats['constraint/distinct_masks'] = kept ? distinct / kept : 0;
+  stats['constraint/replay_seconds'] = (performance.now() - t0) / 1000;
+  return { masks, stats };
+}
