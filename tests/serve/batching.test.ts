@@ -1,10 +1,11 @@
 // Continuous batching through the HTTP API on the real tiny Qwen3 (wasm): the same seeds
 // give byte-identical completions (ids and logprobs) at concurrency 1, 3 and 8, with two
-// different LoRA adapters and the base model in one batch, and with and without prefix
-// cache hits; a GRPO group's identical prompts are computed once; /metrics and the usage
+// different LoRA adapters and the base model in one batch, with and without prefix cache
+// hits, with and without a grammar (structured outputs); a GRPO group's identical prompts are computed once; /metrics and the usage
 // field count what the cache served.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
 import { startServer, type RunningServer, type ServeOptions } from '../../serve/server.ts';
 import { buildAdapter } from '../../trainer/lora/lora.ts';
 import { savePeftAdapter } from '../../trainer/lora/peft.ts';
@@ -42,6 +43,7 @@ afterAll(() => {
 });
 
 interface Choice {
+  text: string;
   token_ids: number[];
   logprobs: { token_logprobs: number[] };
 }
@@ -55,6 +57,8 @@ interface Req {
   prompt: number[];
   seed: number;
   n?: number;
+  /** More body fields (structured outputs, max_tokens). */
+  extra?: Record<string, unknown>;
 }
 
 async function serve(opts: Partial<ServeOptions> = {}): Promise<RunningServer> {
@@ -62,7 +66,8 @@ async function serve(opts: Partial<ServeOptions> = {}): Promise<RunningServer> {
 }
 
 async function complete(server: RunningServer, r: Req, maxTokens = 14): Promise<Completion> {
-  const body = { ...r, max_tokens: maxTokens, temperature: 0.9, top_p: 0.95, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true };
+  const { extra, ...fields } = r;
+  const body = { ...fields, max_tokens: maxTokens, temperature: 0.9, top_p: 0.95, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, ...extra };
   const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   return (await res.json()) as Completion;
@@ -108,9 +113,14 @@ function trainerLogprobs(lora: LoraAdapter | null, prompt: number[], completion:
 }
 
 describe('continuous batching over HTTP (tiny Qwen3, wasm)', () => {
-  const reqs: Req[] = prompts.map((prompt, i) => ({ model: 'tiny', prompt, seed: 100 + i, ...(i === 5 ? { n: 2 } : {}) }));
+  // two of them under a grammar (structured outputs): a regex, and the policy grammar with its token filter
+  const constrained: Record<number, Record<string, unknown>> = {
+    6: { structured_outputs: { regex: '[a-z ]{3,12}\\.' } },
+    7: { structured_outputs: { grammar: POLICY_GRAMMAR }, gsteer_token_filter: 'policy_turn', max_tokens: 60 },
+  };
+  const reqs: Req[] = prompts.map((prompt, i) => ({ model: 'tiny', prompt, seed: 100 + i, ...(i === 5 ? { n: 2 } : {}), ...(constrained[i] ? { extra: constrained[i] } : {}) }));
 
-  it('completions at concurrency 1, 3 and 8 are byte-identical (ids and logprobs), with and without prefix cache hits', async () => {
+  it('completions at concurrency 1, 3 and 8 are byte-identical (ids and logprobs), with and without prefix cache hits and a grammar', async () => {
     const cold = await serve({ prefixCacheMb: 0 });
     const warm = await serve();
     try {
@@ -119,6 +129,8 @@ describe('continuous batching over HTTP (tiny Qwen3, wasm)', () => {
       const c8 = await atConcurrency(warm, reqs, 8); // every prompt is cached now
       expect(bytesOf(c3)).toBe(bytesOf(c1));
       expect(bytesOf(c8)).toBe(bytesOf(c1));
+      // the grammars were applied (the regex's text is in its language)
+      expect(c8[6]!.choices[0]!.text).toMatch(/^[a-z ]{3,12}\.?$/);
       // it really batched and really hit the cache
       expect(await batchedPasses(warm)).toBeGreaterThan(0);
       expect(c8.every((c) => c.usage.prompt_tokens_details.cached_tokens === c.usage.prompt_tokens)).toBe(true);
