@@ -2,7 +2,7 @@
 // concurrency levels, in one run (not part of npm test). Usage:
 //   node --import tsx bench/serve/throughput.ts [--model models/tiny-demo] [--backend wasm]
 //        [--requests 16] [--max-tokens 192] [--concurrency 1,2,4,8] [--group 4]
-//        [--modes interleaved,batched,batched+cache] [--workload demo|short]
+//        [--modes interleaved,batched,batched+cache] [--workload demo|short] [--rounds 1]
 // One server per mode (`--batching off`; `--batching on --prefix-cache-mb 0`; `--batching on`),
 // all running, each level measured mode after mode. The workload is the demo's first turns
 // (rollout/prompt.ts over data/demo/instances.jsonl, as token ids): requests come in GRPO
@@ -11,7 +11,8 @@
 // first token chunk). Each level uses other instances (or TURN numbers) than the levels
 // before, so the prefix cache only shares what a real run would: the system prompt, and
 // a group's identical prompt. `--workload short`: the earlier bench's three ~30-token chat
-// prompts instead (decode-bound; what the issue measured 1.36x on). Ratios: against c=1 of
+// prompts instead (decode-bound; what the issue measured 1.36x on). `--rounds R` repeats the
+// levels (a shared machine is noisy): tokens/s is the median round. Ratios: against c=1 of
 // the same mode, and against interleaved at the same c.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -148,12 +149,14 @@ async function main(): Promise<void> {
       group: { type: 'string', default: '4' },
       modes: { type: 'string', default: 'interleaved,batched,batched+cache' },
       workload: { type: 'string', default: 'demo' },
+      rounds: { type: 'string', default: '1' },
     },
   });
   const levels = (values.concurrency as string).split(',').map(Number);
   const requests = Number(values.requests);
   const maxTokens = Number(values['max-tokens']);
   const group = Number(values.group);
+  const rounds = Number(values.rounds);
   const modes = (values.modes as string).split(',');
   for (const m of modes) if (!MODES[m]) throw new Error(`--modes: unknown mode ${m}; use ${Object.keys(MODES).join(', ')}`);
   const modelDir = values.model as string;
@@ -164,17 +167,24 @@ async function main(): Promise<void> {
     for (const m of modes) servers.set(m, await startServe(modelDir, values.backend as string, Math.max(...levels), MODES[m] as string[]));
     const warm = workload(1, 1, 99)[0] as number[];
     for (const { url } of servers.values()) await complete(url, modelDir, warm, 4, 0); // kernels, operator caches
-    const rows: { mode: string; c: number; tokensPerS: number; ttft: number[] }[] = [];
-    for (const [li, c] of levels.entries()) {
-      const prompts = workload(requests, group, li);
-      for (const m of modes) {
-        const r = await level(servers.get(m)!.url, modelDir, prompts, c, maxTokens);
-        rows.push({ mode: m, c, ...r });
-        console.error(`${m} c=${c}: ${r.tokensPerS.toFixed(1)} tok/s, TTFT p50 ${pct(r.ttft, 0.5).toFixed(0)} ms`);
+    // --rounds R: every level R times (new prompts each time); tokens/s is the median of the rounds, TTFT over all requests
+    const runs = new Map<string, { tokensPerS: number[]; ttft: number[] }>();
+    for (let round = 0; round < rounds; round++) {
+      for (const [li, c] of levels.entries()) {
+        const prompts = workload(requests, group, round * levels.length + li);
+        for (const m of modes) {
+          const r = await level(servers.get(m)!.url, modelDir, prompts, c, maxTokens);
+          const acc = runs.get(`${m} ${c}`) ?? { tokensPerS: [], ttft: [] };
+          acc.tokensPerS.push(r.tokensPerS);
+          acc.ttft.push(...r.ttft);
+          runs.set(`${m} ${c}`, acc);
+          console.error(`round ${round + 1}: ${m} c=${c}: ${r.tokensPerS.toFixed(1)} tok/s, TTFT p50 ${pct(r.ttft, 0.5).toFixed(0)} ms`);
+        }
       }
     }
+    const rows = levels.flatMap((c) => modes.map((m) => ({ mode: m, c, tokensPerS: pct(runs.get(`${m} ${c}`)!.tokensPerS, 0.5), ttft: runs.get(`${m} ${c}`)!.ttft })));
     const lens = workload(requests, group, 0).map((p) => p.length);
-    console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); per level ${requests} requests x ${maxTokens} tokens in groups of ${group} identical ${values.workload === 'short' ? 'short' : 'first-turn'} prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`);
+    console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${rounds} round(s), per level and round ${requests} requests x ${maxTokens} tokens in groups of ${group} identical ${values.workload === 'short' ? 'short' : 'first-turn'} prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`);
     console.log('| mode | c | tokens/s | vs c=1 | vs interleaved | TTFT p50 ms | TTFT p95 ms | TTFT p50 vs interleaved |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
