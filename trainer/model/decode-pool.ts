@@ -30,10 +30,6 @@ export class DecodePool {
 
   constructor(private readonly model: Qwen3Model) {}
 
-  get size(): number {
-    return this.slots.length;
-  }
-
   /** Move these caches into the pool (their own tensors are freed) and make room for one more position each. */
   admit(states: readonly CacheState[]): void {
     const { numKeyValueHeads: KV, headDim: hd } = this.model.config;
