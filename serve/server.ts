@@ -107,6 +107,10 @@ async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRe
     : new Scheduler(maxConcurrency, metrics);
   const state: ServerState = { model, tok: qwen3Tokenizer(), adapters, scheduler, metrics, batching, startedAt: Math.floor(Date.now() / 1000) };
   const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log }));
+  // Clients keep sockets alive for the server's Keep-Alive hint minus 1 s (undici); with Node's
+  // default 5 s, a client whose event loop was busy for longer can send on a socket the server
+  // is closing at that moment (ECONNRESET). 30 s (< headersTimeout, 60 s) leaves that margin.
+  server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e),
