@@ -54,6 +54,13 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
     rec[`invalid/${reason}`] = mean(episodes.map((e) => (e.invalidReason === reason ? 1 : 0)));
   const turns = episodes.reduce((n, e) => n + e.turns, 0);
   if (episodes.some((e) => e.constrainedTurns !== undefined)) rec['turns/constrained_share'] = turns ? episodes.reduce((n, e) => n + (e.constrainedTurns ?? 0), 0) / turns : 0;
+  // Prefill the policy server computed vs took from its prefix cache (0 cached when it does not report it).
+  const prompt = episodes.reduce((n, e) => n + (e.promptTokens ?? 0), 0);
+  const cached = episodes.reduce((n, e) => n + (e.cachedPromptTokens ?? 0), 0);
+  rec['rollout/prompt_tokens'] = prompt;
+  rec['rollout/cached_prompt_tokens'] = cached;
+  rec['rollout/prefill_tokens'] = prompt - cached;
+  rec['rollout/prefix_cache_hit_rate'] = prompt > 0 ? cached / prompt : 0;
   // Timing (not reproducible across runs; everything above is).
   rec.tokens_per_second = s.train_seconds > 0 ? s.num_tokens / s.train_seconds : 0;
   rec['rollout/tokens_per_second'] = t.rolloutSeconds > 0 ? tokens.reduce((a, b) => a + b, 0) / t.rolloutSeconds : 0;
@@ -66,8 +73,9 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   return rec;
 }
 
-/** Keys that differ between two identical runs (wall-clock timing). */
+/** Keys that differ between two identical runs (wall-clock timing; what the prefix cache held depends on it too). */
 export const TIMING_KEYS = [
   'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
   'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds',
+  'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
 ];

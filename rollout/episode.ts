@@ -101,7 +101,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
           : checkMenu(parseTurn(res.text), opts.actions);
     const constraint = constrained ? { constraint: turnConstraint(res.applied, opts.rollout.maxTokens) } : {};
     const record = (observation: Observation) =>
-      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed, observation, ...constraint });
+      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) }, completionText: res.text, parsed, observation, ...constraint });
     if (!parsed.ok) {
       record({ kind: 'none' });
       [termination, invalid] = ['invalid', parsed];
@@ -168,4 +168,9 @@ async function act(
       throw new Error(`internal: unknown action ${String(never)}`);
     }
   }
+}
+
+/** The server's cached prompt tokens, kept on the turn only when it reported them. */
+function cachedOf(res: { cachedPromptTokens?: number }): { cachedPromptTokens?: number } {
+  return res.cachedPromptTokens === undefined ? {} : { cachedPromptTokens: res.cachedPromptTokens };
 }

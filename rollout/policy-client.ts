@@ -41,6 +41,8 @@ export interface CompletionResult {
   finishReason: 'stop' | 'length' | 'abort';
   /** Absent when the server does not report it (vLLM), or nothing was constrained. */
   applied?: AppliedConstraint;
+  /** Prompt tokens the server took from its prefix cache (usage.prompt_tokens_details.cached_tokens), when it says. */
+  cachedPromptTokens?: number;
 }
 
 export interface PolicyClient {
@@ -162,6 +164,9 @@ export class OpenAIPolicyClient implements PolicyClient {
     const merged = choice && choice.prompt_token_ids === undefined && top.prompt_token_ids !== undefined ? { ...choice, prompt_token_ids: top.prompt_token_ids } : choice;
     const result = readChoice(merged, req.promptIds, this.url);
     const applied = req.constraint ? readApplied(top.gsteer_structured_outputs) : undefined;
-    return applied ? { ...result, applied } : result;
+    const cached = (res.usage as { prompt_tokens_details?: { cached_tokens?: unknown } | null } | undefined)?.prompt_tokens_details?.cached_tokens;
+    // vLLM sends the details only with --enable-prompt-tokens-details; gsteer serve always
+    const cachedPromptTokens = Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= req.promptIds.length ? (cached as number) : undefined;
+    return { ...result, ...(applied ? { applied } : {}), ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) };
   }
 }

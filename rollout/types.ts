@@ -57,6 +57,8 @@ export interface TurnTokens {
   completionIds: number[];
   /** Server logprobs of each sampled completion token (same length as completionIds). */
   logprobs: number[];
+  /** Prompt tokens the server served from its prefix cache, when it reports them (not reproducible: depends on timing). */
+  cachedPromptTokens?: number;
 }
 
 /**

@@ -28,7 +28,14 @@ export class AdapterRegistry {
   constructor(
     private readonly model: ServeModel,
     readonly baseName: string,
+    /** Called when an adapter is freed (the prefix cache drops its blocks). */
+    private readonly onDispose: (handle: AdapterHandle) => void = () => {},
   ) {}
+
+  private free(handle: AdapterHandle): void {
+    this.onDispose(handle);
+    handle.dispose();
+  }
 
   async load(name: string, path: string): Promise<void> {
     if (name === this.baseName) throw badRequest(`lora_name "${name}" is the base model's name; choose another name`, 'lora_name');
@@ -51,7 +58,7 @@ export class AdapterRegistry {
     if (!e) throw notFound(`The lora adapter '${name}' cannot be found; GET /v1/models lists the loaded ones`, 'lora_name');
     this.entries.delete(name);
     e.unloaded = true;
-    if (e.users === 0) e.handle.dispose();
+    if (e.users === 0) this.free(e.handle);
   }
 
   /** The base model or a loaded adapter by the request's `model`; 404 otherwise. */
@@ -70,7 +77,7 @@ export class AdapterRegistry {
       release: () => {
         if (released) return;
         released = true;
-        if (--e.users === 0 && e.unloaded) e.handle.dispose();
+        if (--e.users === 0 && e.unloaded) this.free(e.handle);
       },
     };
   }
@@ -80,7 +87,7 @@ export class AdapterRegistry {
   }
 
   disposeAll(): void {
-    for (const e of this.entries.values()) e.handle.dispose();
+    for (const e of this.entries.values()) this.free(e.handle);
     this.entries.clear();
   }
 }

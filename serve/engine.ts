@@ -7,14 +7,14 @@ import { badRequest } from './errors.ts';
 import { Generation, type ChoiceResult, type StepEvent } from './generation.ts';
 import type { ServeModel } from './model.ts';
 import type { GenerateParams } from './requests.ts';
-import type { Scheduler } from './scheduler.ts';
+import type { GenScheduler } from './scheduler.ts';
 import type { CompiledConstraint } from './structured/compile.ts';
 
 export interface Engine {
   model: ServeModel;
   tok: Tokenizer;
   adapters: AdapterRegistry;
-  scheduler: Scheduler;
+  scheduler: GenScheduler;
 }
 
 export interface GenerateJob {

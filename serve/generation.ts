@@ -1,16 +1,17 @@
-// One choice of one request, advanced one decode step at a time by the scheduler: the
-// first step prefills the prompt into this sequence's KV cache, each later step feeds the
-// last sampled id. Every choice owns its cache and its Rng (seeded by the request seed and
-// the choice index), so what it samples does not depend on what else is in flight.
+// One choice of one request: its KV cache, its Rng (seeded by the request seed and the
+// choice index), and what it has sampled, so what it samples does not depend on what else
+// is in flight. The interleaved scheduler advances it with `step()` (prefill the prompt,
+// then feed the last sampled id); the batched one runs the forward pass for many choices
+// itself and hands each its logits through `accept()`.
 // A constrained choice (structured outputs) also owns a TokenConstraint: each step samples
-// from the allowed ids only (mask ∩ finite ids, structured/constraint.ts), so temperature,
-// top-k and top-p act after the mask as in vLLM, and the reported logprobs are those of the
-// masked, renormalised distribution (what vLLM reports for a constrained request).
+// from the allowed ids only (mask ∩ the model's support, structured/constraint.ts), so
+// temperature, top-k and top-p act after the mask as in vLLM, and the reported logprobs are
+// those of the masked, renormalised distribution (what vLLM reports for a constrained request).
 import { EOS_IDS, type Tokenizer } from '../trainer/tokenizer.ts';
 import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
-import { finiteIds, logSumExp, sampleToken, topLogprobs, type SamplingParams, type TokenLogprob } from './sampling.ts';
+import { logSumExpRow, samplePos, subRow, topLogprobsRow, type SamplingParams, type TokenLogprob } from './sampling.ts';
 import type { CompiledConstraint } from './structured/compile.ts';
 import { TokenConstraint } from './structured/constraint.ts';
 
@@ -46,6 +47,8 @@ export interface ChoiceResult {
   finishReason: FinishReason;
   /** vLLM's stop_reason: null, or DEAD_END. */
   stopReason: string | null;
+  /** Prompt tokens whose KV came from the prefix cache instead of being computed (0 without one). */
+  cachedTokens: number;
 }
 
 /** What one decode step produced, for streaming (`text` = newly final text, maybe ''). */
@@ -82,28 +85,55 @@ export class Generation {
     this.rng = Rng.derive(spec.seed >>> 0, Math.floor(spec.seed / 2 ** 32), 'choice', spec.choiceIndex);
     this.detok = new Detokenizer(tok, spec.stop);
     this.stopIds = new Set([...(spec.ignoreEos ? [] : EOS_IDS), ...spec.stopTokenIds]);
-    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length', stopReason: null };
+    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length', stopReason: null, cachedTokens: 0 };
   }
 
-  /** One forward step and one sampled token; resolves true once the choice is finished. */
+  /** One forward step of this choice alone and one sampled token; resolves true once the choice is finished. */
   async step(): Promise<boolean> {
+    if (this.done) return true;
+    const first = this.seq === null;
+    return this.accept(this.sequence().feed(first ? this.spec.promptIds : [this.lastId()]));
+  }
+
+  /** This choice's KV cache (made on first use; freed when the choice ends). */
+  sequence(): Sequence {
+    this.seq ??= this.model.newSequence(this.adapter);
+    return this.seq;
+  }
+
+  /** The adapter the choice decodes with (null = base model). */
+  get adapterHandle(): AdapterHandle | null {
+    return this.adapter;
+  }
+
+  /** The id sampled last (what the next decode step feeds). */
+  lastId(): number {
+    return this.out.ids[this.out.ids.length - 1] as number;
+  }
+
+  /**
+   * Sample one token from the next position's logits, a row over `model.support` [S]
+   * (owned by this call: the batched scheduler awaits every sequence's accept() together);
+   * resolves true once the choice is finished.
+   */
+  async accept(row: Float32Array): Promise<boolean> {
     if (this.done) return true;
     if (this.spec.constraint && !this.constraint) this.constraint = await TokenConstraint.create(this.spec.constraint, { maxTokens: this.spec.maxTokens });
     if (this.done) return true; // cancelled meanwhile
-    const first = this.seq === null;
-    this.seq ??= this.model.newSequence(this.adapter);
-    const logits = this.seq.feed(first ? this.spec.promptIds : [this.out.ids[this.out.ids.length - 1] as number]); // [V]
-    let support = this.model.support ?? finiteIds(logits); // [S] ids with finite logits
+    let ids = this.model.support; // [S]
     if (this.constraint) {
-      support = await this.constraint.allowed(support); // [S'] mask ∩ finite ids
+      const allowed = await this.constraint.allowed(ids); // [S'] mask ∩ support
       if (this.done) return true;
-      if (!support.length) return this.deadEnd();
+      if (!allowed.length) return this.deadEnd();
+      row = subRow(row, ids, allowed);
+      ids = allowed;
     }
-    const id = sampleToken(logits, this.spec.sampling, this.rng, support);
-    const logZ = logSumExp(logits, support);
+    const s = samplePos(row, this.spec.sampling, this.rng);
+    const id = ids[s] as number;
+    const logZ = logSumExpRow(row);
     this.out.ids.push(id);
-    this.out.logprobs.push((logits[id] as number) - logZ);
-    this.out.top?.push(topLogprobs(logits, logZ, this.spec.topLogprobs, support));
+    this.out.logprobs.push((row[s] as number) - logZ);
+    this.out.top?.push(topLogprobsRow(row, ids, logZ, this.spec.topLogprobs));
     if (this.constraint && !this.constraint.accept(id)) throw new Error(`internal: the grammar refused id ${id}, which its own mask allowed`);
     const stopString = this.detok.push(id);
     if (this.stopIds.has(id) || stopString) this.finish('stop');
@@ -146,6 +176,11 @@ export class Generation {
 
   result(): ChoiceResult {
     return this.out;
+  }
+
+  /** Set by the batched scheduler once the prompt is in the cache (usage.prompt_tokens_details.cached_tokens). */
+  set cachedTokens(n: number) {
+    this.out.cachedTokens = n;
   }
 
   /** Stop early (the client went away, the server is closing) and free the cache. */

@@ -41,7 +41,7 @@ function send(res: ServerResponse, status: number, reply: Reply): void {
   if (res.destroyed || res.headersSent) return;
   const isText = reply.text !== undefined;
   const payload = isText ? (reply.text as string) : JSON.stringify(reply.json ?? {});
-  res.writeHead(status, { 'content-type': isText ? 'text/plain; charset=utf-8' : 'application/json' });
+  res.writeHead(status, { 'content-type': isText ? (reply.contentType ?? 'text/plain; charset=utf-8') : 'application/json' });
   res.end(payload);
 }
 

@@ -20,8 +20,17 @@ export function tokenName(names: TokenNames, id: number): string {
 
 const utf8Bytes = (s: string) => [...Buffer.from(s, 'utf8')];
 
-export function usage(promptTokens: number, completionTokens: number) {
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+/** OpenAI's usage; `cached_tokens`: prompt tokens served from the prefix cache (OpenAI's prompt caching field). */
+export function usage(promptTokens: number, completionTokens: number, cachedTokens: number) {
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, prompt_tokens_details: { cached_tokens: cachedTokens } };
+}
+
+/**
+ * Cached prompt tokens of a request: per prompt, those of its first choice (the later choices
+ * of the same prompt reuse the first one's blocks, which is not what the request brought).
+ */
+export function cachedTokensOf(choices: readonly ChoiceResult[], n: number): number {
+  return choices.reduce((s, c, i) => s + (i % n === 0 ? c.cachedTokens : 0), 0);
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -91,7 +100,7 @@ export function completionResponse(names: TokenNames, shape: CompletionShape, ch
         : null,
       ...(shape.returnTokenIds ? { token_ids: c.ids, prompt_token_ids: shape.prompts[Math.floor(index / shape.n)] } : {}),
     })),
-    usage: usage(sum(shape.prompts.map((p) => p.length)), sum(choices.map((c) => c.ids.length))),
+    usage: usage(sum(shape.prompts.map((p) => p.length)), sum(choices.map((c) => c.ids.length)), cachedTokensOf(choices, shape.n)),
     ...appliedConstraint(shape.constraint, shape.maxTokens),
   };
 }
@@ -127,7 +136,7 @@ export function chatResponse(names: TokenNames, shape: ChatShape, choices: Choic
       stop_reason: c.stopReason,
       ...(shape.returnTokenIds ? { token_ids: c.ids } : {}),
     })),
-    usage: usage(shape.promptIds.length, sum(choices.map((c) => c.ids.length))),
+    usage: usage(shape.promptIds.length, sum(choices.map((c) => c.ids.length)), cachedTokensOf(choices, choices.length)),
     ...(shape.returnTokenIds ? { prompt_token_ids: shape.promptIds } : {}),
     ...appliedConstraint(shape.constraint, shape.maxTokens),
   };

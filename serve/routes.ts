@@ -5,7 +5,8 @@ import { generate, prepare, type Engine, type GenerateJob } from './engine.ts';
 import { str, type Body } from './fields.ts';
 import { parseChatRequest, parseCompletionRequest } from './requests.ts';
 import type { StepEvent } from './generation.ts';
-import { chatResponse, completionResponse, type TokenNames } from './responses.ts';
+import type { ServeMetrics } from './metrics.ts';
+import { cachedTokensOf, chatResponse, completionResponse, type TokenNames } from './responses.ts';
 import { chunker, type Send, type StreamShape } from './stream.ts';
 import { badRequest } from './errors.ts';
 import type { ServeModel } from './model.ts';
@@ -20,12 +21,28 @@ const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
 export interface Reply {
   json?: unknown;
   text?: string;
+  /** Content type of `text` (default text/plain; charset=utf-8). */
+  contentType?: string;
   /** A streamed reply: server-sent events written through `send`. */
   sse?: (send: Send) => Promise<void>;
 }
 
+/** How the server decodes (shown in /v1/models as `batching`). */
+export interface Batching {
+  enabled: boolean;
+  mode: 'auto' | 'on' | 'off';
+  backend: string;
+  /** Whether the backend computes a batched row bit for bit as alone (serve/batch-invariance.ts). */
+  batchInvariant: boolean;
+  maxBatchedTokens: number;
+  blockSize: number;
+  prefixCacheMb: number;
+}
+
 export interface ServerState extends Engine {
   startedAt: number; // unix seconds
+  metrics: ServeMetrics;
+  batching: Batching;
 }
 
 export type Handler = (state: ServerState, body: Body, signal: AbortSignal) => Promise<Reply>;
@@ -38,8 +55,8 @@ function streamed(state: ServerState, job: GenerateJob, names: TokenNames, shape
     sse: async (send) => {
       const chunks = chunker(names, shape, send);
       onStep = chunks.step;
-      await prepared.run(signal);
-      chunks.end();
+      const choices = await prepared.run(signal);
+      chunks.end(cachedTokensOf(choices, job.params.n));
     },
   };
 }
@@ -51,7 +68,7 @@ function streamed(state: ServerState, job: GenerateJob, names: TokenNames, shape
 async function constraintFor(model: ServeModel, spec: ConstraintSpec | null): Promise<CompiledConstraint | null> {
   if (!spec) return null;
   try {
-    return await compileConstraint(spec, qwen3Vocab(model.support ?? null, model.vocabSize));
+    return await compileConstraint(spec, qwen3Vocab(model.support.length < model.vocabSize ? model.support : null, model.vocabSize));
   } catch (e) {
     if (e instanceof ConstraintError) throw badRequest(e.message, e.field);
     throw e;
@@ -102,8 +119,30 @@ async function models(state: ServerState): Promise<Reply> {
     parent,
     max_model_len: state.model.maxContext,
   });
-  const data = [card(base, state.model.dir, null, state.startedAt), ...state.adapters.list().map((a) => card(a.name, a.path, base, a.created))];
+  const data = [
+    { ...card(base, state.model.dir, null, state.startedAt), batching: batchingCard(state.batching) },
+    ...state.adapters.list().map((a) => card(a.name, a.path, base, a.created)),
+  ];
   return { json: { object: 'list', data } };
+}
+
+/** gsteer's own field on the base model's card: how requests are decoded and whether that is batch-invariant. */
+function batchingCard(b: Batching) {
+  return {
+    enabled: b.enabled,
+    mode: b.mode,
+    backend: b.backend,
+    // same seed + same request = same completion at any concurrency: always when not batching
+    batch_invariant: !b.enabled || b.batchInvariant,
+    backend_batch_invariant: b.batchInvariant,
+    max_num_batched_tokens: b.enabled ? b.maxBatchedTokens : null,
+    block_size: b.enabled ? b.blockSize : null,
+    prefix_cache_mb: b.enabled ? b.prefixCacheMb : 0,
+  };
+}
+
+async function metrics(state: ServerState): Promise<Reply> {
+  return { text: await state.metrics.registry.metrics(), contentType: state.metrics.registry.contentType };
 }
 
 async function loadAdapter(state: ServerState, body: Body): Promise<Reply> {
@@ -124,6 +163,7 @@ async function health(state: ServerState): Promise<Reply> {
 
 export const ROUTES: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
   '/health': { GET: health },
+  '/metrics': { GET: metrics },
   '/v1/models': { GET: models },
   '/v1/completions': { POST: completions },
   '/v1/chat/completions': { POST: chatCompletions },

@@ -7,10 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { qwen3Tokenizer } from '../trainer/tokenizer.ts';
 import { InputError } from '../util/errors.ts';
 import { AdapterRegistry } from './adapters.ts';
+import { adapterNamespace, BatchScheduler } from './batch-scheduler.ts';
 import { httpHandler } from './http.ts';
+import { serveMetrics } from './metrics.ts';
 import type { ServeModel } from './model.ts';
-import type { ServerState } from './routes.ts';
-import { Scheduler } from './scheduler.ts';
+import { PrefixCache } from './prefix-cache.ts';
+import type { Batching, ServerState } from './routes.ts';
+import { Scheduler, type GenScheduler } from './scheduler.ts';
 import type { BackendKind } from '../trainer/backend.ts';
 
 export interface ServeOptions {
@@ -27,6 +30,18 @@ export interface ServeOptions {
   backend?: BackendKind; // default auto
   /** Sequences decoded at once (the rest wait in FIFO order); default 8. */
   maxConcurrency?: number;
+  /**
+   * `on`: one forward pass per step for all sequences (continuous batching); `off`: the
+   * interleaved scheduler, one sequence per pass; `auto` (default): on where the backend is
+   * batch-invariant (wasm, cpu), off elsewhere (serve/README.md, "Batch invariance").
+   */
+  batching?: 'auto' | 'on' | 'off';
+  /** Batched: new positions per forward pass (vLLM's max_num_batched_tokens); default 256. */
+  maxBatchedTokens?: number;
+  /** Batched: prefill chunk and prefix-cache block size, in positions; default 64 (vLLM: 16; see serve/README.md). */
+  blockSize?: number;
+  /** Batched: prefix cache budget in MiB (0 = off); default 256. */
+  prefixCacheMb?: number;
   apiKey?: string;
   log?: (line: string) => void;
 }
@@ -42,30 +57,60 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   // Imported on demand so a server over an injected model does not load tfjs.
   const model = opts.model ?? (await (await import('./tfjs-model.ts')).loadServeModel(requireDir(opts.modelDir), opts.backend ?? 'auto', opts.log));
   const modelName = opts.servedModelName ?? opts.modelDir ?? model.dir;
-  const adapters = new AdapterRegistry(model, modelName);
+  const batching = batchingOf(opts, model);
+  const cache = batching.enabled && batching.prefixCacheMb > 0 ? new PrefixCache(batching.prefixCacheMb * 2 ** 20, batching.blockSize, 4 * model.support.length) : null;
+  const adapters = new AdapterRegistry(model, modelName, (handle) => cache?.dropNamespace(adapterNamespace(handle)));
   try {
-    return await listen(opts, model, adapters);
+    return await listen(opts, model, adapters, batching, cache);
   } catch (e) {
     adapters.disposeAll();
+    cache?.clear();
     model.dispose();
     throw e;
   }
 }
 
-async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRegistry): Promise<RunningServer> {
+function batchingOf(opts: ServeOptions, model: ServeModel): Batching {
+  const mode = opts.batching ?? 'auto';
+  const positive = (name: string, v: number) => {
+    if (!Number.isInteger(v) || v < 1) throw new InputError(`${name} must be an integer >= 1 but is ${v}`);
+    return v;
+  };
+  const prefixCacheMb = opts.prefixCacheMb ?? 256;
+  if (!(prefixCacheMb >= 0)) throw new InputError(`prefix cache size must be >= 0 MiB but is ${prefixCacheMb}`);
+  return {
+    enabled: mode === 'on' || (mode === 'auto' && model.backend.batchInvariant),
+    mode,
+    batchInvariant: model.backend.batchInvariant,
+    backend: model.backend.name,
+    maxBatchedTokens: positive('max batched tokens', opts.maxBatchedTokens ?? 256),
+    blockSize: positive('block size', opts.blockSize ?? 64),
+    prefixCacheMb,
+  };
+}
+
+async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRegistry, batching: Batching, cache: PrefixCache | null): Promise<RunningServer> {
   for (const [name, dir] of Object.entries(opts.adapters ?? {})) {
     await adapters.load(name, dir).catch((e: Error) => {
       throw new InputError(`adapter ${name}=${dir}: ${e.message}`);
     });
   }
-  const state: ServerState = {
-    model,
-    tok: qwen3Tokenizer(),
-    adapters,
-    scheduler: new Scheduler(opts.maxConcurrency ?? 8),
-    startedAt: Math.floor(Date.now() / 1000),
-  };
+  const maxConcurrency = opts.maxConcurrency ?? 8;
+  let scheduler: GenScheduler | null = null;
+  const metrics = serveMetrics({
+    running: () => (scheduler ? scheduler.inFlight - scheduler.waiting : 0),
+    waiting: () => scheduler?.waiting ?? 0,
+    cache: () => cache?.stats() ?? null,
+  });
+  scheduler = batching.enabled
+    ? new BatchScheduler(model, { maxConcurrency, maxBatchedTokens: batching.maxBatchedTokens, blockSize: batching.blockSize, cache, metrics })
+    : new Scheduler(maxConcurrency, metrics);
+  const state: ServerState = { model, tok: qwen3Tokenizer(), adapters, scheduler, metrics, batching, startedAt: Math.floor(Date.now() / 1000) };
   const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log }));
+  // Clients keep sockets alive for the server's Keep-Alive hint minus 1 s (undici); with Node's
+  // default 5 s, a client whose event loop was busy for longer can send on a socket the server
+  // is closing at that moment (ECONNRESET). 30 s (< headersTimeout, 60 s) leaves that margin.
+  server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e),
@@ -85,6 +130,7 @@ async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRe
       await stopped;
       clearInterval(sweep);
       adapters.disposeAll();
+      cache?.clear();
       model.dispose();
     })());
   return { url: `http://${host}:${port}`, modelName: adapters.baseName, close };

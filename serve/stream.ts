@@ -59,8 +59,9 @@ export function chunker(names: TokenNames, shape: StreamShape, send: Send) {
       if (ev.id >= 0) completionTokens++;
       send({ ...head, choices: [shape.kind === 'chat' ? chatChoice(index, ev) : completionChoice(index, ev)] });
     },
-    end(): void {
-      if (shape.includeUsage) send({ ...head, choices: [], usage: usage(shape.promptTokens, completionTokens) });
+    /** `cachedTokens`: the request's prompt tokens served from the prefix cache. */
+    end(cachedTokens: number): void {
+      if (shape.includeUsage) send({ ...head, choices: [], usage: usage(shape.promptTokens, completionTokens, cachedTokens) });
     },
   };
 }

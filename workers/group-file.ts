@@ -13,6 +13,9 @@ export interface EpisodeCounts {
   completionTokens: number;
   invalidReason?: InvalidReason;
   constrainedTurns?: number; // turns sampled under the policy grammar (rollout.constrained)
+  /** Prompt tokens over the turns, and of them those the server said it served from its prefix cache. */
+  promptTokens?: number;
+  cachedPromptTokens?: number;
 }
 
 export interface GroupFile {
@@ -44,6 +47,8 @@ export function episodeCounts(t: Trajectory): EpisodeCounts {
     completionTokens: t.turns.reduce((n, turn) => n + turn.tokens.completionIds.length, 0),
     ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
     constrainedTurns: t.turns.filter((turn) => turn.constraint).length,
+    promptTokens: t.turns.reduce((n, turn) => n + turn.tokens.promptIds.length, 0),
+    cachedPromptTokens: t.turns.reduce((n, turn) => n + (turn.tokens.cachedPromptTokens ?? 0), 0),
   };
 }
 

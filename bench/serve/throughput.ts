@@ -1,41 +1,35 @@
-// Throughput and time-to-first-token of `gsteer serve` on the tiny model, at concurrency 1
-// and 8 (not part of npm test). Usage:
-//   node --import tsx bench/serve/throughput.ts [--model DIR] [--backend auto|wasm|cpu]
-//        [--requests N] [--max-tokens M] [--concurrency 1,8]
-// Without --model it makes the tiny model with `gsteer model init --preset tiny` in a temp
-// dir. It starts the server as a child process, sends /v1/completions with token-id
-// prompts (the rollout protocol, ignore_eos so every request decodes M tokens), and prints
-// a table with ratios against concurrency 1 measured in the same run. Requests stream
-// (`stream: true`), so TTFT is measured by the client: request sent -> first token chunk.
+// Throughput and time-to-first-token of `gsteer serve`, batched vs interleaved, at several
+// concurrency levels, in one run (not part of npm test). Usage:
+//   node --import tsx bench/serve/throughput.ts [--model models/tiny-demo] [--backend wasm]
+//        [--requests 16] [--max-tokens 192] [--concurrency 1,2,4,8] [--group 4]
+//        [--modes interleaved,batched,batched+cache] [--workload demo|short] [--rounds 1]
+// One server per mode (`--batching off`; `--batching on --prefix-cache-mb 0`; `--batching on`),
+// all running, each level measured mode after mode. The workload is the demo's first turns
+// (rollout/prompt.ts over data/demo/instances.jsonl, as token ids): requests come in GRPO
+// groups of --group identical prompts with their own seeds, ignore_eos so every request
+// decodes --max-tokens tokens, streamed so TTFT is measured by the client (request sent ->
+// first token chunk). Each level uses other instances (or TURN numbers) than the levels
+// before, so the prefix cache only shares what a real run would: the system prompt, and
+// a group's identical prompt. `--workload short`: the earlier bench's three ~30-token chat
+// prompts instead (decode-bound; what the issue measured 1.36x on). `--rounds R` repeats the
+// levels (a shared machine is noisy): tokens/s is the median round. Ratios: against c=1 of
+// the same mode, and against interleaved at the same c.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildPolicyMessages } from '../../rollout/prompt.ts';
 import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
-import { progressBar } from '../../util/progress.ts';
 
 const CLI = [fileURLToPath(new URL('../../cli/gsteer.mjs', import.meta.url))];
+const MODES: Record<string, string[]> = {
+  interleaved: ['--batching', 'off'],
+  batched: ['--batching', 'on', '--prefix-cache-mb', '0'],
+  'batched+cache': ['--batching', 'on'],
+};
 
-function runCli(args: string[]): Promise<number | null> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [...CLI, ...args], { stdio: 'inherit' });
-    p.on('exit', (code) => resolve(code));
-  });
-}
-
-/** `gsteer model init --preset tiny`; where that command is missing, the same init code in-process. */
-async function makeTiny(dir: string, prompts: string[]): Promise<string> {
-  if ((await runCli(['model', 'init', '--preset', 'tiny', '--out', dir])) === 0) return 'gsteer model init --preset tiny';
-  const { baseKeptIds, initModel, PRESETS } = await import('../../trainer/model/init.ts');
-  const tok = qwen3Tokenizer();
-  initModel(dir, PRESETS.tiny as NonNullable<typeof PRESETS.tiny>, { seed: 42, keptIds: [...baseKeptIds(), ...prompts.flatMap((p) => tok.encode(p))] });
-  return 'initModel(PRESETS.tiny) with byte tokens + specials + prompt words kept';
-}
-
-function startServe(modelDir: string, backend: string, maxConcurrency: number): Promise<{ url: string; proc: ChildProcess }> {
-  const args = [...CLI, 'serve', '--model', modelDir, '--port', '0', '--backend', backend, '--max-concurrency', String(maxConcurrency)];
+function startServe(modelDir: string, backend: string, maxConcurrency: number, extra: string[]): Promise<{ url: string; proc: ChildProcess }> {
+  const args = [...CLI, 'serve', '--model', modelDir, '--port', '0', '--backend', backend, '--max-concurrency', String(maxConcurrency), ...extra];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -53,14 +47,23 @@ function startServe(modelDir: string, backend: string, maxConcurrency: number): 
 
 interface Sample {
   ttftMs: number;
-  latencyMs: number;
   tokens: number;
+}
+
+/** fetch, again once when a kept-alive socket was closed under it (the request had not started: idempotent). */
+async function post(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    if ((e as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw e;
+    return fetch(url, init);
+  }
 }
 
 /** One streamed completion; TTFT = request sent -> first token chunk received. */
 async function complete(url: string, model: string, prompt: number[], maxTokens: number, seed: number): Promise<Sample> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/v1/completions`, {
+  const res = await post(`${url}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model, prompt, max_tokens: maxTokens, temperature: 0.7, top_p: 0.95, seed, ignore_eos: true, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, stream: true }),
@@ -83,28 +86,29 @@ async function complete(url: string, model: string, prompt: number[], maxTokens:
       if (tokens > 0 && Number.isNaN(ttftMs)) ttftMs = performance.now() - t0;
     }
   }
-  return { ttftMs, latencyMs: performance.now() - t0, tokens };
+  return { ttftMs, tokens };
 }
 
-/** `requests` requests, at most `concurrency` in flight. */
-async function level(url: string, model: string, prompts: number[][], requests: number, concurrency: number, maxTokens: number) {
+/** `prompts.length` requests, at most `concurrency` in flight. */
+async function level(url: string, model: string, prompts: number[][], concurrency: number, maxTokens: number) {
   const samples: Sample[] = [];
-  const bar = progressBar(`concurrency ${concurrency}`, requests);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next < requests) {
+      while (next < prompts.length) {
         const i = next++;
-        samples.push(await complete(url, model, prompts[i % prompts.length] as number[], maxTokens, i));
-        bar.tick();
+        samples.push(await complete(url, model, prompts[i] as number[], maxTokens, 1000 + i));
       }
     }),
   );
-  bar.done();
   const wallS = (performance.now() - t0) / 1000;
-  const tokens = samples.reduce((s, x) => s + x.tokens, 0);
-  return { concurrency, requests, tokensPerS: tokens / wallS, ttft: samples.map((s) => s.ttftMs), latency: samples.map((s) => s.latencyMs) };
+  return { tokensPerS: samples.reduce((s, x) => s + x.tokens, 0) / wallS, ttft: samples.map((s) => s.ttftMs) };
+}
+
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(text.split('\n').find((l) => l.startsWith(`gsteer_serve:${name} `))?.split(' ')[1] ?? 0);
 }
 
 function pct(xs: number[], q: number): number {
@@ -112,45 +116,96 @@ function pct(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 }
 
+/** Three short chat prompts (the earlier bench's), with the level in the system prompt so levels share none. */
+function shortPrompts(count: number, group: number, variant: number): number[][] {
+  const tok = qwen3Tokenizer();
+  const questions = ['What should I read about climate policy?', 'Plan a trip to Kyoto for a family of four.', 'Summarize recent work on sparse attention.'];
+  return Array.from({ length: count }, (_, i) => {
+    const k = variant * Math.ceil(count / group) + Math.floor(i / group);
+    return encodeChat(tok, [{ role: 'system', content: `You refine research requests (${k}).` }, { role: 'user', content: questions[k % questions.length] as string }]);
+  });
+}
+
+/** First-turn prompts of the demo instances; `variant` shifts instances and the TURN line so levels share no prompt. */
+function firstTurns(count: number, group: number, variant: number): number[][] {
+  const tok = qwen3Tokenizer();
+  const instances = readFileSync('data/demo/instances.jsonl', 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { query: string; profile?: string });
+  return Array.from({ length: count }, (_, i) => {
+    const k = variant * Math.ceil(count / group) + Math.floor(i / group);
+    const inst = instances[k % instances.length] as { query: string; profile?: string };
+    const maxTurns = 12 + Math.floor(k / instances.length);
+    return encodeChat(tok, buildPolicyMessages({ query: inst.query, profile: inst.profile ?? '', state: [], history: [], turn: 1, maxTurns }));
+  });
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      model: { type: 'string' },
-      backend: { type: 'string', default: 'auto' },
+      model: { type: 'string', default: 'models/tiny-demo' },
+      backend: { type: 'string', default: 'wasm' },
       requests: { type: 'string', default: '16' },
-      'max-tokens': { type: 'string', default: '32' },
-      concurrency: { type: 'string', default: '1,8' },
+      'max-tokens': { type: 'string', default: '192' },
+      concurrency: { type: 'string', default: '1,2,4,8' },
+      group: { type: 'string', default: '4' },
+      modes: { type: 'string', default: 'interleaved,batched,batched+cache' },
+      workload: { type: 'string', default: 'demo' },
+      rounds: { type: 'string', default: '1' },
     },
   });
   const levels = (values.concurrency as string).split(',').map(Number);
   const requests = Number(values.requests);
   const maxTokens = Number(values['max-tokens']);
-  const questions = ['What should I read about climate policy?', 'Plan a trip to Kyoto for a family of four.', 'Summarize recent work on sparse attention.'];
-  const system = 'You refine research requests.';
-  const tmp = values.model ? null : mkdtempSync(join(tmpdir(), 'gsteer-bench-serve-'));
-  const modelDir = values.model ?? join(tmp as string, 'tiny');
-  const made = tmp ? await makeTiny(modelDir, [system, ...questions]) : 'given';
-  const { url, proc } = await startServe(modelDir, values.backend as string, Math.max(...levels));
+  const group = Number(values.group);
+  const rounds = Number(values.rounds);
+  const modes = (values.modes as string).split(',');
+  for (const m of modes) if (!MODES[m]) throw new Error(`--modes: unknown mode ${m}; use ${Object.keys(MODES).join(', ')}`);
+  const modelDir = values.model as string;
+  const workload = values.workload === 'short' ? shortPrompts : firstTurns;
+  if (!['demo', 'short'].includes(values.workload as string)) throw new Error(`--workload must be demo or short but is ${values.workload}`);
+  const servers = new Map<string, { url: string; proc: ChildProcess }>();
   try {
-    const tok = qwen3Tokenizer();
-    const prompts = questions.map((q) => encodeChat(tok, [{ role: 'system', content: system }, { role: 'user', content: q }]));
-    await complete(url, modelDir, prompts[0] as number[], 4, 0); // warm-up (kernels, caches)
-    const rows = [];
-    for (const c of levels) rows.push(await level(url, modelDir, prompts, requests, c, maxTokens));
-    const base = rows[0] as (typeof rows)[number];
-    console.log(`\ngsteer serve on ${modelDir} (model: ${made}; backend ${values.backend}; ${requests} requests x ${maxTokens} tokens per level, prompts ~${prompts[0]?.length} tokens)\n`);
-    console.log('| concurrency | tokens/s | vs c=1 | TTFT p50 ms | TTFT p95 ms | p50 vs c=1 | latency p50 ms |');
-    console.log('|---|---|---|---|---|---|---|');
+    for (const m of modes) servers.set(m, await startServe(modelDir, values.backend as string, Math.max(...levels), MODES[m] as string[]));
+    const warm = workload(1, 1, 99)[0] as number[];
+    for (const { url } of servers.values()) await complete(url, modelDir, warm, 4, 0); // kernels, operator caches
+    // --rounds R: every level R times (new prompts each time); tokens/s is the median of the rounds, TTFT over all requests
+    const runs = new Map<string, { tokensPerS: number[]; ttft: number[] }>();
+    for (let round = 0; round < rounds; round++) {
+      for (const [li, c] of levels.entries()) {
+        const prompts = workload(requests, group, round * levels.length + li);
+        for (const m of modes) {
+          const r = await level(servers.get(m)!.url, modelDir, prompts, c, maxTokens);
+          const acc = runs.get(`${m} ${c}`) ?? { tokensPerS: [], ttft: [] };
+          acc.tokensPerS.push(r.tokensPerS);
+          acc.ttft.push(...r.ttft);
+          runs.set(`${m} ${c}`, acc);
+          console.error(`round ${round + 1}: ${m} c=${c}: ${r.tokensPerS.toFixed(1)} tok/s, TTFT p50 ${pct(r.ttft, 0.5).toFixed(0)} ms`);
+        }
+      }
+    }
+    const rows = levels.flatMap((c) => modes.map((m) => ({ mode: m, c, tokensPerS: pct(runs.get(`${m} ${c}`)!.tokensPerS, 0.5), ttft: runs.get(`${m} ${c}`)!.ttft })));
+    const lens = workload(requests, group, 0).map((p) => p.length);
+    console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${rounds} round(s), per level and round ${requests} requests x ${maxTokens} tokens in groups of ${group} identical ${values.workload === 'short' ? 'short' : 'first-turn'} prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`);
+    console.log('| mode | c | tokens/s | vs c=1 | vs interleaved | TTFT p50 ms | TTFT p95 ms | TTFT p50 vs interleaved |');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
-      const p50 = pct(r.ttft, 0.5);
+      const c1 = rows.find((x) => x.mode === r.mode && x.c === levels[0]) as (typeof rows)[number];
+      const inter = rows.find((x) => x.mode === 'interleaved' && x.c === r.c);
+      const vs = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}x` : '-');
       console.log(
-        `| ${r.concurrency} | ${r.tokensPerS.toFixed(1)} | ${(r.tokensPerS / base.tokensPerS).toFixed(2)}x | ${p50.toFixed(1)} | ${pct(r.ttft, 0.95).toFixed(1)} | ${(p50 / pct(base.ttft, 0.5)).toFixed(2)}x | ${pct(r.latency, 0.5).toFixed(0)} |`,
+        `| ${r.mode} | ${r.c} | ${r.tokensPerS.toFixed(1)} | ${vs(r.tokensPerS, c1.tokensPerS)} | ${vs(r.tokensPerS, inter?.tokensPerS)} | ${pct(r.ttft, 0.5).toFixed(0)} | ${pct(r.ttft, 0.95).toFixed(0)} | ${vs(pct(r.ttft, 0.5), inter && pct(inter.ttft, 0.5))} |`,
       );
     }
+    console.log('\n| mode | prompt tokens | computed | from the prefix cache | forward passes |');
+    console.log('|---|---|---|---|---|');
+    for (const [m, { url }] of servers) {
+      const [p, comp, hits, passes] = await Promise.all(['prompt_tokens_total', 'prompt_tokens_computed_total', 'prefix_cache_hits_total', 'forward_passes_total'].map((n) => metric(url, n)));
+      console.log(`| ${m} | ${p} | ${comp} | ${hits} | ${passes} |`);
+    }
   } finally {
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.once('exit', r));
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    for (const { proc } of servers.values()) {
+      proc.kill('SIGTERM');
+      await new Promise((r) => proc.once('exit', r));
+    }
   }
 }
 

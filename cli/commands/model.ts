@@ -17,9 +17,10 @@ import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
 export const summary = 'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
 export const usage = `usage:
-  gsteer model init --out DIR [--preset tiny|small] [--seed N] [--vocab-from FILE ...] [--full-vocab]
+  gsteer model init --out DIR [--preset tiny|small|qwen3-0.6b] [--layers N] [--seed N] [--vocab-from FILE ...] [--full-vocab]
       Writes a random-initialized Qwen3-shaped model (config.json, generation_config.json,
-      model.safetensors, vocab_map.json) using the real Qwen3 token ids. By default the output
+      model.safetensors, vocab_map.json) using the real Qwen3 token ids; --layers N overrides
+      the preset's decoder layer count (e.g. a 4-layer Qwen3-0.6B shape for benchmarks). By default the output
       vocabulary is trimmed to the special tokens, the 256 byte tokens and every token of the
       --vocab-from files (text, or JSON/JSONL string values; default: files under data/demo/);
       --full-vocab keeps all ${PRESETS.tiny?.vocabSize} rows.
@@ -69,6 +70,7 @@ async function init(argv: string[]): Promise<number> {
     options: {
       out: { type: 'string' },
       preset: { type: 'string', default: 'tiny' },
+      layers: { type: 'string' },
       seed: { type: 'string', default: '0' },
       'vocab-from': { type: 'string', multiple: true },
       'full-vocab': { type: 'boolean', default: false },
@@ -76,8 +78,11 @@ async function init(argv: string[]): Promise<number> {
     },
   });
   if (!values.out) throw new InputError('model init: --out DIR is required (the folder to write the model into)');
-  const cfg = PRESETS[values.preset];
-  if (!cfg) throw new InputError(`model init: --preset ${values.preset} is unknown; use one of ${Object.keys(PRESETS).join(', ')}`);
+  const preset = PRESETS[values.preset];
+  if (!preset) throw new InputError(`model init: --preset ${values.preset} is unknown; use one of ${Object.keys(PRESETS).join(', ')}`);
+  const layers = values.layers === undefined ? preset.numHiddenLayers : Number(values.layers);
+  if (!Number.isInteger(layers) || layers < 1) throw new InputError(`model init: --layers must be an integer >= 1 but is "${values.layers}"`);
+  const cfg = { ...preset, numHiddenLayers: layers };
   const seed = Number(values.seed);
   if (!Number.isInteger(seed)) throw new InputError(`model init: --seed ${values.seed} must be an integer`);
   let keptIds: number[] | null = null;
@@ -89,7 +94,7 @@ async function init(argv: string[]): Promise<number> {
   // --pretrain: an untied head (it trains; the input embedding stays frozen), see trainer/model/pretrain.ts
   const pretrain = values.pretrain ? pretrainOptions(values, seed) : null;
   const { params, rows } = initModel(values.out, pretrain ? { ...cfg, tieWordEmbeddings: false } : cfg, { seed, keptIds });
-  console.error(`model init: wrote ${values.out} (preset ${values.preset}, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`);
+  console.error(`model init: wrote ${values.out} (preset ${values.preset}, ${layers} layers, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`);
   if (pretrain && values.pretrain) await runPretrain(values.out, values.pretrain, values.backend, pretrain);
   return 0;
 }

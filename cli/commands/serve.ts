@@ -8,17 +8,25 @@ import { InputError } from '../../util/errors.ts';
 export const summary = 'OpenAI-compatible policy server over a tfjs Qwen3 model (+ runtime LoRA)';
 export const usage = `usage: gsteer serve --model DIR [--adapter NAME=DIR ...] [--port P] [--host H]
                    [--backend auto|gpu|node|wasm|cpu] [--max-concurrency N]
-                   [--served-model-name NAME] [--api-key-env VAR]
+                   [--batching auto|on|off] [--max-num-batched-tokens N] [--block-size N]
+                   [--prefix-cache-mb MB] [--served-model-name NAME] [--api-key-env VAR]
 
 Serves GET /v1/models, POST /v1/completions (prompt as text or token ids),
 POST /v1/chat/completions (Qwen3 ChatML, thinking disabled), POST /v1/load_lora_adapter,
-POST /v1/unload_lora_adapter and GET /health, in vLLM's shapes.
+POST /v1/unload_lora_adapter, GET /health and GET /metrics (Prometheus), in vLLM's shapes.
 
   --model DIR            Hugging Face folder: config.json + model.safetensors (+ vocab_map.json)
   --adapter NAME=DIR     load a PEFT LoRA adapter at start; requests select it with model: NAME
   --port P               default 8000 (0 = any free port); --host default 127.0.0.1
   --backend KIND         tfjs backend, default auto (gpu > node > wasm > cpu)
-  --max-concurrency N    sequences decoded at once, interleaved step by step; default 8
+  --max-concurrency N    sequences decoded at once; default 8
+  --batching MODE        on: one forward pass per step for all sequences (continuous batching,
+                         chunked prefill); off: interleaved, one sequence per pass; auto (default):
+                         on where the backend is batch-invariant (wasm, cpu), off elsewhere
+  --max-num-batched-tokens N  batched: new positions per forward pass; default 256
+  --block-size N         batched: prefill chunk and prefix-cache block, in positions; default 64
+  --prefix-cache-mb MB   batched: prefix cache (KV of prompt blocks, per adapter, LRU); default
+                         256, 0 = off
   --served-model-name    the base model's id in requests; default the --model path as given
   --api-key-env VAR      require "Authorization: Bearer $VAR" on /v1/* (the key is never logged)
 
@@ -55,6 +63,10 @@ export async function run(argv: string[]): Promise<number> {
       host: { type: 'string' },
       backend: { type: 'string' },
       'max-concurrency': { type: 'string' },
+      batching: { type: 'string' },
+      'max-num-batched-tokens': { type: 'string' },
+      'block-size': { type: 'string' },
+      'prefix-cache-mb': { type: 'string' },
       'served-model-name': { type: 'string' },
       'api-key-env': { type: 'string' },
     },
@@ -62,6 +74,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!values.model) throw new InputError('--model DIR is required (a folder with config.json and model.safetensors)');
   const backend = (values.backend ?? 'auto') as BackendKind;
   if (!BACKENDS.includes(backend)) throw new InputError(`--backend must be one of ${BACKENDS.join(', ')} but is "${values.backend}"`);
+  const batching = (values.batching ?? 'auto') as 'auto' | 'on' | 'off';
+  if (!['auto', 'on', 'off'].includes(batching)) throw new InputError(`--batching must be one of auto, on, off but is "${values.batching}"`);
   const keyEnv = values['api-key-env'];
   const apiKey = keyEnv ? process.env[keyEnv] : undefined;
   if (keyEnv && !apiKey) throw new InputError(`--api-key-env ${keyEnv}: the environment variable is not set; export it or drop the option`);
@@ -73,6 +87,10 @@ export async function run(argv: string[]): Promise<number> {
     port: intOption('port', values.port, 8000, 0),
     backend,
     maxConcurrency: intOption('max-concurrency', values['max-concurrency'], 8, 1),
+    batching,
+    maxBatchedTokens: intOption('max-num-batched-tokens', values['max-num-batched-tokens'], 256, 1),
+    blockSize: intOption('block-size', values['block-size'], 64, 1),
+    prefixCacheMb: intOption('prefix-cache-mb', values['prefix-cache-mb'], 256, 0),
     apiKey,
     log: (line) => console.error(`gsteer serve: ${line}`),
   });

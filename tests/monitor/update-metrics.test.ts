@@ -14,7 +14,7 @@ const group = (id: string, rewards: number[], over: Partial<GroupFile> = {}): Gr
   trajPaths: rewards.map((_, i) => `t${i}`),
   scores: rewards.map((r, i) => ({ reward: r, components: { coverage: r + 1, c_acq: i * 0.04 } })),
   best: 0,
-  episodes: rewards.map((_, i) => ({ turns: i + 1, askCount: i, retrieveCount: 1, termination: i === 3 ? 'invalid' : i === 2 ? 'max_turns' : 'stop', completionTokens: 10 * (i + 1) })),
+  episodes: rewards.map((_, i) => ({ turns: i + 1, askCount: i, retrieveCount: 1, termination: i === 3 ? 'invalid' : i === 2 ? 'max_turns' : 'stop', completionTokens: 10 * (i + 1), promptTokens: 100, cachedPromptTokens: 20 * i })),
   applied: true,
   ...over,
 });
@@ -48,6 +48,11 @@ describe('updateMetrics', () => {
     expect(rec.trajectories_per_second).toBe(2); // 4 trajectories / 2 s of rollout
     expect(rec['time/wait_rollouts_s']).toBe(1.5); // passed through from the controller's timing
     expect(rec['time/wait_trainer_s']).toBe(0.25);
+    // prefill: 4 episodes x 100 prompt tokens, of which 0 + 20 + 40 + 60 came from the server's prefix cache
+    expect(rec['rollout/prompt_tokens']).toBe(400);
+    expect(rec['rollout/cached_prompt_tokens']).toBe(120);
+    expect(rec['rollout/prefill_tokens']).toBe(280);
+    expect(rec['rollout/prefix_cache_hit_rate']).toBe(0.3);
     expect(rec).toMatchObject({ loss: 0.5, clip_ratio: 0.1, grad_norm: 2, entropy: 1.5, step: 3, policy_version: 3, wall_time: 9 });
   });
 });

@@ -37,6 +37,16 @@ describe('OpenAIPolicyClient', () => {
     delete process.env.GSTEER_TEST_POLICY_KEY;
   });
 
+  it("reads usage.prompt_tokens_details.cached_tokens when the server sends it (OpenAI's field; gsteer serve, vLLM with details on)", async () => {
+    const usage = (details: unknown) => ({ prompt_tokens: PROMPT.length, completion_tokens: 4, total_tokens: PROMPT.length + 4, prompt_tokens_details: details });
+    for (const [details, want] of [[{ cached_tokens: 4 }, 4], [null, undefined], [{ cached_tokens: 'x' }, undefined], [{ cached_tokens: 99 }, undefined]] as const) {
+      server = await startScriptedServer(() => ({ body: { ...completionBody('ACTION: STOP', { promptIds: PROMPT }), usage: usage(details) } }));
+      expect((await client(server.baseUrl).complete(req)).cachedPromptTokens).toBe(want);
+      await server.close();
+      server = null;
+    }
+  });
+
   it('sends the policy grammar as vLLM structured_outputs.grammar (and the gsteer token filter) for a constrained call', async () => {
     server = await startScriptedServer(() => ({ body: completionBody('ACTION: STOP', { promptIds: PROMPT }) }));
     const out = await client(server.baseUrl).complete({ ...req, constraint: POLICY_CONSTRAINT });

@@ -34,13 +34,17 @@ describe('policy client <-> embedded server', () => {
     if (a.finishReason === 'stop') expect(EOS_IDS).toContain(a.completionIds.at(-1));
     else expect(a.completionIds.length).toBe(24);
     expect(a.text).toBe(tok.decode(a.completionIds, { skipSpecialTokens: true }));
-    expect(await client.complete(req)).toEqual(a);
+    // the replay is the same completion; its prompt now comes from the server's prefix cache
+    const again = await client.complete(req);
+    expect({ ...again, cachedPromptTokens: 0 }).toEqual(a);
+    expect([a.cachedPromptTokens, again.cachedPromptTokens]).toEqual([0, promptIds.length]);
   });
 
   it('an episode over the server records exactly what was sampled', async () => {
     const encoder = new HashedEncoder(128);
     const instance = InstanceSchema.parse({ id: 'i', userId: 'u', taskId: 't', split: 'train', query: 'Which laptop?', targets: [] });
     const deps = { policy: client, simulator: new SeedSimulator(encoder, 0.35), store: new InMemoryUserStore(encoder), tokenizer: tok };
+    await client.complete({ promptIds, maxTokens: 1, temperature: 0, topP: 1, model: 'tiny' }); // the first-turn prompt is now in the server's prefix cache
     const traj = await runEpisode(deps, instance, {
       runId: 'r', groupId: 'g', index: 0, policyVersion: 0, model: 'tiny', snapshotId: 'u@0', seed: 1,
       rollout: { maxTurns: 3, maxTokens: 24, temperature: 0.7, topP: 0.95, retrieveCandidates: 15, retrieveTopK: 3 },
@@ -52,5 +56,7 @@ describe('policy client <-> embedded server', () => {
     expect(t.tokens.promptIds).toEqual(promptIds);
     expect(t.tokens.completionIds.length).toBe(t.tokens.logprobs.length);
     expect(t.completionText).toBe(tok.decode(t.tokens.completionIds, { skipSpecialTokens: true }));
+    // the server says it served the first-turn prompt from its prefix cache
+    expect(t.tokens.cachedPromptTokens).toBe(promptIds.length);
   });
 });

@@ -81,7 +81,10 @@ describe('gsteer serve over the tiny Qwen3 (real model, real client)', () => {
       expect(top[`token_id:${c.token_ids[t]}`]).toBe(c.logprobs.token_logprobs[t]);
     }
     if (c.finish_reason === 'length') expect(c.text).toBe(tok.decode(c.token_ids, { skipSpecialTokens: true }));
-    expect(r.usage).toEqual({ prompt_tokens: promptIds.length, completion_tokens: c.token_ids.length, total_tokens: promptIds.length + c.token_ids.length });
+    expect(r.usage).toMatchObject({ prompt_tokens: promptIds.length, completion_tokens: c.token_ids.length, total_tokens: promptIds.length + c.token_ids.length });
+    const cached = (r.usage as { prompt_tokens_details?: { cached_tokens?: number } }).prompt_tokens_details?.cached_tokens;
+    expect(cached).toBeGreaterThanOrEqual(0);
+    expect(cached).toBeLessThanOrEqual(promptIds.length);
   });
 
   it('reports logprobs equal to the trainer tokenLogprobs (1e-4), at several temperatures', async () => {
@@ -212,7 +215,8 @@ describe('gsteer serve over the tiny Qwen3 (real model, real client)', () => {
     }
     expect(role).toBe('assistant');
     expect(content).toBe(whole.choices[0]!.message.content);
-    expect(usage).toEqual({ prompt_tokens: promptIds.length, completion_tokens: 8, total_tokens: promptIds.length + 8 });
+    // The same prompt ran just before: the prefix cache serves all of it (with its last logits).
+    expect(usage).toEqual({ prompt_tokens: promptIds.length, completion_tokens: 8, total_tokens: promptIds.length + 8, prompt_tokens_details: { cached_tokens: promptIds.length } });
   });
 
   it('frees every KV cache: no tfjs tensors left behind by requests', async () => {

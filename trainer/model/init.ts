@@ -15,7 +15,11 @@ import { projShape, projWeightName } from './weights.ts';
 const QWEN3_VOCAB = 151936; // Qwen3 config.json vocab_size (151,669 real ids + padding rows)
 const INITIALIZER_RANGE = 0.02;
 
-/** Presets: `tiny` trains on a laptop CPU; `small` is a step up for longer demos. */
+/**
+ * Presets: `tiny` trains on a laptop CPU; `small` is a step up for longer demos;
+ * `qwen3-0.6b` has Qwen3-0.6B's config.json shapes (28 layers; `model init --layers N` cuts
+ * them, e.g. for serving and trainer benchmarks with random weights).
+ */
 export const PRESETS: Record<string, Qwen3Config> = {
   tiny: {
     vocabSize: QWEN3_VOCAB,
@@ -38,6 +42,19 @@ export const PRESETS: Record<string, Qwen3Config> = {
     numAttentionHeads: 8,
     numKeyValueHeads: 4,
     headDim: 32,
+    rmsNormEps: 1e-6,
+    ropeTheta: 1_000_000,
+    tieWordEmbeddings: true,
+    maxPositionEmbeddings: 40960,
+  },
+  'qwen3-0.6b': {
+    vocabSize: QWEN3_VOCAB,
+    hiddenSize: 1024,
+    intermediateSize: 3072,
+    numHiddenLayers: 28,
+    numAttentionHeads: 16,
+    numKeyValueHeads: 8,
+    headDim: 128,
     rmsNormEps: 1e-6,
     ropeTheta: 1_000_000,
     tieWordEmbeddings: true,

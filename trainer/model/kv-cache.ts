@@ -4,6 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../../util/errors.ts';
 import type { LoraAdapter } from '../lora/types.ts';
+import type { DecodePool } from './decode-pool.ts';
 import { decoderLayer } from './decoder-layer.ts';
 import { causalMask, rmsNorm, ropeTables } from './layers.ts';
 import type { Qwen3Model } from './model.ts';
@@ -16,11 +17,28 @@ export interface KvCache {
   dispose(): void;
 }
 
-interface CacheState extends KvCache {
+/** What a cache holds (batch-step.ts and kv-blocks.ts read and replace it too). */
+export interface CacheState extends KvCache {
   length: number;
   readonly model: Qwen3Model;
-  /** Per layer: k, v [KV, length, hd] after k_norm and rope; null before the first step. */
+  /** Per layer: k, v [KV, length, hd] after k_norm and rope; null before the first step (and while pooled). */
   layers: ({ k: tf.Tensor; v: tf.Tensor } | null)[];
+  /** Set while the k/v live in a decode pool (decode-pool.ts) instead of `layers`. */
+  pool: DecodePool | null;
+}
+
+/** The cache's state, checked to belong to `model`. */
+export function cacheState(model: Qwen3Model, cache: KvCache): CacheState {
+  const st = cache as CacheState;
+  if (st.model !== model) throw new Error('internal: KV cache belongs to another model');
+  return st;
+}
+
+/** Replace the cached k/v: the old tensors are freed, the cache owns the new ones. */
+export function setCacheLayers(st: CacheState, layers: { k: tf.Tensor; v: tf.Tensor }[], length: number): void {
+  for (const l of st.layers) l && (l.k.dispose(), l.v.dispose());
+  st.layers = layers;
+  st.length = length;
 }
 
 export function createKvCache(model: Qwen3Model): KvCache {
@@ -28,7 +46,9 @@ export function createKvCache(model: Qwen3Model): KvCache {
     length: 0,
     model,
     layers: model.weights.layers.map(() => null),
+    pool: null,
     dispose() {
+      state.pool?.remove(state);
       for (const l of state.layers) l && (l.k.dispose(), l.v.dispose());
       state.layers = state.layers.map(() => null);
       state.length = 0;
@@ -42,8 +62,8 @@ export function createKvCache(model: Qwen3Model): KvCache {
  * position over the full id space [vocabSize] (-Infinity for ids outside a vocab map).
  */
 export function forwardStep(model: Qwen3Model, adapter: LoraAdapter | null, cache: KvCache, newIds: number[]): Float32Array {
-  const st = cache as CacheState;
-  if (st.model !== model) throw new Error('internal: KV cache belongs to another model');
+  const st = cacheState(model, cache);
+  if (st.pool) throw new Error('internal: forwardStep on a pooled KV cache');
   const n = newIds.length;
   if (n === 0) throw new InputError('forwardStep: no new token ids');
   const cfg = model.config;
@@ -65,13 +85,19 @@ export function forwardStep(model: Qwen3Model, adapter: LoraAdapter | null, cach
     const last = rmsNorm(tf.slice(x, [n - 1, 0], [1, cfg.hiddenSize]), model.weights.norm, cfg.rmsNormEps);
     return tf.reshape(tf.matMul(last, model.weights.lmHeadT), [model.rows]);
   });
-  for (const l of st.layers) l && (l.k.dispose(), l.v.dispose());
-  st.layers = next;
-  st.length = offset + n;
+  setCacheLayers(st, next, offset + n);
   const values = logits.dataSync() as Float32Array;
   logits.dispose();
-  if (!model.vocab) return Float32Array.from(values);
-  const full = new Float32Array(cfg.vocabSize).fill(-Infinity);
-  model.vocab.keptIds.forEach((id, k) => (full[id] = values[k] as number));
+  return fullLogits(model, values);
+}
+
+/**
+ * Logits over the model's rows [rows] -> over the full id space [vocabSize], -Infinity for
+ * ids outside a vocab map. `out`, when given, must hold -Infinity at those ids already.
+ */
+export function fullLogits(model: Qwen3Model, rowLogits: Float32Array, out?: Float32Array): Float32Array {
+  if (!model.vocab) return out ? (out.set(rowLogits), out) : Float32Array.from(rowLogits);
+  const full = out ?? new Float32Array(model.config.vocabSize).fill(-Infinity);
+  model.vocab.keptIds.forEach((id, k) => (full[id] = rowLogits[k] as number));
   return full;
 }

@@ -16,12 +16,18 @@ export const silu = (x: tf.Tensor): tf.Tensor => tf.mul(x, tf.sigmoid(x));
  * so rope(x) = x*cos + swapHalves(x)*sin.   cos, sin: [T, 1, hd] (broadcast over heads).
  */
 export function ropeTables(T: number, offset: number, headDim: number, theta: number): { cos: tf.Tensor; sin: tf.Tensor } {
+  return ropeAt(Array.from({ length: T }, (_, t) => offset + t), headDim, theta);
+}
+
+/** The same tables for any list of absolute positions (rows of a ragged batch): [N, 1, hd]. */
+export function ropeAt(positions: readonly number[], headDim: number, theta: number): { cos: tf.Tensor; sin: tf.Tensor } {
   const half = headDim / 2;
+  const T = positions.length;
   const cos = new Float32Array(T * headDim);
   const sin = new Float32Array(T * headDim);
-  for (let t = 0; t < T; t++) {
+  positions.forEach((pos, t) => {
     for (let i = 0; i < half; i++) {
-      const angle = (offset + t) * theta ** (-(2 * i) / headDim);
+      const angle = pos * theta ** (-(2 * i) / headDim);
       const c = Math.cos(angle);
       const s = Math.sin(angle);
       cos[t * headDim + i] = c;
@@ -29,7 +35,7 @@ export function ropeTables(T: number, offset: number, headDim: number, theta: nu
       sin[t * headDim + i] = -s; // rotate_half(x) = cat(-x2, x1)
       sin[t * headDim + half + i] = s;
     }
-  }
+  });
   return { cos: tf.tensor(cos, [T, 1, headDim]), sin: tf.tensor(sin, [T, 1, headDim]) };
 }
 
@@ -61,9 +67,13 @@ export interface LayerLora {
 /** x [N, in] -> [N, out]: x W^T (+ scaling * dropout(x) A^T B^T). Wt = W^T is [in, out]. */
 export function linear(x: tf.Tensor, Wt: tf.Tensor, m: ProjName, lora: LayerLora | null): tf.Tensor {
   const y = tf.matMul(x, Wt);
-  const p = lora?.pairs[m];
-  if (!lora || !p) return y;
+  return lora?.pairs[m] ? tf.add(y, loraDelta(x, m, lora)) : y;
+}
+
+/** The LoRA term alone, [N, out]: scaling * dropout(x) A^T B^T (module m must be targeted). */
+export function loraDelta(x: tf.Tensor, m: ProjName, lora: LayerLora): tf.Tensor {
+  const p = lora.pairs[m] as { A: tf.Tensor; B: tf.Tensor };
   const xin = lora.dropout > 0 ? tf.dropout(x, lora.dropout, undefined, lora.seeds[m]) : x;
   const low = tf.mul(tf.matMul(xin, p.A, false, true), lora.scaling); // [N, r]
-  return tf.add(y, tf.matMul(low, p.B, false, true));
+  return tf.matMul(low, p.B, false, true);
 }

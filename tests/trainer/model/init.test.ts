@@ -15,6 +15,7 @@ beforeAll(async () => {
   await selectBackend('wasm', () => {});
 });
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+beforeAll(() => writeFileSync(join(tmp, 'words.txt'), 'Plan a trip to Kyoto.'));
 
 describe('model init', () => {
   it('writes a Qwen3 folder the loader reads, with the trimmed vocabulary; same seed same bytes', async () => {
@@ -69,8 +70,15 @@ describe('gsteer model CLI', () => {
     model.dispose();
   });
 
+  it('--layers overrides the preset\'s layer count (a cut Qwen3-0.6B shape for benchmarks)', async () => {
+    expect(PRESETS['qwen3-0.6b']).toMatchObject({ hiddenSize: 1024, intermediateSize: 3072, numHiddenLayers: 28, numAttentionHeads: 16, numKeyValueHeads: 8, headDim: 128 });
+    await run(['init', '--out', join(tmp, 'l1'), '--preset', 'tiny', '--layers', '1', '--vocab-from', join(tmp, 'words.txt')]);
+    expect(JSON.parse(readFileSync(join(tmp, 'l1', 'config.json'), 'utf8'))).toMatchObject({ num_hidden_layers: 1, hidden_size: 64 });
+  });
+
   it('refuses unknown presets and bad input files with the reason', async () => {
     await expect(run(['init', '--out', join(tmp, 'x'), '--preset', 'huge'])).rejects.toThrow(/--preset huge is unknown; use one of tiny, small/);
+    await expect(run(['init', '--out', join(tmp, 'x'), '--layers', '0'])).rejects.toThrow('--layers must be an integer >= 1 but is "0"');
     const bad = join(tmp, 'bad.jsonl');
     writeFileSync(bad, '[1, 2]\n["a"]\n');
     await expect(run(['logprobs', '--model', join(tmp, 'cli-model'), '--input', bad])).rejects.toThrow(/bad\.jsonl:2: expected a non-empty array of token ids/);
