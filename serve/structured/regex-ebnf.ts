@@ -94,7 +94,10 @@ class Parser {
       this.i += q.length;
       if (this.peek() === '+') this.fail('a possessive quantifier', 'drop the "+" after the quantifier');
       if (this.peek() === '?') this.i++; // lazy: same language
-      out = `(${out})${q}`;
+      // x{0} and x{0,0} match only the empty string, and so does any repetition of it. Written
+      // as "" because xgrammar 0.1.27 (wasm) intermittently reads out of bounds compiling a
+      // zero-count repetition again in the same compiler (found by tests/serve/structured/compile.test.ts).
+      out = out === '""' || /^\{0(,0)?\}$/.test(q) ? '""' : `(${out})${q}`;
     }
   }
 

@@ -92,6 +92,14 @@ describe('regex -> EBNF', () => {
     );
   }, 120_000);
 
+  it('writes a zero-count repetition as the empty string (xgrammar reads out of bounds compiling x{0,0} again)', async () => {
+    expect(regexToEbnf('a(b|c){0,0}d{0}')).toBe('root ::= "a" "" ""\n');
+    for (let i = 0; i < 5; i++) {
+      const accepts = await ebnfAcceptor(regexToEbnf('(?:\\t){0,0}'));
+      expect([accepts(''), accepts('\t')]).toEqual([true, false]);
+    }
+  });
+
   it('strips a leading ^ and trailing $, keeps single non-ASCII characters in classes', async () => {
     const accepts = await ebnfAcceptor(regexToEbnf('^[aé]{2}$'));
     expect([accepts('aé'), accepts('éé'), accepts('ab'), accepts('a')]).toEqual([true, true, false, false]);
