@@ -136,6 +136,8 @@ export const GrpoSchema = z
     warmupSteps: z.number().int().min(0).default(0),
     passes: positiveInt.default(2), // paper: 2 passes over the training instances
     groupsPerUpdate: positiveInt.default(1), // paper: one group per update (105 x 2 = 210 updates)
+    /** Train on these train-split instance ids only (a subset, like `dataset.select`); default every train instance. */
+    trainIds: z.array(z.string().min(1)).min(1).optional(),
     maxUpdates: positiveInt.optional(), // stop early (demo, smoke runs)
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),

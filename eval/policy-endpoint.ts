@@ -36,6 +36,7 @@ export async function openPolicy(cfg: RunConfig, choice: PolicyChoice): Promise<
       port: p.port,
       backend: cfg.trainer.backend,
       ...(choice.log ? { log: choice.log } : {}),
+      logRequests: false, // the eval's progress bar says how far it is; errors still reach `log`
     });
     const baseUrl = `${server.url}/v1`;
     const model = choice.adapter ? ADAPTER_NAME : (choice.policyModel ?? server.modelName);

@@ -13,6 +13,8 @@ export interface HttpOptions {
   /** When set, /v1/* requests must send `Authorization: Bearer <key>` (the key is never logged). */
   apiKey?: string;
   log?: (line: string) => void;
+  /** One line per request ("POST /v1/completions 200 12ms"); false logs errors only (vLLM's --disable-log-requests). */
+  logRequests?: boolean;
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -99,6 +101,6 @@ export function httpHandler(state: ServerState, opts: HttpOptions) {
       status = err.status;
       send(res, status, { json: err.body() });
     }
-    opts.log?.(`${req.method} ${path} ${status} ${Date.now() - started}ms`);
+    if (opts.logRequests !== false) opts.log?.(`${req.method} ${path} ${status} ${Date.now() - started}ms`);
   };
 }

@@ -44,6 +44,8 @@ export interface ServeOptions {
   prefixCacheMb?: number;
   apiKey?: string;
   log?: (line: string) => void;
+  /** false: log errors only, not one line per request. */
+  logRequests?: boolean;
 }
 
 export interface RunningServer {
@@ -106,7 +108,7 @@ async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRe
     ? new BatchScheduler(model, { maxConcurrency, maxBatchedTokens: batching.maxBatchedTokens, blockSize: batching.blockSize, cache, metrics })
     : new Scheduler(maxConcurrency, metrics);
   const state: ServerState = { model, tok: qwen3Tokenizer(), adapters, scheduler, metrics, batching, startedAt: Math.floor(Date.now() / 1000) };
-  const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log }));
+  const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log, logRequests: opts.logRequests }));
   // Clients keep sockets alive for the server's Keep-Alive hint minus 1 s (undici); with Node's
   // default 5 s, a client whose event loop was busy for longer can send on a socket the server
   // is closing at that moment (ECONNRESET). 30 s (< headersTimeout, 60 s) leaves that margin.

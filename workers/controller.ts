@@ -22,7 +22,7 @@ import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE } from './queues.ts';
-import { scheduleRngState, updateSchedule, versionFor } from './schedule.ts';
+import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
 import type { RunInfo } from './run-info.ts';
 
 export interface ControllerDeps {
@@ -220,7 +220,7 @@ export class RunController {
     if (step === 0) return;
     const state: TrainerState = {
       v: 1, step, policyVersion: step, epoch: info.epoch, seed: cfg.seed, scheduleCursor: step,
-      rng: scheduleRngState(cfg.seed, step, this.d.instances.filter((i) => i.split === 'train').length, cfg.grpo.groupsPerUpdate),
+      rng: scheduleRngState(cfg.seed, step, trainInstances(this.d.instances, cfg.grpo).length, cfg.grpo.groupsPerUpdate),
       metricsLines: this.d.sink.lines(),
       baseModel: cfg.policy.model,
       lora: { r: cfg.lora.r, alpha: cfg.lora.alpha, targetModules: [...cfg.lora.targetModules] },

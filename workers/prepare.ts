@@ -39,6 +39,11 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   }
   if (!problems.length && !instances.some((i) => i.split === 'train'))
     problems.push(`${cfg.data.instances.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
+  for (const id of problems.length ? [] : cfg.grpo.trainIds ?? []) {
+    const inst = instances.find((i) => i.id === id);
+    if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${cfg.data.instances.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
+    else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
+  }
   if (cfg.initAdapter) {
     if (!existsSync(cfg.initAdapter)) problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
     else problems.push(...loraMismatch(cfg.initAdapter, cfg).map((m) => `initAdapter = ${cfg.initAdapter}: ${m}`));

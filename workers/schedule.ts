@@ -1,4 +1,5 @@
-// The update schedule (SPEC §5): cfg.grpo.passes passes over the train instances, each pass
+// The update schedule (SPEC §5): cfg.grpo.passes passes over the train instances (or the
+// grpo.trainIds subset of them), each pass
 // shuffled with its own seeded stream, cut into updates of groupsPerUpdate groups, capped
 // at maxUpdates. A pure function of (instances, config), so resume needs only the cursor.
 import type { GrpoConfig } from '../configs/schema.ts';
@@ -12,13 +13,21 @@ export interface PlannedGroup {
 
 /** [numUpdates][<= groupsPerUpdate] */
 export function updateSchedule(instances: readonly Instance[], grpo: GrpoConfig, seed: number): PlannedGroup[][] {
-  const train = instances.filter((i) => i.split === 'train');
+  const train = trainInstances(instances, grpo);
   const order: PlannedGroup[] = [];
   for (let pass = 0; pass < grpo.passes; pass++)
     for (const i of Rng.derive(seed, 'schedule', pass).shuffle(train)) order.push({ instanceId: i.id, userId: i.userId });
   const updates: PlannedGroup[][] = [];
   for (let k = 0; k < order.length; k += grpo.groupsPerUpdate) updates.push(order.slice(k, k + grpo.groupsPerUpdate));
   return grpo.maxUpdates !== undefined ? updates.slice(0, grpo.maxUpdates) : updates;
+}
+
+/** The instances GRPO trains on: the train split, in file order, or its `grpo.trainIds` subset. */
+export function trainInstances<I extends Pick<Instance, 'id' | 'split'>>(instances: readonly I[], grpo: Pick<GrpoConfig, 'trainIds'>): I[] {
+  const train = instances.filter((i) => i.split === 'train');
+  if (!grpo.trainIds) return train;
+  const keep = new Set(grpo.trainIds);
+  return train.filter((i) => keep.has(i.id));
 }
 
 /** The stream that shuffled the pass holding `step` (recorded in checkpoints). */

@@ -33,6 +33,17 @@ describe('e2e: bad input', () => {
     expect(existsSync(runDir)).toBe(false);
   }, 30_000);
 
+  it('grpo.trainIds naming an unknown or a test-split instance: both named with the fix, exit 2', async () => {
+    const data = join(t.dir, 'split.jsonl');
+    writeFileSync(data, `${JSON.stringify(instance(0))}\n${JSON.stringify({ ...instance(1), split: 'test' })}\n`);
+    const cfg = e2eConfig(t, 'bad', { data: { instances: [data] }, grpo: { trainIds: ['nope', instance(1).id] } });
+    const x = await cli(['train', '--config', writeConfig(t.dir, cfg)]).done;
+    expect(x.code).toBe(2);
+    expect(x.stderr).toContain('grpo.trainIds: "nope" is not an instance id in');
+    expect(x.stderr).toContain(`grpo.trainIds: "${instance(1).id}" has split "test"`);
+    expect(existsSync(runDir)).toBe(false);
+  }, 30_000);
+
   it('an init adapter of another LoRA rank is refused with the fix', async () => {
     const ad = join(t.dir, 'adapter');
     rmSync(ad, { recursive: true, force: true });

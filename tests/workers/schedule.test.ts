@@ -34,6 +34,14 @@ describe('updateSchedule', () => {
     expect(a.slice(0, 20)).not.toEqual(a.slice(20)); // 1 / 20! chance of a false failure
   });
 
+  it('grpo.trainIds: each pass visits exactly that subset of the train split', () => {
+    const instances = [...Array.from({ length: 10 }, (_, k) => inst(k)), inst(99, 'test')];
+    const grpo = GrpoSchema.parse({ passes: 3, trainIds: ['i7', 'i2', 'i4'] });
+    const flat = updateSchedule(instances, grpo, 5).flat().map((g) => g.instanceId);
+    expect(flat).toHaveLength(9);
+    for (let p = 0; p < 3; p++) expect([...flat.slice(p * 3, p * 3 + 3)].sort()).toEqual(['i2', 'i4', 'i7']);
+  });
+
   it('maxUpdates caps the plan', () => {
     const grpo = GrpoSchema.parse({ passes: 2, maxUpdates: 3 });
     expect(updateSchedule(Array.from({ length: 10 }, (_, k) => inst(k)), grpo, 1)).toHaveLength(3);
