@@ -1,7 +1,7 @@
 // LoRA fwd+bwd throughput of the tfjs trainer step before and after issue 17, in one run:
 //
 //   node --import tsx bench/trainer/lora.ts [--backend wasm] [--reps 3] [--torch auto|off]
-//        [--tiny B,T,S] [--big B,T,S] [--layers-06b 2]
+//        [--tiny B,T,S] [--big B,T,S] [--layers-06b 2] [--only tiny|big]
 //
 // B sequences of T tokens per micro-batch, the last S of each the completion (loss tokens);
 // LoRA r 8 on all 7 projections, dropout 0.05, trainer/step.ts accumulateGradients. Rows:
@@ -40,6 +40,9 @@ const { values } = parseArgs({
     tiny: { type: 'string', default: '4,256,64' },
     big: { type: 'string', default: '2,128,32' },
     'layers-06b': { type: 'string', default: '2' },
+    // one shape per process: the wasm heap never shrinks, so the old path's [B*T, V] logits
+    // of one shape can leave too little of the 4 GiB address space for the next
+    only: { type: 'string', default: 'tiny,big' },
   },
 });
 const REPS = Number(values.reps);
@@ -180,7 +183,7 @@ const theory = cpuPeak();
 const torch = values.torch !== 'off' && hasTorch();
 if (values.torch !== 'off' && !torch) console.log('PyTorch not installed: apt-get install python3-torch');
 const rows: Row[] = [];
-for (const s of SHAPES) {
+for (const s of SHAPES.filter((_, i) => values.only!.split(',').includes(i === 0 ? 'tiny' : 'big'))) {
   const ours = runShape(s.name, s.cfg, s.bts, s.reps);
   rows.push(...ours);
   if (torch) rows.push(...torchRows(s.name, s.cfg, s.bts, s.reps, ours[0]!.seconds));
