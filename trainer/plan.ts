@@ -24,6 +24,11 @@ export interface PlanOptions {
    * sets in one micro-batch (at most B*T; positions of one grammar state share one).
    */
   distinctMasks?: number;
+  /**
+   * Loss tokens of one micro-batch (completion / SFT target tokens): only these go through
+   * lm_head and the log-softmax (model/logprobs.ts `scored`). Default B*T, the bound.
+   */
+  lossTokens?: number;
 }
 
 export interface PlanLine {
@@ -120,13 +125,14 @@ export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
   const base = baseParams(c, rows) * F32;
   const lora = loraParams(c, o.loraR, o.targetModules) * F32;
   const layer = (layerFloatsPerToken(c, o) * N + attentionFloats(c, B, T)) * F32;
-  const logits = CALIBRATION.LOGITS_COPIES * N * rows * F32;
+  const scored = Math.min(o.lossTokens ?? N, N); // positions through lm_head
+  const logits = CALIBRATION.LOGITS_COPIES * scored * rows * F32;
   const edges = CALIBRATION.EDGE_FLOATS_PER_D * N * c.hiddenSize * F32;
   const acts = o.recompute
     ? // layer inputs kept + one layer re-run in the backward + its gradients
       L * N * c.hiddenSize * F32 + 2 * layer
     : L * layer + layer; // every layer's intermediates + one layer of gradients in flight
-  const masks = o.distinctMasks === undefined ? 0 : maskFloats(N, rows, o.distinctMasks) * F32;
+  const masks = o.distinctMasks === undefined ? 0 : maskFloats(scored, rows, o.distinctMasks) * F32;
   const total = base + 4 * lora + acts + logits + edges + masks;
   return [
     { item: 'base weights (fp32, frozen)', bytes: base, note: `${fmtCount(baseParams(c, rows))} params${c.tieWordEmbeddings ? ', lm_head tied' : ''}` },
@@ -138,11 +144,11 @@ export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
       bytes: acts,
       note: o.recompute ? `${L} layer inputs [B*T, D] + 2 layers live` : `${L} layers x ${fmtBytes(layer)} (attention [B,H,T,T] ${fmtBytes(attentionFloats(c, B, T) * F32)}/layer) + 1 in the backward`,
     },
-    { item: 'logits [B,T,V]', bytes: logits, note: `${CALIBRATION.LOGITS_COPIES} copies incl. the gradient (V rows ${rows})` },
+    { item: 'logits [B,T,V]', bytes: logits, note: `${CALIBRATION.LOGITS_COPIES} copies incl. the gradient (${scored} positions x V rows ${rows})` },
     { item: 'embeddings / final norm', bytes: edges, note: '[B*T, D] gathers and norm' },
     ...(o.distinctMasks === undefined
       ? []
-      : [{ item: 'grammar masks', bytes: masks, note: `constrained turns: ${o.distinctMasks} distinct allowed sets [M, V] + ${CALIBRATION.MASK_COPIES} x [B*T, V]` }]),
+      : [{ item: 'grammar masks', bytes: masks, note: `constrained turns: ${o.distinctMasks} distinct allowed sets [M, V] + ${CALIBRATION.MASK_COPIES} x [loss tokens, V]` }]),
     { item: 'total', bytes: total, note: `micro-batch ${B} x ${T} tokens` },
   ];
 }

@@ -11,7 +11,7 @@ import { microBatches } from './step-batch.ts';
 export function loraPolicy(model: Qwen3Model, adapter: LoraAdapter): Policy {
   return {
     variables: () => adapter.variables(),
-    score: (inputIds, o, masks) => tokenLogprobs(model, adapter, { inputIds, masks }, o),
+    score: (inputIds, o, masks) => tokenLogprobs(model, adapter, { inputIds, masks, scored: o.scored }, o),
   };
 }
 

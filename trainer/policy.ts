@@ -9,6 +9,8 @@ export interface ScoreOptions {
   dropoutSeed?: number;
   recompute: boolean; // per-layer activation recomputation (gradient checkpointing)
   withEntropy: boolean;
+  /** [B][T_b] nonzero where the logprob is needed (loss tokens); others may come back 0. Absent = all. */
+  scored?: readonly (readonly number[])[];
 }
 
 export interface Policy {

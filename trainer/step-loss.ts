@@ -35,6 +35,11 @@ export interface MicroOptions {
   recompute?: boolean;
   dropoutSeed?: number;
   withEntropy?: boolean;
+  /**
+   * The pre-issue-17 path, for benches and equivalence tests: lm_head over every position
+   * (not only the loss tokens) and a backward through rows whose advantage is 0.
+   */
+  scoreAllPositions?: boolean;
   grpo?: Omit<GrpoLossOptions, 'normalizer'>; // required for GRPO batches
 }
 
@@ -43,13 +48,20 @@ export interface MicroResult {
   sums: GrpoTokenSums;
 }
 
+/** The per-token rows that carry loss: completion tokens (GRPO) or targets (SFT). */
+export function lossRows(batch: GrpoBatch | SftBatch): Rows {
+  return batch.kind === 'grpo' ? batch.completionMask : batch.targetMask;
+}
+
 const t2 = (rows: Rows, idx: readonly number[]) => tf.tensor2d(padRows(rows, idx, 0), undefined, 'float32');
 
 export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: number[], o: MicroOptions): MicroResult {
   const ids = padRows(batch.inputIds, idx, PAD_ID);
   const withEntropy = batch.kind === 'grpo' && (o.withEntropy ?? false);
   const masks = batch.kind === 'grpo' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
-  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy }, masks);
+  // Only loss tokens are read by the loss and its diagnostics (everything is masked by them).
+  const scored = o.scoreAllPositions ? undefined : padRows(lossRows(batch), idx, 0);
+  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored }, masks);
   switch (batch.kind) {
     case 'sft':
       return { loss: sftLoss(logprobs, t2(batch.targetMask, idx), o.normalizer.tokens), sums: ZERO_SUMS };

@@ -6,7 +6,7 @@ import type { AdamW } from './optim/adamw.ts';
 import { clipGradNorm } from './optim/clip.ts';
 import type { Policy } from './policy.ts';
 import { checkAligned, microBatches, sumRows } from './step-batch.ts';
-import { microLoss, type GrpoBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
+import { lossRows, microLoss, type GrpoBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
 import { ZERO_SUMS, addSums, grpoStatMeans, type GrpoTokenSums } from './grpo/stats.ts';
 import { InputError } from '../util/errors.ts';
 
@@ -29,10 +29,6 @@ export interface StepMetrics {
   step_time_s: number;
   micro_batches: number;
   [stat: string]: number; // clip_ratio/*, approx_kl, kl, entropy (GRPO)
-}
-
-function lossRows(batch: TrainBatch) {
-  return batch.kind === 'grpo' ? batch.completionMask : batch.targetMask;
 }
 
 function validate(batch: TrainBatch, o: Pick<StepOptions, 'grpo'>): void {
@@ -60,6 +56,17 @@ export interface Accumulated {
   lossTokens: number;
 }
 
+/**
+ * Rows of micro-batch `idx` that need a backward. With betaKl = 0 a GRPO row whose
+ * advantage is exactly 0 has per-token loss -min(rho * 0, clip(rho) * 0) = 0 (times any TIS
+ * weight), so its gradient is 0: it is scored without a tape, for the diagnostics only. The
+ * normalizers stay those of the whole batch, so the other rows' loss is unchanged.
+ */
+function splitIdle(batch: TrainBatch, idx: number[], o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): { active: number[]; idle: number[] } {
+  if (batch.kind !== 'grpo' || o.scoreAllPositions || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
+  return { active: idx.filter((b) => batch.advantages[b] !== 0), idle: idx.filter((b) => batch.advantages[b] === 0) };
+}
+
 /** Sum of the micro-batch gradients = the gradient of the full-batch loss. */
 export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): Accumulated {
   validate(batch, o);
@@ -70,22 +77,37 @@ export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<S
   let loss = 0;
   let sums: GrpoTokenSums = ZERO_SUMS;
   parts.forEach((idx, k) => {
-    let partSums: GrpoTokenSums = ZERO_SUMS;
     const dropoutSeed = o.dropoutSeed === undefined ? undefined : o.dropoutSeed + k;
+    const mo = { ...o, normalizer, dropoutSeed };
+    const { active, idle } = splitIdle(batch, idx, o);
+    if (idle.length > 0) {
+      let idleSums: GrpoTokenSums = ZERO_SUMS;
+      const idleLoss = tf.tidy(() => {
+        const m = microLoss(policy, batch, idle, mo);
+        idleSums = m.sums;
+        return m.loss;
+      });
+      loss += idleLoss.dataSync()[0]!; // 0: kept so the reported loss is the same sum
+      idleLoss.dispose();
+      sums = addSums(sums, idleSums);
+    }
+    if (active.length === 0) return;
+    let partSums: GrpoTokenSums = ZERO_SUMS;
     const { value, grads } = tf.variableGrads(() => {
-      const r = microLoss(policy, batch, idx, { ...o, normalizer, dropoutSeed });
+      const r = microLoss(policy, batch, active, mo);
       partSums = r.sums;
       return r.loss;
     }, vars);
     loss += value.dataSync()[0]!;
     sums = addSums(sums, partSums);
-    const g = vars.map((v) => grads[v.name]!);
+    // a variable the loss does not reach (no loss token in the part) has no entry
+    const g = vars.map((v) => grads[v.name] ?? tf.zerosLike(v));
     const prev: tf.Tensor[] | null = acc;
     acc = prev ? prev.map((a, i) => tf.add(a, g[i]!)) : g;
     if (prev) tf.dispose([...prev, ...g]);
     tf.dispose(value);
   });
-  return { grads: acc as unknown as tf.Tensor[], loss, sums, microBatches: parts.length, lossTokens: normalizer.tokens };
+  return { grads: acc ?? vars.map((v) => tf.zerosLike(v)), loss, sums, microBatches: parts.length, lossTokens: normalizer.tokens };
 }
 
 /** One update; no tensors survive it except the updated variables and optimizer state. */

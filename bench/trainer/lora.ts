@@ -1,59 +1,66 @@
-// LoRA training throughput of the tfjs trainer, per backend and model shape.
+// LoRA fwd+bwd throughput of the tfjs trainer step before and after issue 17, in one run:
 //
-//   node --import tsx bench/trainer/lora.ts [--seq 128] [--layers-06b 2] [--reps 3] [--backends wasm,cpu]
-//                                           [--big-backends wasm]
+//   node --import tsx bench/trainer/lora.ts [--backend wasm] [--reps 3] [--torch auto|off]
+//        [--tiny B,T,S] [--big B,T,S] [--layers-06b 2] [--only tiny|big]
 //
-// For each model shape and each installed backend: forward+backward tokens/s of one GRPO
-// micro-batch (1 sequence of --seq tokens, LoRA r 8 on all 7 projections, dropout 0.05,
-// trainer/step.ts accumulateGradients) and forward-only tokens/s, next to a numpy float32
-// forward of the same shapes (bench/trainer/numpy_forward.py) measured in the same run.
-// There is no PyTorch on this machine, so the baseline is a forward only; the fwd+bwd
-// ratio compares a training step against a numpy *forward* and flatters numpy by ~3x.
-// Weights are random (values do not change the speed). The Qwen3-0.6B shape (full 151,936
-// vocabulary, fewer layers) runs once, without warm-up, and only on --big-backends: the
-// pure-JS cpu backend is ~10x slower than wasm (NOTES.md) and would take tens of minutes
-// on a 2-core machine. Not part of `npm test`.
+// B sequences of T tokens per micro-batch, the last S of each the completion (loss tokens);
+// LoRA r 8 on all 7 projections, dropout 0.05, trainer/step.ts accumulateGradients. Rows:
+//   before        scoreAllPositions: lm_head over all T-1 positions, every row backpropagated
+//   after         lm_head over the S loss tokens only
+//   before/after, half A=0   every other row has advantage 0 (skipped backward after)
+//   after, constrained       every row grammar-masked (token-mask bias), vs `after`
+// Ratios are against `before` of the same shape, measured in the same process. GFLOP/s
+// counts matmul FLOPs (flops.ts) against the wasm fp32 peak measured here with a large
+// matmul, and the theoretical CPU peak from lscpu. PyTorch CPU (bench/trainer/torch_lora.py,
+// /usr/bin/python3, Debian python3-torch) runs the same shapes, head over all positions and
+// over the loss tokens. Random weights (values do not change the speed). Not part of npm test.
 import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { selectBackend } from '../../trainer/backend.ts';
+import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
 import type { Qwen3Config } from '../../trainer/model/config.ts';
 import { makeModel, type Qwen3Model } from '../../trainer/model/model.ts';
-import { tokenLogprobs } from '../../trainer/model/logprobs.ts';
 import { projShape } from '../../trainer/model/weights.ts';
+import type { TokenMasks } from '../../trainer/model/token-masks.ts';
 import { createLora } from '../../trainer/lora/lora.ts';
 import { PROJ_NAMES, type ProjName } from '../../trainer/lora/types.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
-import { accumulateGradients } from '../../trainer/step.ts';
+import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { PRESETS } from '../../trainer/model/init.ts';
+import { seqFlops } from './flops.ts';
+import { cpuPeak, matmulPeak } from './peak.ts';
 
 const { values } = parseArgs({
   options: {
-    seq: { type: 'string', default: '128' },
-    'layers-06b': { type: 'string', default: '2' },
+    backend: { type: 'string', default: 'wasm' },
     reps: { type: 'string', default: '3' },
-    backends: { type: 'string', default: 'wasm,cpu' },
-    'big-backends': { type: 'string', default: 'wasm' },
+    torch: { type: 'string', default: 'auto' },
+    tiny: { type: 'string', default: '4,256,64' },
+    big: { type: 'string', default: '2,128,32' },
+    'layers-06b': { type: 'string', default: '2' },
+    // one shape per process: the wasm heap never shrinks, so the old path's [B*T, V] logits
+    // of one shape can leave too little of the 4 GiB address space for the next
+    only: { type: 'string', default: 'tiny,big' },
   },
 });
-const T = Number(values.seq);
 const REPS = Number(values.reps);
 const L06 = Number(values['layers-06b']);
+const R = 8;
+const triple = (s: string) => s.split(',').map(Number) as [number, number, number];
 
-/** Qwen3-0.6B's config.json shapes, with fewer layers (say how many in the output). */
+/** Qwen3-0.6B's config.json shapes, with fewer layers (the output says how many). */
 const QWEN3_06B: Qwen3Config = {
   vocabSize: 151936, hiddenSize: 1024, intermediateSize: 3072, numHiddenLayers: L06, numAttentionHeads: 16, numKeyValueHeads: 8,
   headDim: 128, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: true, maxPositionEmbeddings: 40960,
 };
-const tiny = PRESETS.tiny!;
-const SHAPES: { name: string; cfg: Qwen3Config }[] = [
-  { name: 'tiny (V 151,936)', cfg: tiny },
-  { name: 'tiny, trimmed V 4,096', cfg: { ...tiny, vocabSize: 4096 } },
-  { name: `Qwen3-0.6B shape, ${L06}/28 layers`, cfg: QWEN3_06B },
+const SHAPES: { name: string; cfg: Qwen3Config; bts: [number, number, number]; reps: number }[] = [
+  { name: 'tiny (V 151,936)', cfg: PRESETS.tiny!, bts: triple(values.tiny!), reps: REPS },
+  { name: `Qwen3-0.6B shape, ${L06}/28 layers`, cfg: QWEN3_06B, bts: triple(values.big!), reps: Math.min(REPS, 2) },
 ];
 
-/** Cheap deterministic fill in [-0.03, 0.03) (xorshift32): speed does not depend on values. */
+/** Cheap deterministic fill in [-0.03, 0.03) (xorshift32). */
 function fill(n: number, seed: number): Float32Array {
   const out = new Float32Array(n);
   let s = seed >>> 0 || 1;
@@ -78,10 +85,19 @@ function randomModel(cfg: Qwen3Config): Qwen3Model {
   return makeModel('(bench)', cfg, { embed, layers, norm: ones(cfg.hiddenSize), lmHead: embed }, null);
 }
 
+/** Every completion position allowed a random 1/8 of the vocabulary (plus the sampled id). */
+function masksFor(ids: number[][], S: number, V: number): TokenMasks[] {
+  return ids.map((row) => {
+    const m = new Int32Array(Math.ceil(V / 32)).map((_, i) => (i % 8 === 0 ? -1 : 0));
+    for (const id of row) m[id >> 5]! |= 1 << (id & 31);
+    return { table: [m], index: row.map((_, t) => (t >= row.length - S ? 0 : -1)) };
+  });
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function timeIt(f: () => void, reps: number): number {
-  if (reps > 1) f(); // warm-up (kernel setup, first allocations)
+  f(); // warm-up (kernel setup, first allocations)
   const secs: number[] = [];
   for (let i = 0; i < reps; i++) {
     const t0 = performance.now();
@@ -91,58 +107,101 @@ function timeIt(f: () => void, reps: number): number {
   return median(secs);
 }
 
-function measure(cfg: Qwen3Config, reps: number): { fwdBwd: number; fwd: number } {
+interface Row {
+  shape: string;
+  path: string;
+  seconds: number;
+  tokens: number;
+  gflop: number;
+  vs: number | null; // before / this (speed-up)
+}
+
+function runShape(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, number], reps: number): Row[] {
   const model = randomModel(cfg);
-  const adapter = createLora(model, LoraSchema.parse({}), 7);
-  const ids = [Array.from({ length: T }, (_, t) => (t * 7919) % cfg.vocabSize)];
-  const batch = { kind: 'grpo' as const, inputIds: ids, completionMask: [ids[0]!.map((_, t) => (t >= T / 2 ? 1 : 0))], advantages: [1] };
+  const adapter = createLora(model, LoraSchema.parse({ r: R }), 7);
   const policy = loraPolicy(model, adapter);
+  const inputIds = Array.from({ length: B }, (_, b) => Array.from({ length: T }, (_, t) => (t * 7919 + b * 104729) % cfg.vocabSize));
+  const completionMask = inputIds.map((r) => r.map((_, t) => (t >= T - S ? 1 : 0)));
+  const all: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages: inputIds.map((_, b) => (b % 2 ? -1 : 1)) };
+  const half: GrpoBatch = { ...all, advantages: inputIds.map((_, b) => (b % 2 ? 0 : 1)) };
+  const masked: GrpoBatch = { ...all, masks: masksFor(inputIds, S, cfg.vocabSize) };
   const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
-  const fwdBwd = timeIt(() => tf.dispose(accumulateGradients(policy, batch, { microBatchSize: 1, grpo, dropoutSeed: 1 }).grads), reps);
-  const fwd = timeIt(() => tf.tidy(() => void tokenLogprobs(model, adapter, { inputIds: ids }).logprobs.dataSync()), reps);
+  const step = (batch: GrpoBatch, before: boolean) => () =>
+    tf.dispose(accumulateGradients(policy, batch, { microBatchSize: B, grpo, dropoutSeed: 1, withEntropy: true, scoreAllPositions: before }).grads);
+  const work = (before: boolean, idle: (b: number) => boolean) =>
+    inputIds.reduce((s, _, b) => s + seqFlops(cfg, R, { T, head: before ? T - 1 : S, backward: before || !idle(b) }), 0) / 1e9;
+  const none = () => false;
+  const halfIdle = (b: number) => b % 2 === 1;
+  const cases: [string, GrpoBatch, boolean, number][] = [
+    ['before (head over all positions)', all, true, work(true, none)],
+    ['after (head over loss tokens)', all, false, work(false, none)],
+    ['before, half the rows A=0', half, true, work(true, none)],
+    ['after, half the rows A=0 (no backward)', half, false, work(false, halfIdle)],
+    ['after, constrained rows (mask bias)', masked, false, work(false, none)],
+  ];
+  const rows: Row[] = [];
+  let base = 0;
+  for (const [path, batch, before, gflop] of cases) {
+    const seconds = timeIt(step(batch, before), reps);
+    if (path.startsWith('before (')) base = seconds;
+    console.error(`${name} ${path}: ${seconds.toFixed(2)} s`);
+    rows.push({ shape: name, path, seconds, tokens: B * T, gflop, vs: path.startsWith('before (') ? null : base / seconds });
+  }
   adapter.dispose();
   model.dispose();
-  return { fwdBwd: T / fwdBwd, fwd: T / fwd };
+  return rows;
 }
 
-function numpyForward(cfg: Qwen3Config, reps: number): number {
-  const arg = JSON.stringify({ D: cfg.hiddenSize, F: cfg.intermediateSize, L: cfg.numHiddenLayers, H: cfg.numAttentionHeads, KV: cfg.numKeyValueHeads, hd: cfg.headDim, V: cfg.vocabSize, r: 8, T, reps });
-  const out = execFileSync('python3', [new URL('./numpy_forward.py', import.meta.url).pathname, arg], { encoding: 'utf8' });
-  return (JSON.parse(out) as { tokens_per_s: number }).tokens_per_s;
+function torchRows(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, number], reps: number, base: number): Row[] {
+  return [null, S].map((scored) => {
+    const arg = { D: cfg.hiddenSize, F: cfg.intermediateSize, L: cfg.numHiddenLayers, H: cfg.numAttentionHeads, KV: cfg.numKeyValueHeads, hd: cfg.headDim, V: cfg.vocabSize, r: R, B, T, scored, reps };
+    const out = execFileSync('/usr/bin/python3', [new URL('./torch_lora.py', import.meta.url).pathname, JSON.stringify(arg)], { encoding: 'utf8' });
+    const r = JSON.parse(out) as { tokens_per_s: number; threads: number };
+    const seconds = (B * T) / r.tokens_per_s;
+    const gflop = B * seqFlops(cfg, R, { T, head: scored ?? T - 1, backward: true }) / 1e9;
+    console.error(`${name} torch ${scored ?? 'all'}: ${seconds.toFixed(2)} s`);
+    return { shape: name, path: `PyTorch CPU ${torchVersion()}, ${r.threads} threads, head over ${scored === null ? 'all positions' : 'loss tokens'}`, seconds, tokens: B * T, gflop, vs: base / seconds };
+  });
 }
 
-const rows: string[][] = [];
-const baseline = new Map<string, number>();
-for (const s of SHAPES) {
-  const reps = s.cfg.hiddenSize >= 1024 ? 1 : REPS;
-  baseline.set(s.name, numpyForward(s.cfg, reps));
-  console.error(`numpy forward ${s.name}: ${baseline.get(s.name)!.toFixed(1)} tok/s`);
+function torchVersion(): string {
+  return execFileSync('/usr/bin/python3', ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' }).trim();
 }
-for (const backend of values.backends!.split(',')) {
+
+function hasTorch(): boolean {
   try {
-    await selectBackend(backend as 'wasm' | 'cpu' | 'node' | 'gpu', () => {});
-  } catch (e) {
-    console.error(`skip backend ${backend}: ${(e as Error).message}`);
-    continue;
-  }
-  for (const s of SHAPES) {
-    const big = s.cfg.hiddenSize >= 1024;
-    if (big && !values['big-backends']!.split(',').includes(backend)) {
-      rows.push([s.name, backend, 'skipped', 'skipped', baseline.get(s.name)!.toFixed(1), '-', '-']);
-      continue;
-    }
-    const reps = big ? 1 : REPS;
-    const r = measure(s.cfg, reps);
-    const np = baseline.get(s.name)!;
-    console.error(`${backend} ${s.name}: fwd+bwd ${r.fwdBwd.toFixed(1)} tok/s, fwd ${r.fwd.toFixed(1)} tok/s`);
-    rows.push([s.name, tf.getBackend(), r.fwdBwd.toFixed(1), r.fwd.toFixed(1), np.toFixed(1), (r.fwdBwd / np).toFixed(2), (r.fwd / np).toFixed(2)]);
+    execFileSync('/usr/bin/python3', ['-c', 'import torch'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
   }
 }
 
-const header = ['model', 'backend', 'fwd+bwd tok/s', 'fwd tok/s', 'numpy fwd tok/s', 'fwd+bwd / numpy', 'fwd / numpy'];
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(`LoRA r 8 on q,k,v,o,gate,up,down; 1 sequence x ${T} tokens; median of ${REPS} (1 for the 0.6B shape)`);
-console.log(line(header));
-console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
-rows.forEach((r) => console.log(line(r)));
+await selectBackend(values.backend as BackendKind, () => {});
+const peak = matmulPeak(2048);
+const theory = cpuPeak();
+const torch = values.torch !== 'off' && hasTorch();
+if (values.torch !== 'off' && !torch) console.log('PyTorch not installed: apt-get install python3-torch');
+const rows: Row[] = [];
+for (const s of SHAPES.filter((_, i) => values.only!.split(',').includes(i === 0 ? 'tiny' : 'big'))) {
+  const ours = runShape(s.name, s.cfg, s.bts, s.reps);
+  rows.push(...ours);
+  if (torch) rows.push(...torchRows(s.name, s.cfg, s.bts, s.reps, ours[0]!.seconds));
+}
+
+const table = (header: string[], body: string[][]) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...body.map(line)].join('\n');
+};
+console.log(`tfjs ${tf.getBackend()} (${cpus().length} cores); fp32 peak: measured ${peak.toFixed(1)} GFLOP/s (tfjs ${tf.getBackend()} matmul 2048^3), theoretical ${theory.text}`);
+console.log(`LoRA r ${R} on q,k,v,o,gate,up,down, dropout 0.05; micro-batch B x T tokens, last S the loss tokens: tiny ${values.tiny}, 0.6B ${values.big}; median of ${REPS} (tiny), ${Math.min(REPS, 2)} (0.6B) after a warm-up`);
+console.log(
+  table(
+    ['model', 'path', 'step s', 'tokens/s', 'GFLOP', 'GFLOP/s', '% measured peak', 'speed-up vs before'],
+    rows.map((r) => [
+      r.shape, r.path, r.seconds.toFixed(3), (r.tokens / r.seconds).toFixed(1), r.gflop.toFixed(1), (r.gflop / r.seconds).toFixed(1),
+      ((100 * r.gflop) / r.seconds / peak).toFixed(0), r.vs === null ? '1.00' : r.vs.toFixed(2),
+    ]),
+  ),
+);

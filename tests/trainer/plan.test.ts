@@ -30,6 +30,17 @@ describe('planMemory on a small config, worked by hand', () => {
     expect(loraParams(small, 2, o.targetModules)).toBe(112);
   });
 
+  it('counts logits and mask rows for the loss tokens only when given (issue 17: lm_head over scored positions)', () => {
+    const base = { ...o, recompute: false };
+    const all = planMemory(small, { ...base, distinctMasks: 2 });
+    const part = planMemory(small, { ...base, distinctMasks: 2, lossTokens: 1 });
+    const get = (p: typeof all, item: string) => p.find((l) => l.item.startsWith(item))!.bytes;
+    expect(get(part, 'logits')).toBeCloseTo(get(all, 'logits') / 4, 9); // 1 of the 4 positions
+    expect(get(part, 'grammar masks')).toBeCloseTo(maskFloats(1, 32, 2) * 4, 9);
+    expect(get(part, 'activations')).toBe(get(all, 'activations'));
+    expect(planMemory(small, { ...base, lossTokens: 99 })).toEqual(planMemory(small, base)); // capped at B*T
+  });
+
   it('counts activations and the totals', () => {
     // counted floats per token: projection outputs 8+4+4+8+16+16+8 = 64, LoRA q 2*8+2*2 = 20,
     // v 2*4+4 = 12 -> 96; norms 2*3*8 = 48; q/k norm + rope 8*8 + 8*4 + k transpose 4 = 100;

@@ -38,3 +38,37 @@ export function headMatMul(h: tf.Tensor2D, Wt: tf.Tensor2D, W: tf.Tensor2D): tf.
   }) as (x: tf.Tensor2D) => tf.Tensor2D;
   return f(h);
 }
+
+/**
+ * Rows idx of x [M, ...] -> [N, ...], with gradient scattered back into [M, ...]. tf.gather's
+ * own gradient is an UnsortedSegmentSum, which the wasm backend does not have; the indices
+ * here are distinct, so a ScatterNd (which it has) is the exact adjoint.
+ */
+export function gatherRows(x: tf.Tensor, idx: Int32Array): tf.Tensor {
+  const f = tf.customGrad((...args: unknown[]) => {
+    const save = args.pop() as tf.GradSaveFunc;
+    const xi = args[0] as tf.Tensor;
+    const at = tf.tensor1d(idx, 'int32');
+    save([at]); // tensors made here are freed after the forward unless saved
+    return {
+      value: tf.gather(xi, at),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], [sat]: tf.Tensor[]) => [tf.scatterND(tf.reshape(sat!, [idx.length, 1]), dy as tf.Tensor, xi.shape)],
+    };
+  }) as (x: tf.Tensor) => tf.Tensor;
+  return f(x);
+}
+
+/** x [N, ...] placed at distinct rows idx of a zero [M, ...] tensor; gradient = gather (gatherRows' adjoint). */
+export function scatterRows(x: tf.Tensor, idx: Int32Array, M: number): tf.Tensor {
+  const f = tf.customGrad((...args: unknown[]) => {
+    const save = args.pop() as tf.GradSaveFunc;
+    const xi = args[0] as tf.Tensor;
+    const at = tf.tensor1d(idx, 'int32');
+    save([at]);
+    return {
+      value: tf.scatterND(tf.reshape(at, [idx.length, 1]), xi, [M, ...xi.shape.slice(1)]),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], [sat]: tf.Tensor[]) => [tf.gather(dy as tf.Tensor, sat!)],
+    };
+  }) as (x: tf.Tensor) => tf.Tensor;
+  return f(x);
+}

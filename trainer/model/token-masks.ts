@@ -88,3 +88,8 @@ export function applyMaskBias(logits: tf.Tensor2D, bias: MaskBias): tf.Tensor2D 
   const table = tf.tensor2d(bias.table, [bias.distinct + 1, rows]); // [M + 1, rows]
   return tf.add(logits, tf.gather(table, tf.tensor1d(bias.index, 'int32'))) as tf.Tensor2D; // [N, rows]
 }
+
+/** The same bias for a subset of the positions (`at`: indices into bias.index), e.g. the scored ones. */
+export function selectBias(bias: MaskBias, at: Int32Array): MaskBias {
+  return { ...bias, index: Int32Array.from(at, (p) => bias.index[p]!) };
+}
