@@ -68,7 +68,8 @@ export function makeChart(container, spec, runs, o) {
     height: 220,
     series: series.map((s, i) => (i === 0 ? { label: wall ? 'wall time' : 'update', value: (_u, v) => (v === null ? '' : wall ? clock(v) : v) } : s)),
     bands,
-    scales: { x: { time: false } },
+    // uPlot ranges a flat series to [0, 100]; a constant (often 0) gets a band around itself.
+    scales: { x: { time: false }, y: { range: (_u, min, max) => (min === null || min !== max ? uPlot.rangeNum(min ?? 0, max ?? 1, 0.1, true) : [min - (Math.abs(min) || 1) / 2, max + (Math.abs(max) || 1) / 2]) } },
     axes: [wall ? { values: (_u, ticks) => ticks.map(clock) } : { incrs: STEP_INCRS }, { size: 56 }],
     cursor: { sync: { key: 'gsteer' } },
     legend: { live: true },
