@@ -69,8 +69,9 @@ export function formatSweep(results: readonly ThresholdResult[]): string {
 /** Several evaluations next to each other (e.g. the SFT and the GRPO adapter, per split): overall rows. */
 export function formatSideBySide(rows: readonly { label: string; split: string; m: GroupMetrics }[]): string {
   const w = Math.max(8, ...rows.map((r) => r.label.length));
-  const head = ['policy'.padEnd(w), 'split'.padEnd(5), 'eps'.padStart(4), 'WCov'.padStart(7), 'E-WCov'.padStart(7), 'F1'.padStart(7), 'Ask'.padStart(5), 'Retr.'.padStart(5), 'valid Stops'.padStart(11)].join(' ');
+  const sw = Math.max(5, ...rows.map((r) => r.split.length));
+  const head = ['policy'.padEnd(w), 'split'.padEnd(sw), 'eps'.padStart(4), 'WCov'.padStart(7), 'E-WCov'.padStart(7), 'F1'.padStart(7), 'Ask'.padStart(5), 'Retr.'.padStart(5), 'valid Stops'.padStart(11)].join(' ');
   const line = ({ label, split, m }: (typeof rows)[number]) =>
-    [label.padEnd(w), split.padEnd(5), String(m.episodes).padStart(4), f4(m.wcov).padStart(7), f4(m.ewcov).padStart(7), f4(m.f1).padStart(7), f1d(m.meanAsk).padStart(5), f1d(m.meanRetrieve).padStart(5), `${m.stopped}/${m.episodes}`.padStart(11)].join(' ');
+    [label.padEnd(w), split.padEnd(sw), String(m.episodes).padStart(4), f4(m.wcov).padStart(7), f4(m.ewcov).padStart(7), f4(m.f1).padStart(7), f1d(m.meanAsk).padStart(5), f1d(m.meanRetrieve).padStart(5), `${m.stopped}/${m.episodes}`.padStart(11)].join(' ');
   return [head, ...rows.map(line)].join('\n');
 }

@@ -1,6 +1,7 @@
 // The demo's last phase: did GRPO change what the policy does? The SFT adapter GRPO started
 // from and the final GRPO adapter, each evaluated (SPEC §8, `gsteer eval`) on the train and
-// the test split with the same sampling seeds, side by side; then the reward curve of the
+// the test split (and first on the grpo.trainIds subset, when set) with the same sampling
+// seeds, side by side; then the reward curve of the
 // run and the first-vs-last-quarter trend (monitor/learning.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -36,12 +37,18 @@ export const demoEvalPhase = {
       ...(initAdapter ? [{ label: 'SFT', dir: initAdapter }] : []),
       { label: `GRPO ${adapterName(final.version)}`, dir: final.dir },
     ];
+    // With grpo.trainIds, the instances GRPO trained on come first, then the whole splits.
+    const sets = [
+      ...(cfg.grpo.trainIds ? [{ name: `train, GRPO's ${cfg.grpo.trainIds.length}`, split: 'train', ids: cfg.grpo.trainIds }] : []),
+      { name: 'train', split: 'train' },
+      { name: 'test', split: 'test' },
+    ];
     const rows = [];
-    for (const split of ['train', 'test'] as const)
+    for (const set of sets)
       for (const p of policies) {
-        const { report, tau } = await evaluate(cfg, { adapter: p.dir, split });
+        const { report, tau } = await evaluate(cfg, { adapter: p.dir, split: set.split, ...(set.ids ? { ids: set.ids } : {}) });
         const main = report.results.find((r) => r.threshold === tau)!;
-        rows.push({ label: p.label, split, m: main.overall });
+        rows.push({ label: p.label, split: set.name, m: main.overall });
       }
     console.log(`\ngsteer eval, same seeds for every row (threshold ${cfg.eval.threshold}, temperature ${cfg.eval.temperature}):`);
     console.log(formatSideBySide(rows));

@@ -88,6 +88,8 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
 
 export interface EvalFlags extends EpisodeFlags {
   split?: string;
+  /** Only these instance ids of the split (the demo's `grpo.trainIds`); not a command-line flag. */
+  ids?: readonly string[];
   trajectories?: string;
   threshold?: string;
   sweep?: boolean;
@@ -101,7 +103,7 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
   if (fromFiles && (v.adapter || v['policy-model'] || v.baseline || v['user-states']))
     throw new InputError('--trajectories scores recorded episodes; --adapter, --policy-model, --baseline and --user-states only apply when running episodes: drop them');
   const split = v.split ?? (fromFiles ? 'all' : 'test');
-  const selected = selectSplit(all, split);
+  const selected = selectSplit(all, split).filter((i) => !v.ids || v.ids.includes(i.id));
   if (!fromFiles && selected.length === 0) throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
   const encoder = createEncoder(cfg.encoder);
 
