@@ -2,11 +2,11 @@
 // directory, its path returned to the group parent. Bad input (InputError: unknown
 // instance, a server that rejects the request) becomes UnrecoverableError: not retried.
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { writeFileAtomicAsync } from '../checkpoints/atomic.ts';
 import { InputError } from '../util/errors.ts';
 import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
 import { connect, QUEUE } from './queues.ts';
+import { writeRunFile } from './run-file.ts';
 
 export function unrecoverable(e: unknown): never {
   if (e instanceof InputError) throw new UnrecoverableError(e.message);
@@ -21,7 +21,7 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker> {
     const instance = ctx.instances.get(p.instanceId);
     if (!instance) throw new UnrecoverableError(`instance ${p.instanceId} is not in ${ctx.cfg.data.instances.join(', ')}`);
     const traj = await rollout.run({ job: p, instance, policyUrl: ctx.policyUrl }).catch(unrecoverable);
-    await writeFileAtomicAsync(ctx.layout.abs(p.trajPath), JSON.stringify(traj));
+    await writeRunFile(ctx.layout.abs(p.trajPath), JSON.stringify(traj));
     return { index: p.index, trajPath: p.trajPath };
   };
   const q = ctx.cfg.queues;

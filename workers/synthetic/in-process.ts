@@ -10,7 +10,7 @@ import type { Instance } from '../../data/schema.ts';
 import { metricsSink, readMetrics, type MetricsRecord } from '../../monitor/sink.ts';
 import type { RunContext } from '../context.ts';
 import type { Parts } from '../parts.ts';
-import { RunController, type Outcome } from '../controller.ts';
+import { RunController, type ControllerDeps, type Outcome } from '../controller.ts';
 import { startGroupWorker } from '../group-worker.ts';
 import { connect, metricsStreamKey } from '../queues.ts';
 import { startRolloutWorker } from '../rollout-worker.ts';
@@ -26,7 +26,7 @@ export interface InProcessResult {
   completions: number; // policy server completions served
 }
 
-export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts }): Promise<InProcessResult> {
+export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace'] }): Promise<InProcessResult> {
   const log = o.log ?? (() => {});
   const server = await startSyntheticServer({ latencyMs: o.latencyMs });
   const layout = runLayout(join(cfg.runDir, cfg.runName));
@@ -42,7 +42,7 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
   await users.init([]);
   try {
     const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, info.runId));
-    const controller = new RunController({ cfg, layout, info, instances, users, redis, sink, policyUrl: server.url, startStep: 0, log });
+    const controller = new RunController({ cfg, layout, info, instances, users, redis, sink, policyUrl: server.url, startStep: 0, log, ...(o.trace ? { trace: o.trace } : {}) });
     const t0 = performance.now();
     const outcome = await controller.run();
     return { outcome, metrics: readMetrics(layout.metrics), seconds: (performance.now() - t0) / 1000, completions: server.completions() };
