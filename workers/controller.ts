@@ -188,6 +188,7 @@ export class RunController {
             this.d.trace?.('update-seen', s);
             await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
             processed++;
+            if (!shortcutOn('early')) await this.record();
             continue;
           }
         }

@@ -3,7 +3,7 @@
 // noisy machine. `GSTEER_ORCH_DISABLE` (benchmarks only): a comma list of
 //   events  — the controller finds finished jobs by polling every queues.pollMs only
 //   early   — update s + 1 is admitted only after the group stage of s, even when no user of
-//             s + 1 is in s
+//             s + 1 is in s, and only after update s - 1 - lag is recorded (metrics, checkpoint)
 //   promote — an ordered group job waits out its queues.pollMs delay instead of being promoted
 //             when its predecessor finishes
 //   fsync   — per-update files (trajectories, group files, user-state dumps) are fsynced

@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { resolveConfig } from '../../configs/load.ts';
 import type { Instance } from '../../data/schema.ts';
 import { deletePrefixedKeys, jobId, QUEUE } from '../../workers/queues.ts';
+import type { Parts } from '../../workers/parts.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 
 const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '8' }, reps: { type: 'string', default: '2' }, lag: { type: 'string', default: '0' } } });
@@ -48,18 +49,20 @@ async function jobEvents(p: string, queue: string): Promise<Map<string, Map<stri
 }
 
 const PHASES = [
-  'admission (previous recorded -> flow added)',
+  'admission (adapter s - 1 loaded -> flow of s added)',
   'rollout pickup (flow added -> first rollout active)',
   'generation (first rollout active -> last completed)',
-  '  of it: per-rollout overhead (active -> completed - latency)',
   'group pickup (last rollout -> first group active)',
-  'group stage (first group active -> last completed)',
-  'controller sees groups + user-state dump',
-  'trainer pickup (dump -> update active)',
+  'group stage, 2 groups (first group active -> last completed)',
+  'trainer pickup (last group -> update active)',
   'training (update active -> completed)',
-  'controller sees update',
+  'controller sees the update',
   'adapter load',
-  'metrics + checkpoint',
+  '**sum = wall per update**',
+  'off the chain: per rollout active -> completed, less the latency',
+  'off the chain: of it the policy call (HTTP client + server), less the latency',
+  'off the chain: controller sees groups + user-state dump',
+  'off the chain: metrics + checkpoint',
 ] as const;
 
 async function profileRun(run: string, disable: string): Promise<{ phases: number[][]; perUpdate: number; delayed: number }> {
@@ -74,7 +77,23 @@ async function profileRun(run: string, disable: string): Promise<{ phases: numbe
     queues: { prefix: p, pollMs: 10 },
   });
   const marks = new Map<string, number>();
-  const r = await runInProcess(cfg, instances, { latencyMs, trace: (e, s) => marks.set(`${e}:${s}`, Date.now()) });
+  const calls = new Map<number, number[]>(); // step -> rollout.run ms less the latency
+  const timed = (parts: Parts): Parts => ({
+    ...parts,
+    rollout: async () => {
+      const inner = await parts.rollout();
+      return {
+        close: () => inner.close(),
+        async run(c) {
+          const t = performance.now();
+          const traj = await inner.run(c);
+          calls.set(c.job.step, [...(calls.get(c.job.step) ?? []), performance.now() - t - latencyMs]);
+          return traj;
+        },
+      };
+    },
+  });
+  const r = await runInProcess(cfg, instances, { latencyMs, parts: timed, trace: (e, s) => marks.set(`${e}:${s}`, Date.now()) });
   if (r.outcome.kind !== 'done') throw new Error(`${run}: ${r.outcome.kind} ${r.outcome.message ?? ''}`);
   const [ro, gr, up] = await Promise.all([QUEUE.rollouts, QUEUE.groups, QUEUE.updates].map((q) => jobEvents(p, q)));
   const at = (m: Map<string, Map<string, number>> | undefined, id: string, ev: string) => m!.get(id)?.get(ev) ?? NaN;
@@ -89,18 +108,23 @@ async function profileRun(run: string, disable: string): Promise<{ phases: numbe
     const groupStart = Math.min(...gIds.map((id) => at(gr, id, 'active')));
     const groupEnd = Math.max(...gIds.map((id) => at(gr, id, 'completed')));
     const m = (e: string, k = s) => marks.get(`${e}:${k}`) ?? NaN;
-    phases.push([
-      m('admitted') - m('recorded', s - 1 - lag),
+    const chain = [
+      m('admitted') - m('loaded', s - 1 - lag),
       firstActive - m('admitted'),
       lastDone - firstActive,
-      perRollout,
       groupStart - lastDone,
       groupEnd - groupStart,
-      m('groups-done') - groupEnd,
-      at(up, uId, 'active') - m('groups-done'),
+      at(up, uId, 'active') - groupEnd,
       at(up, uId, 'completed') - at(up, uId, 'active'),
       m('update-seen') - at(up, uId, 'completed'),
       m('loaded') - m('update-seen'),
+    ];
+    phases.push([
+      ...chain,
+      chain.reduce((a, b) => a + b, 0),
+      perRollout,
+      (calls.get(s) ?? []).reduce((a, b) => a + b, 0) / (calls.get(s)?.length ?? NaN),
+      m('groups-done') - groupEnd,
       m('recorded') - m('loaded'),
     ]);
   }
@@ -108,7 +132,7 @@ async function profileRun(run: string, disable: string): Promise<{ phases: numbe
   for (const ev of gr!.values()) if (ev.has('delayed')) delayed++;
   return { phases, perUpdate: (m2(marks, updates) - m2(marks, 1)) / (updates - 1), delayed };
 }
-const m2 = (marks: Map<string, number>, s: number) => marks.get(`recorded:${s}`) ?? NaN;
+const m2 = (marks: Map<string, number>, s: number) => marks.get(`loaded:${s}`) ?? NaN;
 
 const results = MODES.map(() => ({ phases: [] as number[][], perUpdate: [] as number[], delayed: 0 }));
 const load0 = loadavg()[0]!;
@@ -126,7 +150,7 @@ console.log(`maxPolicyLag ${lag}, ${updates} updates x ${reps} reps per mode, 2 
 console.log(`| phase (mean ms per update, updates 2..${updates}) | ${MODES.map((m) => m.name).join(' | ')} |`);
 console.log(`|---|${MODES.map(() => '---').join('|')}|`);
 PHASES.forEach((name, i) => console.log(`| ${name} | ${results.map((r) => f(mean(r.phases.map((p) => p[i]!)))).join(' | ')} |`));
-console.log(`| **wall per update** (recorded -> recorded) | ${results.map((r) => f(mean(r.perUpdate))).join(' | ')} |`);
+console.log(`| wall per update, whole run (loaded -> loaded) | ${results.map((r) => f(mean(r.perUpdate))).join(' | ')} |`);
 console.log(`| group jobs moved to delayed (ordering), per run | ${results.map((r) => f(r.delayed / reps)).join(' | ')} |`);
 
 await redis.quit();
