@@ -6,9 +6,11 @@
 //             s + 1 is in s, and only after update s - 1 - lag is recorded (metrics, checkpoint)
 //   promote — an ordered group job waits out its queues.pollMs delay instead of being promoted
 //             when its predecessor finishes
-//   fsync   — per-update files (trajectories, group files, user-state dumps) are fsynced
+//   fsync   — per-update files (trajectories, group files, user-state dumps, adapter
+//             versions) are fsynced
+//   fetchers — a rollout worker process runs one BullMQ worker, which fetches jobs one by one
 // or `all`. Read on every call, so one process can run both.
-const NAMES = ['events', 'early', 'promote', 'fsync'] as const;
+const NAMES = ['events', 'early', 'promote', 'fsync', 'fetchers'] as const;
 export type Shortcut = (typeof NAMES)[number];
 
 export function shortcutOn(name: Shortcut): boolean {

@@ -5,6 +5,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { InputError } from '../util/errors.ts';
 import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
+import { shortcutOn } from './orch-options.ts';
 import { connect, QUEUE } from './queues.ts';
 import { writeRunFile } from './run-file.ts';
 
@@ -13,7 +14,7 @@ export function unrecoverable(e: unknown): never {
   throw e;
 }
 
-export async function startRolloutWorker(ctx: RunContext): Promise<Worker> {
+export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
   const rollout = await ctx.parts.rollout();
   const process = async (job: Job): Promise<RolloutResult> => {
     const p = parsePayload(RolloutJobSchema, job.data, 'rollout');
@@ -25,14 +26,23 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker> {
     return { index: p.index, trajPath: p.trajPath };
   };
   const q = ctx.cfg.queues;
-  const worker = new Worker(QUEUE.rollouts, process, {
+  // A BullMQ worker fetches its jobs one at a time (one Redis round trip each), so the k-th
+  // rollout of a fresh wave would start k round trips after the first. Several workers, each
+  // with a share of the concurrency, fetch in parallel.
+  const c = ctx.cfg.rollout.concurrency;
+  const fetchers = shortcutOn('fetchers') ? Math.min(c, MAX_FETCHERS) : 1;
+  const workers = Array.from({ length: fetchers }, (_, k) => new Worker(QUEUE.rollouts, process, {
     connection: connect(q.redisUrl),
     prefix: q.prefix,
-    concurrency: ctx.cfg.rollout.concurrency,
+    concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
     lockDuration: q.rolloutLockMs,
     stalledInterval: Math.min(q.rolloutLockMs, 30_000),
     maxStalledCount: q.attempts,
-  });
-  worker.on('closed', () => void rollout.close());
-  return worker;
+  }));
+  let open = workers.length;
+  for (const w of workers) w.on('closed', () => void (--open === 0 && rollout.close()));
+  return workers;
 }
+
+/** Parallel fetchers per rollout worker process (each holds two Redis connections). */
+const MAX_FETCHERS = 8;

@@ -36,7 +36,7 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
   const parts = o.parts ? o.parts(synthetic) : synthetic;
   const ctx: RunContext = { cfg, layout, info, instances: new Map(instances.map((i) => [i.id, i])), parts, policyUrl: server.url };
   const workers: Worker[] = [await startTrainerWorker(ctx, log), await startGroupWorker(ctx, log)];
-  for (let i = 0; i < cfg.rollout.workers; i++) workers.push(await startRolloutWorker(ctx));
+  for (let i = 0; i < cfg.rollout.workers; i++) workers.push(...(await startRolloutWorker(ctx)));
   const redis = connect(cfg.queues.redisUrl);
   const users = await parts.users();
   await users.init([]);
