@@ -24,7 +24,8 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
   const users = await ctx.parts.users();
   const write = (rel: string, g: GroupFile) => writeRunFile(ctx.layout.abs(rel), `${JSON.stringify(g)}\n`);
   const q = ctx.cfg.queues;
-  const groups = new Queue(QUEUE.groups, { connection: connect(q.redisUrl), prefix: q.prefix });
+  const queueConnection = connect(q.redisUrl);
+  const groups = new Queue(QUEUE.groups, { connection: queueConnection, prefix: q.prefix });
   /**
    * Group g-1 of the same update is finished (applied, dropped, or failed for good); for
    * group 0 of an update admitted early, the user states of update afterStep are dumped.
@@ -89,8 +90,12 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     await write(p.groupPath, { ...g, applied: true });
     return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
   };
-  const worker = new Worker(QUEUE.groups, process, { connection: connect(q.redisUrl), prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
-  worker.on('closed', () => void users.close().then(() => groups.close()));
+  const connection = connect(q.redisUrl);
+  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
+  worker.on('closed', () => void users.close().then(() => groups.close()).then(() => {
+    connection.disconnect();
+    queueConnection.disconnect();
+  }));
   return worker;
 }
 

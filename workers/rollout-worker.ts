@@ -31,8 +31,9 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
   // with a share of the concurrency, fetch in parallel.
   const c = ctx.cfg.rollout.concurrency;
   const fetchers = shortcutOn('fetchers') ? Math.min(c, MAX_FETCHERS) : 1;
-  const workers = Array.from({ length: fetchers }, (_, k) => new Worker(QUEUE.rollouts, process, {
-    connection: connect(q.redisUrl),
+  const connections = Array.from({ length: fetchers }, () => connect(q.redisUrl));
+  const workers = connections.map((connection, k) => new Worker(QUEUE.rollouts, process, {
+    connection,
     prefix: q.prefix,
     concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
     lockDuration: q.rolloutLockMs,
@@ -40,7 +41,11 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
     maxStalledCount: q.attempts,
   }));
   let open = workers.length;
-  for (const w of workers) w.on('closed', () => void (--open === 0 && rollout.close()));
+  // BullMQ leaves a connection it was given open: close ours with the worker (an in-process run exits).
+  workers.forEach((w, k) => w.on('closed', () => {
+    connections[k]!.disconnect();
+    if (--open === 0) void rollout.close();
+  }));
   return workers;
 }
 

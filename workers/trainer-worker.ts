@@ -82,12 +82,15 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     }
   };
   const q = ctx.cfg.queues;
-  return new Worker(QUEUE.updates, process, {
-    connection: connect(q.redisUrl),
+  const connection = connect(q.redisUrl);
+  const worker = new Worker(QUEUE.updates, process, {
+    connection,
     prefix: q.prefix,
     concurrency: 1,
     lockDuration: q.trainerLockMs,
     stalledInterval: Math.min(q.trainerLockMs, 30_000),
     maxStalledCount: q.attempts,
   });
+  worker.on('closed', () => connection.disconnect());
+  return worker;
 }

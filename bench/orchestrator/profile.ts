@@ -4,7 +4,9 @@
 // controller's milestones (ControllerDeps.trace). At lag 0 the phases follow each other, so
 // they add up to the time per update; everything but "generation" and "training" is overhead.
 // Each mode runs --reps times, interleaved, so both see the same machine load.
-// Run: node --import tsx bench/orchestrator/profile.ts [--latency-ms 200] [--train-ms 200] [--updates 8] [--reps 2] [--lag 0]
+// --modes: the GSTEER_ORCH_DISABLE values to compare, separated by '/' (workers/orch-options.ts;
+// empty = every shortcut on), e.g. --modes 'all/fetchers/' for an ablation.
+// Run: node --import tsx bench/orchestrator/profile.ts [--latency-ms 200] [--train-ms 200] [--updates 8] [--reps 2] [--lag 0] [--modes 'all/']
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +18,14 @@ import { deletePrefixedKeys, jobId, QUEUE } from '../../workers/queues.ts';
 import type { Parts } from '../../workers/parts.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 
-const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '8' }, reps: { type: 'string', default: '2' }, lag: { type: 'string', default: '0' } } });
+const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '8' }, reps: { type: 'string', default: '2' }, lag: { type: 'string', default: '0' }, modes: { type: 'string', default: 'all/' } } });
 const latencyMs = Number(values['latency-ms']);
 const trainMs = Number(values['train-ms']);
 const updates = Number(values.updates);
 const reps = Number(values.reps);
 const lag = Number(values.lag);
 process.env.GSTEER_SYNTHETIC_TRAIN_MS = String(trainMs);
-const MODES = [{ name: 'before (GSTEER_ORCH_DISABLE=all)', disable: 'all' }, { name: 'after', disable: '' }];
+const MODES = values.modes.split('/').map((disable) => ({ name: disable ? `GSTEER_ORCH_DISABLE=${disable}` : 'all shortcuts on', disable }));
 
 const instances: Instance[] = Array.from({ length: 64 }, (_, k) => ({
   id: `b${k}`, userId: `u${k}`, taskId: 't', split: 'train', query: `bench query ${k}`, profile: '', persona: [],
@@ -98,7 +100,7 @@ async function profileRun(run: string, disable: string): Promise<{ phases: numbe
   const [ro, gr, up] = await Promise.all([QUEUE.rollouts, QUEUE.groups, QUEUE.updates].map((q) => jobEvents(p, q)));
   const at = (m: Map<string, Map<string, number>> | undefined, id: string, ev: string) => m!.get(id)?.get(ev) ?? NaN;
   const phases: number[][] = [];
-  for (let s = 2; s <= updates; s++) {
+  for (let s = 2 + lag; s <= updates; s++) {
     const rIds = [0, 1].flatMap((g) => [0, 1, 2, 3].map((i) => jobId.rollout(run, 0, s, g, i)));
     const gIds = [0, 1].map((g) => jobId.group(run, 0, s, g));
     const uId = jobId.update(run, 0, s);
@@ -147,7 +149,7 @@ delete process.env.GSTEER_ORCH_DISABLE;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const f = (x: number) => x.toFixed(1);
 console.log(`maxPolicyLag ${lag}, ${updates} updates x ${reps} reps per mode, 2 groups x 4 rollouts, latency ${latencyMs} ms, train ${trainMs} ms; load average ${load0.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}\n`);
-console.log(`| phase (mean ms per update, updates 2..${updates}) | ${MODES.map((m) => m.name).join(' | ')} |`);
+console.log(`| phase (mean ms per update, updates ${2 + lag}..${updates}) | ${MODES.map((m) => m.name).join(' | ')} |`);
 console.log(`|---|${MODES.map(() => '---').join('|')}|`);
 PHASES.forEach((name, i) => console.log(`| ${name} | ${results.map((r) => f(mean(r.phases.map((p) => p[i]!)))).join(' | ')} |`));
 console.log(`| wall per update, whole run (loaded -> loaded) | ${results.map((r) => f(mean(r.perUpdate))).join(' | ')} |`);
