@@ -2,12 +2,15 @@
 // allows, follows each update through its group stage and the trainer, loads every new
 // adapter into the policy server, records metrics, checkpoints, and stops cleanly.
 //
-// Admission of update s needs (a) the group stage of s - 1 done (so s reads the user states
-// that s - 1 left, in order) and (b) adapter version versionFor(s) = s - 1 - maxPolicyLag
-// trained and loaded. Lag 0 is the paper's on-policy loop; lag L lets rollouts of s run
-// while the trainer works on s - 1 ... s - L.
+// Admission of update s needs (a) the user states s reads to be the ones the updates before
+// it left: the group stages of s - 1 ... done, or none of them touching a user of s (then
+// its group 0 waits for the user-state dump of s - 1, so updates still apply in order), and
+// (b) adapter version versionFor(s) = s - 1 - maxPolicyLag trained and loaded. Lag 0 is the
+// paper's on-policy loop; lag L lets rollouts of s run while the trainer works on s - 1 ...
+// s - L. The loop wakes on BullMQ's job events (QueueEvents) and polls every pollMs as a
+// fallback (events are not replayed after a reconnect).
 import { existsSync, rmSync } from 'node:fs';
-import { FlowProducer, Job, Queue } from 'bullmq';
+import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { writeFileAtomic } from '../checkpoints/atomic.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
@@ -18,10 +21,13 @@ import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from '../monitor/update-metrics.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from './group-file.ts';
+import { promoteGroup } from './group-worker.ts';
+import { shortcutOn } from './orch-options.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE } from './queues.ts';
+import { writeRunFile } from './run-file.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
 import type { RunInfo } from './run-info.ts';
 
@@ -37,6 +43,8 @@ export interface ControllerDeps {
   startStep: number; // updates already done (0, or the checkpoint's step on resume)
   log: (msg: string) => void;
   onUpdate?: (rec: MetricsRecord, total: number) => void;
+  /** Milestones of each update, for bench/orchestrator/profile.ts. */
+  trace?: (event: 'admitted' | 'groups-done' | 'update-seen' | 'loaded' | 'recorded', step: number) => void;
 }
 
 export type Outcome = { kind: 'done' | 'stopped' | 'failed'; step: number; total: number; message?: string };
@@ -46,11 +54,33 @@ interface InFlight {
   version: number;
   waitTrainerMs: number; // rollout side idle before admission (time/wait_trainer_s)
   groupsDoneAt?: number;
+  afterStep?: number; // admitted before the group stage of this step was done
+}
+
+/** Wakes the controller loop on a job event, or after `ms` when none comes. */
+class Waker {
+  private pending = false;
+  private resolve: (() => void) | null = null;
+  notify = (): void => {
+    this.pending = true;
+    this.resolve?.();
+  };
+  async wait(ms: number): Promise<void> {
+    if (!this.pending) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((r) => {
+        this.resolve = r;
+        timer = setTimeout(r, ms);
+      });
+      clearTimeout(timer);
+      this.resolve = null;
+    }
+    this.pending = false;
+  }
 }
 
 /** Updates in a row with every group dropped before the run stops as failed. */
 const MAX_ALL_DROPPED = 2;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stateOf = async (q: Queue, id: string) => {
   const job = await Job.fromId(q, id);
   if (!job) return null;
@@ -72,6 +102,11 @@ export class RunController {
   private lastUpdateDoneAt = this.started;
   /** Updates in a row whose every group was dropped (an endpoint down, not bad luck). */
   private allDropped = 0;
+  /**
+   * An update trained and its adapter loaded, not yet recorded (metrics, checkpoint): the
+   * next admission goes first, since it waits only for the adapter.
+   */
+  private unrecorded: { step: number; result: UpdateResult; groupFiles: GroupFile[]; prevUpdateDoneAt: number } | null = null;
 
   constructor(private readonly d: ControllerDeps) {
     this.plan = updateSchedule(d.instances, d.cfg.grpo, d.cfg.seed);
@@ -99,6 +134,14 @@ export class RunController {
     const groups = new Queue(QUEUE.groups, q);
     const updates = new Queue(QUEUE.updates, q);
     const L = cfg.grpo.maxPolicyLag;
+    const waker = new Waker();
+    const events = shortcutOn('events') ? [QUEUE.groups, QUEUE.updates].map((name) => new QueueEvents(name, q)) : [];
+    for (const e of events) {
+      e.on('completed', waker.notify);
+      e.on('failed', waker.notify);
+      e.on('error', () => undefined); // reconnects by itself; the poll covers the gap
+    }
+    await Promise.all(events.map((e) => e.waitUntilReady()));
     // Redis restarted without its data? A sentinel written now is gone after such a restart.
     const sentinel = `${cfg.queues.prefix}:run:${this.d.info.runId}:controller`;
     await this.d.redis.set(sentinel, String(this.d.info.epoch));
@@ -110,12 +153,16 @@ export class RunController {
     let processed = startStep;
     try {
       for (let v = versionFor(startStep + 1, L); v <= startStep && startStep < this.total; v++) await this.load(v);
-      while (!this.aborted && processed < (this.stopping ? admitted : this.total)) {
+      while (!this.aborted && (processed < (this.stopping ? admitted : this.total) || this.unrecorded)) {
         if (redisLost) return await this.lost(processed, 'run state');
         // (1) admit
-        if (!this.stopping && admitted < this.total && groupsDone === admitted && versionFor(admitted + 1, L) <= processed) {
-          await this.admit(flow, admitted + 1);
+        if (!this.stopping && admitted < this.total && versionFor(admitted + 1, L) <= processed && this.mayAdmit(admitted + 1, groupsDone)) {
+          await this.admit(flow, admitted + 1, groupsDone < admitted ? admitted : undefined);
           admitted++;
+          continue;
+        }
+        if (this.unrecorded) {
+          await this.record();
           continue;
         }
         // (2) group stage of the oldest update still rolling out
@@ -126,6 +173,8 @@ export class RunController {
           if (states.every((x) => x!.state === 'completed' || x!.state === 'failed')) {
             await this.dumpStates(s);
             groupsDone++;
+            // Group 0 of an update admitted early waits for this dump: start it now.
+            if (this.inflight.get(s + 1)?.afterStep === s) await promoteGroup(groups, jobId.group(this.d.info.runId, this.d.info.epoch, s + 1, 0));
             continue;
           }
         }
@@ -136,40 +185,57 @@ export class RunController {
           if (!u) return await this.lost(processed, `update job ${s}`);
           if (u.state === 'failed') return await this.finish('failed', processed, `update ${s} failed after ${cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
           if (u.state === 'completed') {
-            await this.handleUpdate(s, UpdateResultSchema.parse(u.job.returnvalue));
+            this.d.trace?.('update-seen', s);
+            await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
             processed++;
+            if (!shortcutOn('early')) await this.record();
             continue;
           }
         }
-        await sleep(cfg.queues.pollMs);
+        await waker.wait(cfg.queues.pollMs);
       }
       if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED ? 'failed' : 'stopped', processed, this.aborted);
       return await this.finish(processed >= this.total ? 'done' : 'stopped', processed);
     } finally {
       this.d.redis.off('ready', onReady);
       await this.d.redis.del(sentinel).catch(() => undefined);
+      await Promise.all(events.map((e) => e.close()));
       await flow.close();
       await groups.close();
       await updates.close();
     }
   }
 
-  private async admit(flow: FlowProducer, step: number): Promise<void> {
+  /**
+   * The user states update `step` reads are final: every earlier group stage is done, or
+   * those still to run (updates groupsDone + 1 .. step - 1) touch none of its users.
+   */
+  private mayAdmit(step: number, groupsDone: number): boolean {
+    if (groupsDone === step - 1) return true;
+    if (!shortcutOn('early')) return false;
+    const users = new Set(this.plan[step - 1]!.map((pg) => pg.userId));
+    return this.plan.slice(groupsDone, step - 1).every((u) => u.every((pg) => !users.has(pg.userId)));
+  }
+
+  private async admit(flow: FlowProducer, step: number, afterStep: number | undefined): Promise<void> {
     const version = versionFor(step, this.d.cfg.grpo.maxPolicyLag);
     const planned = this.plan[step - 1]!;
-    const withSnap = [];
-    for (const pg of planned) withSnap.push({ ...pg, snapshotId: await this.d.users.snapshot(pg.userId) });
-    await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap }));
+    const withSnap = await Promise.all(planned.map(async (pg) => ({ ...pg, snapshotId: await this.d.users.snapshot(pg.userId) })));
+    await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap, ...(afterStep !== undefined ? { afterStep } : {}) }));
     const now = Date.now();
-    this.inflight.set(step, { admittedAt: now, version, waitTrainerMs: Math.max(0, now - this.lastGroupsDoneAt) });
+    this.inflight.set(step, { admittedAt: now, version, waitTrainerMs: Math.max(0, now - this.lastGroupsDoneAt), ...(afterStep !== undefined ? { afterStep } : {}) });
+    this.d.trace?.('admitted', step);
   }
 
   private async dumpStates(step: number): Promise<void> {
     const states = await this.d.users.dump();
-    writeFileAtomic(this.d.layout.stepStates(step), states.map((s) => `${JSON.stringify(s)}\n`).join(''));
+    const text = states.map((s) => `${JSON.stringify(s)}\n`).join('');
+    if (shortcutOn('fsync')) await writeRunFile(this.d.layout.stepStates(step), text);
+    else writeFileAtomic(this.d.layout.stepStates(step), text);
     const f = this.inflight.get(step);
     this.lastGroupsDoneAt = Date.now();
     if (f) f.groupsDoneAt = this.lastGroupsDoneAt;
+    this.d.trace?.('groups-done', step);
   }
 
   private admin(): AdminOptions {
@@ -182,15 +248,13 @@ export class RunController {
     await loadAdapter(this.d.policyUrl, adapterName(version), dir, this.admin());
   }
 
-  private async handleUpdate(step: number, result: UpdateResult): Promise<void> {
-    const { cfg, layout } = this.d;
+  /** Update `step` trained: load its adapter if a later update samples from it; stop if an endpoint is down. */
+  private async loadVersion(step: number, result: UpdateResult): Promise<void> {
+    const { layout } = this.d;
     const prevUpdateDoneAt = this.lastUpdateDoneAt;
     this.lastUpdateDoneAt = Date.now();
-    const L = cfg.grpo.maxPolicyLag;
-    // Load the new version only if a later update samples from it; drop those no update needs.
-    if (step + 1 + L <= this.total) await this.load(step);
-    const oldest = versionFor(step + 1, L);
-    for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
+    if (step + 1 + this.d.cfg.grpo.maxPolicyLag <= this.total) await this.load(step);
+    this.d.trace?.('loaded', step);
     const groupFiles = this.plan[step - 1]!.map((pg, g): GroupFile => {
       const path = layout.abs(layout.groupRel(groupIdOf(step, g)));
       return existsSync(path) ? readGroupFile(path) : { v: 1, groupId: groupIdOf(step, g), step, instanceId: pg.instanceId, userId: pg.userId, policyVersion: -1, snapshotId: '', dropped: true, reason: 'group stage failed', trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
@@ -198,6 +262,18 @@ export class RunController {
     this.allDropped = groupFiles.every((g) => g.dropped) ? this.allDropped + 1 : 0;
     if (this.allDropped >= MAX_ALL_DROPPED)
       this.abort(`every group of the last ${this.allDropped} updates was dropped; last reason: ${groupFiles.at(-1)?.reason ?? '?'}`);
+    this.unrecorded = { step, result, groupFiles, prevUpdateDoneAt };
+  }
+
+  /** Drop the adapters no update needs, record the metrics, checkpoint. */
+  private async record(): Promise<void> {
+    if (!this.unrecorded) return;
+    const { step, result, groupFiles, prevUpdateDoneAt } = this.unrecorded;
+    this.unrecorded = null;
+    const { cfg, layout } = this.d;
+    const L = cfg.grpo.maxPolicyLag;
+    const oldest = versionFor(step + 1, L);
+    for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
     const f = this.inflight.get(step);
     this.inflight.delete(step);
     const rec = updateMetrics(step, groupFiles, result, {
@@ -211,6 +287,7 @@ export class RunController {
     await this.d.sink.write(rec);
     this.d.onUpdate?.(rec, this.total);
     if (step % cfg.checkpoint.every === 0 || step === this.total) await this.checkpoint(step);
+    this.d.trace?.('recorded', step);
     // Adapter dirs older than anything still sampled or checkpointed can go.
     for (let v = Math.max(0, oldest - 2 - L); v < oldest - 1; v++) if (v < this.lastCheckpoint) rmSync(layout.adapter(v), { recursive: true, force: true });
   }
@@ -234,6 +311,7 @@ export class RunController {
   }
 
   private async finish(kind: Outcome['kind'], processed: number, message?: string): Promise<Outcome> {
+    await this.record();
     if (processed > this.lastCheckpoint) await this.checkpoint(processed);
     return { kind, step: processed, total: this.total, ...(message ? { message } : {}) };
   }

@@ -15,6 +15,8 @@ export interface UpdatePlan {
   step: number;
   policyVersion: number; // version the rollouts sample from
   groups: (PlannedGroup & { snapshotId: string })[];
+  /** Admitted before the group stage of this earlier step was done (GroupJob.afterStep). */
+  afterStep?: number;
 }
 
 export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
@@ -39,6 +41,7 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
     const data: GroupJob = {
       v: 1, runId, epoch, step, groupId, groupIndex: g, instanceId: pg.instanceId, userId: pg.userId,
       policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: cfg.rollout.groupSize, groupPath: rel.groupRel(groupId),
+      ...(g === 0 && plan.afterStep !== undefined ? { afterStep: plan.afterStep } : {}),
     };
     return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
   });

@@ -5,13 +5,14 @@
 // all groups of the update, because batch-std scaling needs them together.
 import { existsSync, readFileSync } from 'node:fs';
 import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { writeFileAtomicAsync } from '../checkpoints/atomic.ts';
 import type { Trajectory } from '../rollout/types.ts';
 import type { RunContext } from './context.ts';
 import type { Scored } from './parts.ts';
 import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from './group-file.ts';
 import { GroupJobSchema, parsePayload, RolloutResultSchema, type GroupJob, type GroupResult } from './payloads.ts';
+import { shortcutOn } from './orch-options.ts';
 import { connect, groupIdOf, jobId, QUEUE } from './queues.ts';
+import { writeRunFile } from './run-file.ts';
 import { unrecoverable } from './rollout-worker.ts';
 
 function dropped(p: GroupJob, reason: string): GroupFile {
@@ -21,12 +22,16 @@ function dropped(p: GroupJob, reason: string): GroupFile {
 export async function startGroupWorker(ctx: RunContext, log: (msg: string) => void): Promise<Worker> {
   const reward = await ctx.parts.reward();
   const users = await ctx.parts.users();
-  const write = (rel: string, g: GroupFile) => writeFileAtomicAsync(ctx.layout.abs(rel), `${JSON.stringify(g)}\n`);
+  const write = (rel: string, g: GroupFile) => writeRunFile(ctx.layout.abs(rel), `${JSON.stringify(g)}\n`);
   const q = ctx.cfg.queues;
-  const groups = new Queue(QUEUE.groups, { connection: connect(q.redisUrl), prefix: q.prefix });
-  /** Group g-1 of the same update is finished (applied, dropped, or failed for good). */
+  const queueConnection = connect(q.redisUrl);
+  const groups = new Queue(QUEUE.groups, { connection: queueConnection, prefix: q.prefix });
+  /**
+   * Group g-1 of the same update is finished (applied, dropped, or failed for good); for
+   * group 0 of an update admitted early, the user states of update afterStep are dumped.
+   */
   const previousDone = async (p: GroupJob): Promise<boolean> => {
-    if (p.groupIndex === 0) return true;
+    if (p.groupIndex === 0) return p.afterStep === undefined || existsSync(ctx.layout.stepStates(p.afterStep));
     const prev = ctx.layout.abs(ctx.layout.groupRel(groupIdOf(p.step, p.groupIndex - 1)));
     if (existsSync(prev)) {
       const g = readGroupFile(prev);
@@ -39,10 +44,16 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     const p = parsePayload(GroupJobSchema, job.data, 'group');
     // User-state updates of one update's groups apply in group order, whatever order their
     // rollouts finish in, so two groups of the same user replay identically (SPEC §10).
+    // The wait is a delay that the predecessor cuts short (promoteGroup); pollMs is the fallback.
     if (!(await previousDone(p))) {
       await job.moveToDelayed(Date.now() + q.pollMs, token);
       throw new DelayedError();
     }
+    const result = await stage(job, p);
+    if (shortcutOn('promote')) await promoteGroup(groups, jobId.group(p.runId, p.epoch, p.step, p.groupIndex + 1));
+    return result;
+  };
+  const stage = async (job: Job, p: GroupJob): Promise<GroupResult> => {
     const instance = ctx.instances.get(p.instanceId);
     if (!instance) throw new UnrecoverableError(`instance ${p.instanceId} is not in the dataset`);
     const path = ctx.layout.abs(p.groupPath);
@@ -79,7 +90,28 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     await write(p.groupPath, { ...g, applied: true });
     return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
   };
-  const worker = new Worker(QUEUE.groups, process, { connection: connect(q.redisUrl), prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
-  worker.on('closed', () => void users.close().then(() => groups.close()));
+  const connection = connect(q.redisUrl);
+  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
+  worker.on('closed', () => void users.close().then(() => groups.close()).then(() => {
+    connection.disconnect();
+    queueConnection.disconnect();
+  }));
   return worker;
+}
+
+/**
+ * Start a group job that waits (delayed) for the one just finished, instead of letting it sit
+ * out its delay. A job caught between its check and its move to delayed is retried briefly;
+ * one that is not there or not delayed is left alone (it has not started yet, or ran already).
+ */
+export async function promoteGroup(groups: Queue, id: string): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const job = await Job.fromId(groups, id);
+    if (!job) return;
+    const state = await job.getState();
+    // A job in its retry backoff (an earlier attempt failed) keeps its backoff.
+    if (state === 'delayed') return job.failedReason ? undefined : void (await job.promote().catch(() => undefined));
+    if (state !== 'active') return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
 }

@@ -40,6 +40,12 @@ export const GroupJobSchema = z
     snapshotId: z.string(),
     groupSize: z.number().int().min(1),
     groupPath: z.string(), // the group result JSON (rewards, advantages, trajectory refs)
+    /**
+     * Set on group 0 of an update admitted before the group stage of update `afterStep` was
+     * done (no user in common): it applies only once the controller has dumped that step's
+     * user states, so user-state updates still apply in update order.
+     */
+    afterStep: z.number().int().positive().optional(),
   })
   .strict()
   .readonly();

@@ -2,18 +2,19 @@
 // directory, its path returned to the group parent. Bad input (InputError: unknown
 // instance, a server that rejects the request) becomes UnrecoverableError: not retried.
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { writeFileAtomicAsync } from '../checkpoints/atomic.ts';
 import { InputError } from '../util/errors.ts';
 import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
+import { shortcutOn } from './orch-options.ts';
 import { connect, QUEUE } from './queues.ts';
+import { writeRunFile } from './run-file.ts';
 
 export function unrecoverable(e: unknown): never {
   if (e instanceof InputError) throw new UnrecoverableError(e.message);
   throw e;
 }
 
-export async function startRolloutWorker(ctx: RunContext): Promise<Worker> {
+export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
   const rollout = await ctx.parts.rollout();
   const process = async (job: Job): Promise<RolloutResult> => {
     const p = parsePayload(RolloutJobSchema, job.data, 'rollout');
@@ -21,18 +22,32 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker> {
     const instance = ctx.instances.get(p.instanceId);
     if (!instance) throw new UnrecoverableError(`instance ${p.instanceId} is not in ${ctx.cfg.data.instances.join(', ')}`);
     const traj = await rollout.run({ job: p, instance, policyUrl: ctx.policyUrl }).catch(unrecoverable);
-    await writeFileAtomicAsync(ctx.layout.abs(p.trajPath), JSON.stringify(traj));
+    await writeRunFile(ctx.layout.abs(p.trajPath), JSON.stringify(traj));
     return { index: p.index, trajPath: p.trajPath };
   };
   const q = ctx.cfg.queues;
-  const worker = new Worker(QUEUE.rollouts, process, {
-    connection: connect(q.redisUrl),
+  // A BullMQ worker fetches its jobs one at a time (one Redis round trip each), so the k-th
+  // rollout of a fresh wave would start k round trips after the first. Several workers, each
+  // with a share of the concurrency, fetch in parallel.
+  const c = ctx.cfg.rollout.concurrency;
+  const fetchers = shortcutOn('fetchers') ? Math.min(c, MAX_FETCHERS) : 1;
+  const connections = Array.from({ length: fetchers }, () => connect(q.redisUrl));
+  const workers = connections.map((connection, k) => new Worker(QUEUE.rollouts, process, {
+    connection,
     prefix: q.prefix,
-    concurrency: ctx.cfg.rollout.concurrency,
+    concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
     lockDuration: q.rolloutLockMs,
     stalledInterval: Math.min(q.rolloutLockMs, 30_000),
     maxStalledCount: q.attempts,
-  });
-  worker.on('closed', () => void rollout.close());
-  return worker;
+  }));
+  let open = workers.length;
+  // BullMQ leaves a connection it was given open: close ours with the worker (an in-process run exits).
+  workers.forEach((w, k) => w.on('closed', () => {
+    connections[k]!.disconnect();
+    if (--open === 0) void rollout.close();
+  }));
+  return workers;
 }
+
+/** Parallel fetchers per rollout worker process (each holds two Redis connections). */
+const MAX_FETCHERS = 8;

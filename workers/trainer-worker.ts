@@ -2,7 +2,8 @@
 // On start it restores the newest adapter version it wrote (adapters/policy-vN: PEFT files
 // + optimizer + trainer.json) or writes version 0 (fresh LoRA or the init adapter). An
 // update for a later step waits (moved to delayed); one already done returns its recorded
-// result (a retry after a crash never trains twice). Each version is written atomically.
+// result (a retry after a crash never trains twice). Each version is written atomically
+// (workers/run-file.ts: renamed whole; not fsynced, a checkpoint holds the durable copy).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, Worker, type Job } from 'bullmq';
@@ -13,6 +14,7 @@ import { readGroupFile } from './group-file.ts';
 import type { TrainerPart } from './parts.ts';
 import { GroupResultSchema, parsePayload, UpdateJobSchema, UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { connect, QUEUE } from './queues.ts';
+import { writeRunDir, writeRunFile } from './run-file.ts';
 import { buildUpdateBatch } from './update-batch.ts';
 
 export const TRAINER_FILE = 'trainer.json';
@@ -66,9 +68,9 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
         ? await trainer.step(batch.sequences, p.step)
         : { loss: 0, clip_ratio: 0, grad_norm: 0, entropy: 0, num_tokens: 0, train_seconds: 0 }; // every group dropped: v(n) = v(n-1)
       const result: UpdateResult = { step: p.step, policyVersion: p.step, adapterPath: relative(ctx.layout.root, dir), stats, groupsTrained: groups.length, advantageStats: batch.advantageStats };
-      await writeDirAtomic(dir, async (tmp) => {
+      await writeRunDir(dir, async (tmp) => {
         await trainer.save(tmp);
-        writeFileAtomic(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`);
+        await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`);
       });
       current = p.step;
       log(`update ${p.step}: ${groups.length} group(s), loss ${stats.loss.toFixed(4)}, grad_norm ${stats.grad_norm.toFixed(4)}`);
@@ -80,12 +82,15 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     }
   };
   const q = ctx.cfg.queues;
-  return new Worker(QUEUE.updates, process, {
-    connection: connect(q.redisUrl),
+  const connection = connect(q.redisUrl);
+  const worker = new Worker(QUEUE.updates, process, {
+    connection,
     prefix: q.prefix,
     concurrency: 1,
     lockDuration: q.trainerLockMs,
     stalledInterval: Math.min(q.trainerLockMs, 30_000),
     maxStalledCount: q.attempts,
   });
+  worker.on('closed', () => connection.disconnect());
+  return worker;
 }

@@ -13,20 +13,22 @@ export type WorkerKind = (typeof WORKER_KINDS)[number];
 export async function runWorker(kind: WorkerKind, runDir: string, configFile?: string, policyUrl?: string): Promise<number> {
   const ctx = await loadRunContext(runDir, configFile, policyUrl);
   const log = (msg: string) => console.log(`[${new Date().toISOString()}] ${kind}: ${msg}`);
-  let worker: Worker;
+  let workers: Worker[];
   switch (kind) {
     case 'rollout':
-      worker = await startRolloutWorker(ctx);
+      workers = await startRolloutWorker(ctx);
       break;
     case 'group':
-      worker = await startGroupWorker(ctx, log);
+      workers = [await startGroupWorker(ctx, log)];
       break;
     case 'trainer':
-      worker = await startTrainerWorker(ctx, log);
+      workers = [await startTrainerWorker(ctx, log)];
       break;
   }
-  worker.on('failed', (job, err) => log(`job ${job?.id} failed (attempt ${job?.attemptsMade}): ${err.message}`));
-  worker.on('error', (err) => log(`error: ${err.message}`));
+  for (const worker of workers) {
+    worker.on('failed', (job, err) => log(`job ${job?.id} failed (attempt ${job?.attemptsMade}): ${err.message}`));
+    worker.on('error', (err) => log(`error: ${err.message}`));
+  }
   log(`started (run ${ctx.info.runId}, epoch ${ctx.info.epoch}, ${ctx.parts.kind} parts, pid ${process.pid})`);
   return await new Promise<number>((resolve) => {
     let closing = false;
@@ -34,7 +36,7 @@ export async function runWorker(kind: WorkerKind, runDir: string, configFile?: s
       if (closing) return;
       closing = true;
       log(`${why}: closing after the current job`);
-      void worker.close().then(() => resolve(0));
+      void Promise.all(workers.map((w) => w.close())).then(() => resolve(0));
     };
     process.on('SIGTERM', () => close('SIGTERM'));
     process.on('SIGINT', () => close('SIGINT'));

@@ -4,9 +4,12 @@
 //   1. rollout throughput: trajectories/s against the ideal concurrency / latency;
 //   2. wall time for maxPolicyLag 0, 1, 2 against the lower bound
 //      max(total generation, total training).
-// Run: node --import tsx bench/orchestrator/bench.ts [--latency-ms 200] [--train-ms 200] [--updates 16]
+// Each row runs twice, back to back: with the orchestration shortcuts off
+// (GSTEER_ORCH_DISABLE=all, workers/orch-options.ts: the behaviour before them) and on, so
+// both see the same machine load; the load average is printed with the tables.
+// Run: node --import tsx bench/orchestrator/bench.ts [--latency-ms 200] [--train-ms 200] [--updates 16] [--reps 1]
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfig } from '../../configs/load.ts';
@@ -14,11 +17,25 @@ import type { Instance } from '../../data/schema.ts';
 import { deletePrefixedKeys } from '../../workers/queues.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 
-const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '16' }, concurrency: { type: 'string', default: '8' } } });
+const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '16' }, concurrency: { type: 'string', default: '8' }, reps: { type: 'string', default: '1' } } });
 const latencyMs = Number(values['latency-ms']);
 const trainMs = Number(values['train-ms']);
 const updates = Number(values.updates);
 const concurrency = Number(values.concurrency);
+const reps = Number(values.reps);
+const MODES = [{ name: 'before', disable: 'all' }, { name: 'after', disable: '' }] as const;
+/** Every run of `once` per mode (before, after), `reps` times interleaved. */
+async function compare<T>(once: (tag: string) => Promise<T>): Promise<T[][]> {
+  const got: T[][] = MODES.map(() => []);
+  for (let r = 0; r < reps; r++)
+    for (const [k, m] of MODES.entries()) {
+      process.env.GSTEER_ORCH_DISABLE = m.disable;
+      got[k]!.push(await once(`${m.name}${r}`));
+    }
+  delete process.env.GSTEER_ORCH_DISABLE;
+  return got;
+}
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 process.env.GSTEER_SYNTHETIC_TRAIN_MS = String(trainMs);
 
 const instances: Instance[] = Array.from({ length: 64 }, (_, k) => ({
@@ -47,32 +64,41 @@ const out = (s: string) => {
   console.log(s);
 };
 
-out(`synthetic policy latency ${latencyMs} ms/completion, trainer step ${trainMs} ms, rollout concurrency ${concurrency}, G = 4\n`);
+out(`synthetic policy latency ${latencyMs} ms/completion, trainer step ${trainMs} ms, rollout concurrency ${concurrency}, G = 4; median of ${reps} run(s) per cell, before/after interleaved; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 
 // 1. Throughput: one update of 16 groups x 4 = 64 rollouts (training negligible next to it).
 {
   process.env.GSTEER_SYNTHETIC_TRAIN_MS = '0';
-  const r = await runInProcess(config('tput', { lag: 0, groupsPerUpdate: 16, updates: 1 }), instances, { latencyMs });
-  const rolloutSeconds = Number(r.metrics[0]?.rollout_seconds);
   const ideal = concurrency / (latencyMs / 1000);
-  out('| measure | trajectories/s | ideal (concurrency / latency) | ratio |');
-  out('|---|---|---|---|');
-  out(`| 64 rollouts, rollout stage only | ${fmt(64 / rolloutSeconds)} | ${fmt(ideal)} | ${fmt(64 / rolloutSeconds / ideal)} |`);
-  out(`| 64 rollouts, whole update (incl. group stage, trainer, adapter load) | ${fmt(64 / r.seconds)} | ${fmt(ideal)} | ${fmt(64 / r.seconds / ideal)} |\n`);
+  const per = await compare(async (tag) => {
+    const r = await runInProcess(config(`tput-${tag}`, { lag: 0, groupsPerUpdate: 16, updates: 1 }), instances, { latencyMs });
+    return { rollout: 64 / Number(r.metrics[0]?.rollout_seconds), whole: 64 / r.seconds };
+  });
+  const [rb, ra] = per.map((xs) => median(xs.map((x) => x.rollout)));
+  const [wb, wa] = per.map((xs) => median(xs.map((x) => x.whole)));
+  out('| measure | ideal (concurrency / latency) | before: trajectories/s | ratio | after: trajectories/s | ratio |');
+  out('|---|---|---|---|---|---|');
+  out(`| 64 rollouts, rollout stage only | ${fmt(ideal)} | ${fmt(rb!)} | ${fmt(rb! / ideal)} | ${fmt(ra!)} | ${fmt(ra! / ideal)} |`);
+  out(`| 64 rollouts, whole update (incl. group stage, trainer, adapter load, final checkpoint) | ${fmt(ideal)} | ${fmt(wb!)} | ${fmt(wb! / ideal)} | ${fmt(wa!)} | ${fmt(wa! / ideal)} |\n`);
   process.env.GSTEER_SYNTHETIC_TRAIN_MS = String(trainMs);
 }
 
 // 2. Overlap: `updates` updates of 2 groups x 4 = 8 rollouts (one latency per update when concurrency >= 8).
 const genPerUpdate = Math.ceil(8 / concurrency) * latencyMs;
 const bound = (Math.max(genPerUpdate, trainMs) * updates) / 1000;
-out(`| maxPolicyLag | updates | wall s | lower bound max(gen, train) s | wall / bound | serial gen + train s | mean policy_lag |`);
-out('|---|---|---|---|---|---|---|');
+out(`| maxPolicyLag | updates | lower bound max(gen, train) s | serial gen + train s | before: wall s | wall / bound | after: wall s | wall / bound | after: mean policy_lag |`);
+out('|---|---|---|---|---|---|---|---|---|');
 for (const lag of [0, 1, 2]) {
-  const r = await runInProcess(config(`lag${lag}`, { lag, groupsPerUpdate: 2, updates }), instances, { latencyMs });
-  if (r.outcome.kind !== 'done') throw new Error(`lag ${lag}: ${r.outcome.kind} ${r.outcome.message ?? ''}`);
-  const meanLag = r.metrics.reduce((s, m) => s + Number(m.policy_lag), 0) / r.metrics.length;
-  out(`| ${lag} | ${updates} | ${fmt(r.seconds)} | ${fmt(bound)} | ${fmt(r.seconds / bound)} | ${fmt(((genPerUpdate + trainMs) * updates) / 1000)} | ${fmt(meanLag)} |`);
+  let meanLag = 0;
+  const [b, a] = (await compare(async (tag) => {
+    const r = await runInProcess(config(`lag${lag}-${tag}`, { lag, groupsPerUpdate: 2, updates }), instances, { latencyMs });
+    if (r.outcome.kind !== 'done') throw new Error(`lag ${lag}: ${r.outcome.kind} ${r.outcome.message ?? ''}`);
+    meanLag = r.metrics.reduce((s, m) => s + Number(m.policy_lag), 0) / r.metrics.length;
+    return r.seconds;
+  })).map(median);
+  out(`| ${lag} | ${updates} | ${fmt(bound)} | ${fmt(((genPerUpdate + trainMs) * updates) / 1000)} | ${fmt(b!)} | ${fmt(b! / bound)} | ${fmt(a!)} | ${fmt(a! / bound)} | ${fmt(meanLag)} |`);
 }
+out(`\nload average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
 // Clean up exactly our keys and files.
 await deletePrefixedKeys(prefix);

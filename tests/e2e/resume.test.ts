@@ -2,7 +2,11 @@
 // after update k and resumed with `gsteer resume` ends byte-identical to an uninterrupted
 // run — here with maxPolicyLag 1, so the checkpoint must also carry the lagged adapter —
 // and its TensorBoard file holds exactly its metrics.jsonl: one point per update, none of the
-// killed run's updates after the checkpoint doubled.
+// killed run's updates after the checkpoint doubled. Per-update files are not fsynced
+// (workers/run-file.ts), so before resuming the test does what a machine crash may do to the
+// newest ones: empties or cuts trajectories, loses group files and user-state dumps, and
+// leaves temp files; resume must rewrite them all.
+import { existsSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readMetrics } from '../../monitor/sink.ts';
@@ -17,6 +21,29 @@ const env = { GSTEER_SYNTHETIC_TRAIN_MS: '300' };
 
 afterAll(() => removeRuns(ref, k));
 
+/** What a crash may leave of the per-update files of steps >= `from` (which includes the checkpoint's). */
+function damagePerUpdateFiles(run: string, from: number): number {
+  const stepOf = (name: string) => Number(/^s(\d{6})-g\d+/.exec(name)?.[1] ?? /^step-(\d{6})$/.exec(name)?.[1] ?? -1);
+  let damaged = 0;
+  for (const g of readdirSync(join(run, 'trajectories')).filter((n) => stepOf(n) >= from))
+    for (const [i, t] of readdirSync(join(run, 'trajectories', g)).entries()) {
+      const f = join(run, 'trajectories', g, t);
+      truncateSync(f, i % 2 ? Math.floor(statSync(f).size / 2) : 0); // empty or cut short
+      writeFileSync(`${f}.tmp-1-0123abcd`, '{"partial');
+      damaged++;
+    }
+  for (const g of readdirSync(join(run, 'groups')).filter((n) => stepOf(n) >= from)) {
+    rmSync(join(run, 'groups', g));
+    damaged++;
+  }
+  for (const d of readdirSync(join(run, 'steps')).filter((n) => stepOf(n) >= from)) {
+    const f = join(run, 'steps', d, 'user_states.jsonl');
+    if (existsSync(f)) truncateSync(f, 0);
+    damaged++;
+  }
+  return damaged;
+}
+
 describe('e2e: SIGKILL and resume', () => {
   it('a run killed after update 3 and resumed from checkpoint 2 ends byte-identical to an uninterrupted one', async () => {
     const runRef = join(ref.dir, 'runs', 'res');
@@ -26,6 +53,8 @@ describe('e2e: SIGKILL and resume', () => {
     await waitFor(() => metricLines(runK) >= 3, 60_000, 'update 3 of the run to kill');
     killRun(killed);
     expect((await killed.done).signal).toBe('SIGKILL');
+    const ckpts = readdirSync(join(runK, 'checkpoints')).filter((n) => /^step-\d{6}$/.test(n)).map((n) => Number(n.slice(5)));
+    expect(damagePerUpdateFiles(runK, Math.max(...ckpts))).toBeGreaterThan(0);
     const resumed = await cli(['resume', runK], env).done;
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/from checkpoint step [24]/); // 2, or 4 if update 4 landed before the kill

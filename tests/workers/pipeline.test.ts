@@ -69,7 +69,7 @@ describe('pipeline in one process', () => {
     const ctx: RunContext = { cfg, layout, info, instances: new Map(instances.map((i) => [i.id, i])), parts, policyUrl: server.url };
     const logs: string[] = [];
     const log = (m: string) => logs.push(m);
-    const workers: Worker[] = [await startTrainerWorker(ctx, log), await startGroupWorker(ctx, log), await startRolloutWorker(ctx)];
+    const workers: Worker[] = [await startTrainerWorker(ctx, log), await startGroupWorker(ctx, log), ...(await startRolloutWorker(ctx))];
     const redis = connect(cfg.queues.redisUrl);
     const users = await parts.users();
     try {

@@ -10,7 +10,7 @@ import type { Instance } from '../../data/schema.ts';
 import { metricsSink, readMetrics, type MetricsRecord } from '../../monitor/sink.ts';
 import type { RunContext } from '../context.ts';
 import type { Parts } from '../parts.ts';
-import { RunController, type Outcome } from '../controller.ts';
+import { RunController, type ControllerDeps, type Outcome } from '../controller.ts';
 import { startGroupWorker } from '../group-worker.ts';
 import { connect, metricsStreamKey } from '../queues.ts';
 import { startRolloutWorker } from '../rollout-worker.ts';
@@ -26,7 +26,7 @@ export interface InProcessResult {
   completions: number; // policy server completions served
 }
 
-export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts }): Promise<InProcessResult> {
+export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace'] }): Promise<InProcessResult> {
   const log = o.log ?? (() => {});
   const server = await startSyntheticServer({ latencyMs: o.latencyMs });
   const layout = runLayout(join(cfg.runDir, cfg.runName));
@@ -36,13 +36,13 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
   const parts = o.parts ? o.parts(synthetic) : synthetic;
   const ctx: RunContext = { cfg, layout, info, instances: new Map(instances.map((i) => [i.id, i])), parts, policyUrl: server.url };
   const workers: Worker[] = [await startTrainerWorker(ctx, log), await startGroupWorker(ctx, log)];
-  for (let i = 0; i < cfg.rollout.workers; i++) workers.push(await startRolloutWorker(ctx));
+  for (let i = 0; i < cfg.rollout.workers; i++) workers.push(...(await startRolloutWorker(ctx)));
   const redis = connect(cfg.queues.redisUrl);
   const users = await parts.users();
   await users.init([]);
   try {
     const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, info.runId));
-    const controller = new RunController({ cfg, layout, info, instances, users, redis, sink, policyUrl: server.url, startStep: 0, log });
+    const controller = new RunController({ cfg, layout, info, instances, users, redis, sink, policyUrl: server.url, startStep: 0, log, ...(o.trace ? { trace: o.trace } : {}) });
     const t0 = performance.now();
     const outcome = await controller.run();
     return { outcome, metrics: readMetrics(layout.metrics), seconds: (performance.now() - t0) / 1000, completions: server.completions() };

@@ -1,0 +1,51 @@
+// Per-update files of the run directory (trajectories, group files, the user-state dump of
+// each step): temp file + rename, so a reader sees the whole file or none of it and a worker
+// killed mid-write leaves only a temp file (BullMQ retries the job, which writes it again).
+// Not fsynced: these files only matter until the next checkpoint, which copies what it needs
+// and is fsynced itself (checkpoints/atomic.ts); a machine crash may lose the newest of them,
+// and `gsteer resume` removes every per-update file after its checkpoint and rewrites them
+// (checkpoints/restore.ts). An fsync costs 4-8 ms per file on the build machine's disk.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { writeDirAtomic, writeFileAtomicAsync } from '../checkpoints/atomic.ts';
+import { shortcutOn } from './orch-options.ts';
+
+export async function writeRunFile(path: string, data: string): Promise<void> {
+  if (!shortcutOn('fsync')) return writeFileAtomicAsync(path, data);
+  // Synchronous on purpose: without the fsync, writing a few kB takes tens of µs, less than
+  // the event-loop round trips of the five promise-based calls (mkdir, open, write, close,
+  // rename), which a loaded machine stretches to milliseconds each.
+  mkdirSync(dirname(path), { recursive: true });
+  // Same temp-name shape as checkpoints/atomic.ts, so isTempName recognises crash leftovers.
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+/**
+ * An adapter version dir (adapters/policy-vN): built under a temp name, renamed whole (a
+ * reader sees all of it or none), not fsynced, for the same reason: a checkpoint copies the
+ * versions it needs, and resume restores adapters/ from the checkpoint.
+ */
+export async function writeRunDir(dir: string, fill: (tmpDir: string) => Promise<void>): Promise<void> {
+  if (!shortcutOn('fsync')) return writeDirAtomic(dir, fill);
+  await mkdir(dirname(dir), { recursive: true });
+  const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  await mkdir(tmp);
+  try {
+    await fill(tmp);
+    if (existsSync(dir)) {
+      const old = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+      await rename(dir, old);
+      await rename(tmp, dir);
+      await rm(old, { recursive: true, force: true });
+    } else {
+      await rename(tmp, dir);
+    }
+  } catch (e) {
+    await rm(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
