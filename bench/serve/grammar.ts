@@ -126,7 +126,7 @@ function sftPrompts(n: number): ChatMessage[][] {
   const dir = mkdtempSync(join(tmpdir(), 'gsteer-bench-grammar-'));
   try {
     const out = join(dir, 'examples.jsonl');
-    const args = ['--import', 'tsx', 'cli/main.ts', 'sft', 'build', '--data', 'data/demo/instances.jsonl', '--out', out, '--config', 'configs/demo.yaml'];
+    const args = ['cli/gsteer.mjs', 'sft', 'build', '--data', 'data/demo/instances.jsonl', '--out', out, '--config', 'configs/demo.yaml'];
     const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
     if (r.status !== 0) throw new Error(`gsteer sft build exited ${r.status}`);
     const lines = readFileSync(out, 'utf8').trim().split('\n');
