@@ -8,8 +8,6 @@
 // `gsteer serve --batching on` servers, one with --prefix-cache-mb 0, and reads what each
 // computed from its /metrics. Same seeds and batch invariance: both see the same prompts
 // (checked). With --adapter (e.g. the demo's trained policy) episodes run several turns.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances, loadUserStates } from '../../data/load.ts';
@@ -22,6 +20,7 @@ import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import { snapshotId } from '../../rollout/user-store.ts';
 import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 import { rolloutSeed } from '../../workers/schedule.ts';
+import { serveMetric, startServe } from './serve-child.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,25 +34,11 @@ const { values } = parseArgs({
   },
 });
 
-function startServe(extra: string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const args = [fileURLToPath(new URL('../../cli/gsteer.mjs', import.meta.url)), 'serve', '--model', values.model as string, '--port', '0', '--backend', values.backend as string, '--batching', 'on', '--block-size', values['block-size'] as string, ...extra];
-  if (values.adapter) args.push('--adapter', `policy=${values.adapter}`);
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve({ url: m[1] as string, proc });
-    });
-    proc.on('exit', (code) => reject(new Error(`gsteer serve exited ${code} before listening`)));
-  });
-}
+const serveWith = (extra: string[]) =>
+  startServe(['--model', values.model as string, '--port', '0', '--backend', values.backend as string, '--batching', 'on', '--block-size', values['block-size'] as string, ...extra, ...(values.adapter ? ['--adapter', `policy=${values.adapter}`] : [])]);
 
 async function counters(url: string): Promise<{ prompt: number; computed: number }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const read = (name: string) => Number(text.split('\n').find((l) => l.startsWith(`gsteer_serve:${name} `))?.split(' ')[1] ?? 0);
-  return { prompt: read('prompt_tokens_total'), computed: read('prompt_tokens_computed_total') };
+  return { prompt: await serveMetric(url, 'prompt_tokens_total'), computed: await serveMetric(url, 'prompt_tokens_computed_total') };
 }
 
 interface UpdateRow {
@@ -115,8 +100,8 @@ async function main(): Promise<void> {
     return rows;
   }
 
-  const off = await startServe(['--prefix-cache-mb', '0']);
-  const on = await startServe([]);
+  const off = await serveWith(['--prefix-cache-mb', '0']);
+  const on = await serveWith([]);
   try {
     const [a, b] = [await run(off.url), await run(on.url)];
     const same = a.every((r, i) => JSON.stringify(r.trajectories.map((t) => t.turns.map((x) => x.tokens.promptIds))) === JSON.stringify(b[i]!.trajectories.map((t) => t.turns.map((x) => x.tokens.promptIds))));

@@ -14,36 +14,18 @@
 // prompts instead (decode-bound; what the issue measured 1.36x on). `--rounds R` repeats the
 // levels (a shared machine is noisy): tokens/s is the median round. Ratios: against c=1 of
 // the same mode, and against interleaved at the same c.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { serveMetric as metric, startServe } from './serve-child.ts';
 import { buildPolicyMessages } from '../../rollout/prompt.ts';
 import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
 
-const CLI = [fileURLToPath(new URL('../../cli/gsteer.mjs', import.meta.url))];
 const MODES: Record<string, string[]> = {
   interleaved: ['--batching', 'off'],
   batched: ['--batching', 'on', '--prefix-cache-mb', '0'],
   'batched+cache': ['--batching', 'on'],
 };
-
-function startServe(modelDir: string, backend: string, maxConcurrency: number, extra: string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const args = [...CLI, 'serve', '--model', modelDir, '--port', '0', '--backend', backend, '--max-concurrency', String(maxConcurrency), ...extra];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m) resolve({ url: m[1] as string, proc });
-    });
-    proc.stderr?.on('data', (d: Buffer) => {
-      if (!/ (GET|POST) \//.test(d.toString())) process.stderr.write(d);
-    });
-    proc.on('exit', (code) => reject(new Error(`gsteer serve exited ${code} before listening`)));
-  });
-}
 
 interface Sample {
   ttftMs: number;
@@ -106,11 +88,6 @@ async function level(url: string, model: string, prompts: number[][], concurrenc
   return { tokensPerS: samples.reduce((s, x) => s + x.tokens, 0) / wallS, ttft: samples.map((s) => s.ttftMs) };
 }
 
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(text.split('\n').find((l) => l.startsWith(`gsteer_serve:${name} `))?.split(' ')[1] ?? 0);
-}
-
 function pct(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
@@ -164,7 +141,7 @@ async function main(): Promise<void> {
   if (!['demo', 'short'].includes(values.workload as string)) throw new Error(`--workload must be demo or short but is ${values.workload}`);
   const servers = new Map<string, { url: string; proc: ChildProcess }>();
   try {
-    for (const m of modes) servers.set(m, await startServe(modelDir, values.backend as string, Math.max(...levels), MODES[m] as string[]));
+    for (const m of modes) servers.set(m, await startServe(['--model', modelDir, '--port', '0', '--backend', values.backend as string, '--max-concurrency', String(Math.max(...levels)), ...(MODES[m] as string[])]));
     const warm = workload(1, 1, 99)[0] as number[];
     for (const { url } of servers.values()) await complete(url, modelDir, warm, 4, 0); // kernels, operator caches
     // --rounds R: every level R times (new prompts each time); tokens/s is the median of the rounds, TTFT over all requests

@@ -4,26 +4,15 @@
 // one token per step; and bit for bit batch invariance: a sequence's logits do not depend on
 // what else is in the batch nor on how its prompt blocks are spread over steps; a cache
 // rebuilt from sliced blocks continues exactly.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selectBackend } from '../../../trainer/backend.ts';
-import { loadPeftAdapter } from '../../../trainer/lora/peft.ts';
 import type { LoraAdapter } from '../../../trainer/lora/types.ts';
 import { forwardBatch, segmentsOf, type BatchEntry } from '../../../trainer/model/batch-step.ts';
 import { appendKv, sliceKv } from '../../../trainer/model/kv-blocks.ts';
-import { createKvCache, loadModel, type KvCache, type Qwen3Model } from '../../../trainer/model/index.ts';
+import { createKvCache, type KvCache, type Qwen3Model } from '../../../trainer/model/index.ts';
+import { loadFixture, readExpected } from './reference-fixture.ts';
 import { Rng } from '../../../util/rng.ts';
-
-const FIXTURES = join(import.meta.dirname, '../../reference/fixtures');
-
-interface Expected {
-  inputs: number[][];
-  base: { logprobs: number[][] };
-  adapter: { logprobs: number[][] };
-}
 
 /** log softmax of row logits [rows] at the row of token id (ids outside a vocab map are scored as unk, like the reference). */
 function logprobAt(model: Qwen3Model, rowLogits: Float32Array, id: number): number {
@@ -39,14 +28,12 @@ const same = (a: Float32Array | null, b: Float32Array | null) => a !== null && b
 
 for (const backend of ['wasm', 'cpu'] as const) {
   describe.each(['tiny', 'gqa'])(`forwardBatch on ${backend}: fixture %s`, (name) => {
-    const expected = JSON.parse(readFileSync(join(FIXTURES, name, 'expected.json'), 'utf8')) as Expected;
+    const expected = readExpected(name);
     let model: Qwen3Model;
     let adapter: LoraAdapter;
 
     beforeAll(async () => {
-      await selectBackend(backend, () => {});
-      model = await loadModel(join(FIXTURES, name));
-      adapter = loadPeftAdapter(join(FIXTURES, name, 'adapter'), model);
+      ({ model, adapter } = await loadFixture(backend, name));
     });
     afterAll(() => {
       adapter?.dispose();

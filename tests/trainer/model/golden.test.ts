@@ -1,24 +1,13 @@
 // The tfjs Qwen3 forward against the independent NumPy reference (tests/reference/qwen3_ref.py):
 // per-token logprobs and entropies with and without a PEFT adapter, on the wasm and cpu
 // backends, batched (ragged, right-padded) and through the KV cache.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../../trainer/backend.ts';
-import { loadPeftAdapter } from '../../../trainer/lora/peft.ts';
 import type { LoraAdapter } from '../../../trainer/lora/types.ts';
 import { createKvCache, forwardStep, loadModel, tokenLogprobs, type Qwen3Model } from '../../../trainer/model/index.ts';
-
-const FIXTURES = join(import.meta.dirname, '../../reference/fixtures');
-
-interface Expected {
-  inputs: number[][];
-  base: { logprobs: number[][]; entropy: number[][] };
-  adapter: { logprobs: number[][]; entropy: number[][] };
-}
-
-const readExpected = (name: string): Expected => JSON.parse(readFileSync(join(FIXTURES, name, 'expected.json'), 'utf8')) as Expected;
+import { FIXTURES, loadFixture, readExpected } from './reference-fixture.ts';
 
 /** Max |a - b| over the real (unpadded) positions of each row. */
 function maxDiff(got: number[][], want: number[][]): number {
@@ -42,9 +31,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
     let adapter: LoraAdapter;
 
     beforeAll(async () => {
-      await selectBackend(backend, () => {});
-      model = await loadModel(join(FIXTURES, name));
-      adapter = loadPeftAdapter(join(FIXTURES, name, 'adapter'), model);
+      ({ model, adapter } = await loadFixture(backend, name));
     });
     afterAll(() => {
       adapter?.dispose();
