@@ -20,7 +20,15 @@ export function fsyncDir(dir: string): void {
 
 const tmpSuffix = () => `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
 
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+/**
+ * durable: false skips the fsyncs (still temp + rename, so a reader sees the whole file or
+ * none of it), for files a later fsynced checkpoint supersedes (workers/run-file.ts).
+ */
+export interface AtomicOptions {
+  durable?: boolean;
+}
+
+export function writeFileAtomic(path: string, data: string | Uint8Array, { durable = true }: AtomicOptions = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = path + tmpSuffix();
   const fd = openSync(tmp, 'w');
@@ -28,22 +36,22 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     const buf = typeof data === 'string' ? Buffer.from(data) : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(tmp, path);
-  fsyncDir(dirname(path));
+  if (durable) fsyncDir(dirname(path));
 }
 
 /** Build a directory with `fill(tmpDir)` and rename it to `dir` (replacing an older one). */
-export async function writeDirAtomic(dir: string, fill: (tmpDir: string) => Promise<void> | void): Promise<void> {
+export async function writeDirAtomic(dir: string, fill: (tmpDir: string) => Promise<void> | void, { durable = true }: AtomicOptions = {}): Promise<void> {
   mkdirSync(dirname(dir), { recursive: true });
   const tmp = dir + tmpSuffix();
   mkdirSync(tmp);
   try {
     await fill(tmp);
-    fsyncDir(tmp);
+    if (durable) fsyncDir(tmp);
     if (existsSync(dir)) {
       const old = dir + tmpSuffix();
       renameSync(dir, old);
@@ -52,7 +60,7 @@ export async function writeDirAtomic(dir: string, fill: (tmpDir: string) => Prom
     } else {
       renameSync(tmp, dir);
     }
-    fsyncDir(dirname(dir));
+    if (durable) fsyncDir(dirname(dir));
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;

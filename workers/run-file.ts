@@ -5,11 +5,7 @@
 // and is fsynced itself (checkpoints/atomic.ts); a machine crash may lose the newest of them,
 // and `gsteer resume` removes every per-update file after its checkpoint and rewrites them
 // (checkpoints/restore.ts). An fsync costs 4-8 ms per file on the build machine's disk.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { writeDirAtomic, writeFileAtomicAsync } from '../checkpoints/atomic.ts';
+import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from '../checkpoints/atomic.ts';
 import { shortcutOn } from './orch-options.ts';
 
 export async function writeRunFile(path: string, data: string): Promise<void> {
@@ -17,11 +13,7 @@ export async function writeRunFile(path: string, data: string): Promise<void> {
   // Synchronous on purpose: without the fsync, writing a few kB takes tens of µs, less than
   // the event-loop round trips of the five promise-based calls (mkdir, open, write, close,
   // rename), which a loaded machine stretches to milliseconds each.
-  mkdirSync(dirname(path), { recursive: true });
-  // Same temp-name shape as checkpoints/atomic.ts, so isTempName recognises crash leftovers.
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
+  writeFileAtomic(path, data, { durable: false });
 }
 
 /**
@@ -29,23 +21,6 @@ export async function writeRunFile(path: string, data: string): Promise<void> {
  * reader sees all of it or none), not fsynced, for the same reason: a checkpoint copies the
  * versions it needs, and resume restores adapters/ from the checkpoint.
  */
-export async function writeRunDir(dir: string, fill: (tmpDir: string) => Promise<void>): Promise<void> {
-  if (!shortcutOn('fsync')) return writeDirAtomic(dir, fill);
-  await mkdir(dirname(dir), { recursive: true });
-  const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  await mkdir(tmp);
-  try {
-    await fill(tmp);
-    if (existsSync(dir)) {
-      const old = `${dir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-      await rename(dir, old);
-      await rename(tmp, dir);
-      await rm(old, { recursive: true, force: true });
-    } else {
-      await rename(tmp, dir);
-    }
-  } catch (e) {
-    await rm(tmp, { recursive: true, force: true });
-    throw e;
-  }
+export function writeRunDir(dir: string, fill: (tmpDir: string) => Promise<void>): Promise<void> {
+  return writeDirAtomic(dir, fill, { durable: !shortcutOn('fsync') });
 }
