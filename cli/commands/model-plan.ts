@@ -12,7 +12,7 @@ import { InputError } from '../../util/errors.ts';
 export const planUsage = `usage: gsteer model plan --model DIR --seq-len N --micro-batch B
                         [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
                         [--backend gpu|node|wasm|cpu] [--recompute]
-                        [--constrained [--distinct-masks M]]
+                        [--constrained [--distinct-masks M]] [--loss-tokens S]
 
 Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
 state, activations of one micro-batch (with and without per-layer recomputation,
@@ -21,7 +21,9 @@ A100-40GB / A100-80GB / H100-80GB (90% usable), for wasm against its 4 GiB heap,
 cpu/node against this machine's RAM. DIR needs only config.json. --constrained adds the
 grammar masks of constrained turns (rollout.constrained): a [M, V] table of the distinct
 allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
-(a policy turn has far fewer distinct sets: one per grammar state).`;
+(a policy turn has far fewer distinct sets: one per grammar state). --loss-tokens S: the
+completion (GRPO) or target (SFT) tokens of a micro-batch, the only positions the trainer
+runs through lm_head; default B*T, the bound.`;
 
 const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
 
@@ -51,6 +53,7 @@ export async function runPlan(argv: string[]): Promise<number> {
       recompute: { type: 'boolean', default: false },
       constrained: { type: 'boolean', default: false },
       'distinct-masks': { type: 'string' },
+      'loss-tokens': { type: 'string' },
     },
   });
   if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
@@ -72,7 +75,9 @@ export async function runPlan(argv: string[]): Promise<number> {
     dropout: !values['no-dropout'],
     vocabRows: vocab ? vocab.keptIds.length : cfg.vocabSize,
     ...(values.constrained ? { distinctMasks: positive('distinct-masks', values['distinct-masks'], seqLen * microBatch) } : {}),
+    lossTokens: positive('loss-tokens', values['loss-tokens'], seqLen * microBatch),
   };
+  if (base.lossTokens > seqLen * microBatch) throw new InputError(`model plan: --loss-tokens ${base.lossTokens} is more than the micro-batch's ${seqLen * microBatch} tokens (--seq-len x --micro-batch); lower it`);
   const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
   const chosen = values.recompute ? plans.on : plans.off;
   const total = (p: PlanLine[]) => p[p.length - 1]!.bytes;

@@ -164,6 +164,18 @@ describe('gsteer model plan', () => {
     }
     expect(out.join('\n')).toMatch(/grammar masks\s+1\.50 KiB\s+constrained turns: 3 distinct/);
     expect(out.join('\n')).toMatch(/total\s+42\.46 KiB/);
+    // --loss-tokens 2: the logits go over 2 positions instead of 4: 6.5 copies x 2 x 32 rows x 4 B
+    // = 1664 B less, 41939.2 - 1664 = 40275.2 B = 39.33 KiB
+    out.length = 0;
+    console.log = (s: string) => out.push(s);
+    try {
+      expect(await runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--lora-r', '2', '--targets', 'q_proj,v_proj', '--no-dropout', '--loss-tokens', '2'])).toBe(0);
+    } finally {
+      console.log = log;
+    }
+    expect(out.join('\n')).toMatch(/\(2 positions x V rows 32\)/);
+    expect(out.join('\n')).toMatch(/total\s+39\.33 KiB/);
+    await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--loss-tokens', '5'])).rejects.toThrow(/--loss-tokens 5 is more than the micro-batch's 4 tokens/);
     await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--distinct-masks', '3'])).rejects.toThrow(/--distinct-masks needs --constrained/);
     await expect(runPlan(['--model', dir, '--seq-len', 'x', '--micro-batch', '1'])).rejects.toThrow(/--seq-len x must be a positive integer/);
     await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--targets', 'qproj'])).rejects.toThrow(/allowed: q_proj/);
