@@ -1,6 +1,6 @@
 // The one run config (STYLE.md §4). `RunConfigInput` is what users write (every field
 // optional); `RunConfig` is the resolved shape the code reads. Defaults are the paper's
-// (seeds/g-steer-paper.md, Implementation Details; SPEC.md sections named per field).
+// (seeds/g-steer-paper.md, Implementation Details; the docs/method.md sections, cited as method §n, named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../serve/structured/policy-filter.ts';
@@ -8,7 +8,7 @@ import { policyMinTokens } from '../serve/structured/policy-filter.ts';
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
 
-/** SPEC §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
+/** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
 export const PolicySchema = z
   .object({
     /** `embedded`: gsteer starts `serve/` over `model`; `external`: use `baseUrl` as is. */
@@ -27,7 +27,7 @@ export const PolicySchema = z
   })
   .strict();
 
-/** SPEC §3: LLM-backed simulator in real runs (Qwen3-32B in the paper), embedded seed-grounded one otherwise. */
+/** method §3: LLM-backed simulator in real runs (Qwen3-32B in the paper), embedded seed-grounded one otherwise. */
 export const SimulatorSchema = z
   .object({
     kind: z.enum(['embedded', 'llm']).default('embedded'),
@@ -42,7 +42,7 @@ export const SimulatorSchema = z
   })
   .strict();
 
-/** SPEC §9: phi = all-mpnet-base-v2 in the paper; three implementations behind one interface. */
+/** method §9: phi = all-mpnet-base-v2 in the paper; three implementations behind one interface. */
 export const EncoderSchema = z
   .object({
     kind: z.enum(['embedded', 'onnx', 'http']).default('embedded'),
@@ -63,7 +63,7 @@ export const EncoderSchema = z
   })
   .strict();
 
-/** SPEC §6: memory judge; SPEC §7 teacher; SPEC §8 factor extractor. */
+/** method §6: memory judge; method §7 teacher; method §8 factor extractor. */
 export const JudgeSchema = z
   .object({
     kind: z.enum(['rule', 'llm']).default('rule'),
@@ -73,13 +73,13 @@ export const JudgeSchema = z
   })
   .strict();
 
-/** SPEC §3 and §5 (paper: group 4, temperature 0.7, top-p 0.95). */
+/** method §3 and §5 (paper: group 4, temperature 0.7, top-p 0.95). */
 export const RolloutSchema = z
   .object({
-    groupSize: z.number().int().min(2).default(4), // SPEC §5: G = 4
+    groupSize: z.number().int().min(2).default(4), // method §5: G = 4
     temperature: z.number().min(0).max(2).default(0.7), // paper: rollout temperature 0.7
     topP: z.number().gt(0).max(1).default(0.95), // paper: top-p 0.95
-    maxTurns: positiveInt.default(12), // SPEC §3: default 12
+    maxTurns: positiveInt.default(12), // method §3: default 12
     maxTokens: positiveInt.default(384), // per policy turn; long enough for state + plan + action
     /**
      * Sample every policy turn under the policy grammar (rollout/grammar.ebnf, sent as vLLM's
@@ -89,14 +89,14 @@ export const RolloutSchema = z
      * unconstrained runs and for what only parseTurn checks (a repeated slot name under vLLM).
      */
     constrained: z.boolean().default(true),
-    retrieveCandidates: positiveInt.default(15), // SPEC §2: Retrieve examines up to 15
-    retrieveTopK: positiveInt.default(3), // SPEC §2: returns at most 3
+    retrieveCandidates: positiveInt.default(15), // method §2: Retrieve examines up to 15
+    retrieveTopK: positiveInt.default(3), // method §2: returns at most 3
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
     concurrency: positiveInt.default(4), // episodes in flight per rollout worker
   })
   .strict();
 
-/** SPEC §4 (paper defaults). */
+/** method §4 (paper defaults). */
 export const RewardSchema = z
   .object({
     alpha: z.number().min(0).default(1.0),
@@ -105,15 +105,15 @@ export const RewardSchema = z
     lambdaRet: z.number().min(0).default(0.01),
     lambdaRep: z.number().min(0).default(0.08),
     lambdaMulti: z.number().min(0).default(0.08),
-    repetitionThreshold: z.number().min(-1).max(1).default(0.86), // SPEC §4: cosine >= 0.86
+    repetitionThreshold: z.number().min(-1).max(1).default(0.86), // method §4: cosine >= 0.86
     invalidPenalty: z.number().min(0).default(1.0),
     nonStopPenalty: z.number().min(0).default(0.2),
-    /** SPEC §4: uniform (1/N) or rubric-weighted (sum w_i s_i / sum w_i) coverage. */
+    /** method §4: uniform (1/N) or rubric-weighted (sum w_i s_i / sum w_i) coverage. */
     coverageWeighting: z.enum(['uniform', 'rubric']).default('uniform'),
   })
   .strict();
 
-/** SPEC §5 (paper: lr 1e-6, AdamW wd 0.01, clip 0.2, no KL, 2 passes, seed 42). TRL names in comments. */
+/** method §5 (paper: lr 1e-6, AdamW wd 0.01, clip 0.2, no KL, 2 passes, seed 42). TRL names in comments. */
 export const GrpoSchema = z
   .object({
     /** TRL `scale_rewards`: group std (paper), batch std, or none (Dr. GRPO). */
@@ -145,7 +145,7 @@ export const GrpoSchema = z
   })
   .strict();
 
-/** SPEC §5: LoRA rank 8, alpha 16, dropout 0.05 on all projections (PEFT names). */
+/** method §5: LoRA rank 8, alpha 16, dropout 0.05 on all projections (PEFT names). */
 export const LoraSchema = z
   .object({
     r: positiveInt.default(8),
@@ -158,19 +158,19 @@ export const LoraSchema = z
   })
   .strict();
 
-/** SPEC §9 / NOTES.md: `auto` prefers gpu > node > wasm > cpu, whichever is installed. */
+/** method §9.7, §14.1: `auto` prefers gpu > node > wasm > cpu, whichever is installed. */
 export const TrainerSchema = z
   .object({
     backend: z.enum(['auto', 'gpu', 'node', 'wasm', 'cpu']).default('auto'),
   })
   .strict();
 
-/** SPEC §7: SFT on graph-scaffolded trajectories. */
+/** method §7: SFT on graph-scaffolded trajectories. */
 export const SftSchema = z
   .object({
     enabled: z.boolean().default(false),
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
-    optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // SPEC §7
+    optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
     ordersPerSubgraph: positiveInt.default(2),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
     weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
@@ -186,10 +186,10 @@ export const SftSchema = z
   })
   .strict();
 
-/** SPEC §8: intrinsic evaluation (eval/; paper "Evaluation" and "Rollout and Factor Extraction"). */
+/** method §8: intrinsic evaluation (eval/; paper "Evaluation" and "Rollout and Factor Extraction"). */
 export const EvalSchema = z
   .object({
-    threshold: z.number().min(-1).max(1).default(0.55), // SPEC §8: covered when best cosine >= 0.55
+    threshold: z.number().min(-1).max(1).default(0.55), // method §8: covered when best cosine >= 0.55
     sweep: z.array(z.number().min(-1).max(1)).min(1).default([0.45, 0.5, 0.55, 0.6, 0.65, 0.7]), // paper Table 9: 0.45..0.70
     temperature: z.number().min(0).max(2).default(0.7), // paper: test-time temperature 0.7
     topP: z.number().gt(0).max(1).default(1.0), // paper: test-time top-p 1.0

@@ -1,4 +1,4 @@
-// The Intent Elicitation Graph (IEG) of one instance (SPEC §2, §7; paper "Intent
+// The Intent Elicitation Graph (IEG) of one instance (method §2, §7; paper "Intent
 // Elicitation Graph"): a DAG over target ids, edge [parent, child] meaning "resolving the
 // parent can change whether/how the child should be elicited". The query is the implicit
 // root, so a target without parents hangs directly under it.
@@ -49,7 +49,7 @@ export function ancestors(g: IegGraph, id: string): Set<string> {
   return new Set(g.targets.map((t) => t.id).filter((t) => seen.has(t)));
 }
 
-/** SPEC §7: the backbone subgraph = all essential targets and their ancestors (target order). */
+/** method §7: the backbone subgraph = all essential targets and their ancestors (target order). */
 export function backbone(g: IegGraph): Set<string> {
   const keep = new Set<string>();
   for (const t of g.targets) {
@@ -63,7 +63,7 @@ export function backbone(g: IegGraph): Set<string> {
 /**
  * Undirected hop distance from the nearest id in `sources` to every reachable target
  * (sources are 0). Used to put "optional targets closer to the essential backbone" first
- * (SPEC §7). Unreachable targets are absent from the map.
+ * (method §7). Unreachable targets are absent from the map.
  */
 export function hopsFrom(g: IegGraph, sources: Iterable<string>): Map<string, number> {
   const ids = knownIds(g);
@@ -102,7 +102,7 @@ export function eligible(g: IegGraph, covered: ReadonlySet<string>): string[] {
 }
 
 /**
- * Late activation (SPEC §7; paper "Intent Elicitation Graph" and "Scenario-Controlled
+ * Late activation (method §7; paper "Intent Elicitation Graph" and "Scenario-Controlled
  * Trajectories"): a target flagged `lateActivatable` is initially inactive and becomes
  * active once at least ONE of its parents' slots is covered ("becomes eligible only after
  * one of its parents has been covered"). Every other target is active from the start.
@@ -162,7 +162,7 @@ export function parentMap(g: IegGraph): Map<string, string[]> {
 
 
 // ---------------------------------------------------------------------------------------
-// Topological orders (SPEC §7: "order targets so no child precedes a parent; several valid
+// Topological orders (method §7: "order targets so no child precedes a parent; several valid
 // orders diversify"). Over a subset, a precedes b whenever a is an ANCESTOR of b in the
 // full graph, so constraints through left-out intermediate targets are kept.
 

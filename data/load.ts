@@ -24,7 +24,7 @@ export function loadInstances(files: readonly string[]): Instance[] {
   return loadClean(files, 'instances').instances;
 }
 
-/** Validated initial user states (SPEC §2, §6). Throws InputError listing every problem. */
+/** Validated initial user states (method §2, §6). Throws InputError listing every problem. */
 export function loadUserStates(files: readonly string[]): UserState[] {
   return loadClean(files, 'user_states').userStates;
 }

@@ -1,4 +1,4 @@
-// The persona (SPEC §2: facts visible to the simulator only) in the forms datasets bring:
+// The persona (method §2: facts visible to the simulator only) in the forms datasets bring:
 // free text, a list of facts, or a structured profile of attributes as PDR-Bench describes
 // its users ({"age": 67, "languages": ["Danish", "English"], "drives": false}). Both
 // simulators see it through personaLines(), the one rendering: the embedded simulator

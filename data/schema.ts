@@ -1,4 +1,4 @@
-// SPEC §2: the data model. Instances and user states are JSONL, one record per line.
+// method §2: the data model. Instances and user states are JSONL, one record per line.
 // Field-level rules live in the zod schemas; cross-record rules (duplicate ids, IEG
 // cycles, unknown edge endpoints...) live in data/validate.ts.
 import { z } from 'zod';
@@ -14,7 +14,7 @@ export const TargetSchema = z
     seedAnswer: z.string(), // emptiness is reported by validate with the instance id
     weight: z.number(), // w_i >= 0, finiteness checked by validate
     essential: z.boolean().default(false), // eta_i
-    criterion: z.string().optional(), // rubric text; appended to g_i for matching (SPEC §4)
+    criterion: z.string().optional(), // rubric text; appended to g_i for matching (method §4)
     lateActivatable: z.boolean().default(false), // inactive until a parent slot is covered
   })
   .strict();
@@ -37,7 +37,7 @@ export const InstanceSchema = z
   })
   .strict();
 
-/** A slot-level episodic memory (SPEC §2). Embeddings live in the store, not in the file. */
+/** A slot-level episodic memory (method §2). Embeddings live in the store, not in the file. */
 export const MemorySchema = z
   .object({
     name: z.string().min(1),
@@ -61,7 +61,7 @@ export type Memory = z.output<typeof MemorySchema>;
 export type UserState = z.output<typeof UserStateSchema>;
 export type Split = (typeof SPLITS)[number];
 
-/** SPEC §4: g_i text = description plus the rubric criterion when present. */
+/** method §4: g_i text = description plus the rubric criterion when present. */
 export function targetText(t: Target): string {
   return t.criterion ? `${t.description} ${t.criterion}` : t.description;
 }

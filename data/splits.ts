@@ -1,4 +1,4 @@
-// Evaluation groups of test instances (SPEC §8; paper Table "seen / unseen user / unseen
+// Evaluation groups of test instances (method §8; paper Table "seen / unseen user / unseen
 // task / both unseen"). A test instance's user is "seen" when that user has at least one
 // train instance; its task likewise. Train instances belong to no group.
 import type { Instance } from './schema.ts';

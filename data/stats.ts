@@ -1,5 +1,5 @@
 // `gsteer data stats`: the shape of a dataset at a glance — split sizes, users, tasks,
-// targets per instance, essential share, IEG size, late activation, eval groups (SPEC §8).
+// targets per instance, essential share, IEG size, late activation, eval groups (method §8).
 import type { Instance, UserState } from './schema.ts';
 import { EVAL_GROUPS, evalGroups, type EvalGroup } from './splits.ts';
 

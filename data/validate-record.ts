@@ -1,4 +1,4 @@
-// Rules for ONE record (an instance or a user state), beyond what zod types say (SPEC §2).
+// Rules for ONE record (an instance or a user state), beyond what zod types say (method §2).
 // They run on the raw JSON as well as through zod, so a record with a type error still
 // gets every other fault reported. Cross-record rules (duplicate ids) are in validate.ts.
 import type { z } from 'zod';
@@ -26,13 +26,13 @@ function weightRule(w: unknown, field: string, report: Report) {
   if (w === undefined) report(field, 'required field is missing; w_i must be a finite number >= 0 (e.g. 1.0)');
   else if (typeof w !== 'number') report(field, `weight ${show(w)} is not a number; w_i must be a finite number >= 0; write it unquoted, e.g. 1.5`);
   else if (!Number.isFinite(w)) report(field, `weight ${show(w)} is not finite; w_i must be a finite number >= 0; use a value like 1.0-3.0`);
-  else if (w < 0) report(field, `weight ${w} is negative; w_i must be >= 0 (SPEC §2); use 0 to ignore the target or a positive importance`);
+  else if (w < 0) report(field, `weight ${w} is negative; w_i must be >= 0 (method §2); use 0 to ignore the target or a positive importance`);
 }
 
 function targetRules(r: Obj, report: Report) {
   const targets = asArr(r.targets);
   if (Array.isArray(r.targets) && targets.length === 0) {
-    report('targets', 'instance has no targets; every instance needs at least one elicitation target (SPEC §2); add targets or drop the instance');
+    report('targets', 'instance has no targets; every instance needs at least one elicitation target (method §2); add targets or drop the instance');
   }
   const childIds = new Set(asArr(r.edges).map((e) => asArr(e)[1]));
   const firstIndex = new Map<unknown, number>();
@@ -47,10 +47,10 @@ function targetRules(r: Obj, report: Report) {
     }
     weightRule(t.weight, `${at}.weight`, report);
     if (typeof t.seedAnswer === 'string' && !t.seedAnswer.trim()) {
-      report(`${at}.seedAnswer`, `empty seed answer ${show(t.seedAnswer)}; the simulator grounds its replies in it (SPEC §3); write the user's specific first-person answer`);
+      report(`${at}.seedAnswer`, `empty seed answer ${show(t.seedAnswer)}; the simulator grounds its replies in it (method §3); write the user's specific first-person answer`);
     }
     if (t.lateActivatable === true && !childIds.has(t.id)) {
-      report(`${at}.lateActivatable`, `target ${show(t.id)} is lateActivatable but has no parent; late activation waits for a parent slot (SPEC §7); add an edge [parent, ${show(t.id)}] or drop the flag`);
+      report(`${at}.lateActivatable`, `target ${show(t.id)} is lateActivatable but has no parent; late activation waits for a parent slot (method §7); add an edge [parent, ${show(t.id)}] or drop the flag`);
     }
   });
 }
@@ -71,7 +71,7 @@ function edgeRules(r: Obj, report: Report) {
   });
   const cycle = findCycle({ edges: valid });
   if (cycle) {
-    report('edges', `the IEG has a cycle ${[...cycle, cycle[0]].join(' -> ')}; the IEG must be a DAG (SPEC §2); remove or reverse one of these edges`);
+    report('edges', `the IEG has a cycle ${[...cycle, cycle[0]].join(' -> ')}; the IEG must be a DAG (method §2); remove or reverse one of these edges`);
   }
 }
 

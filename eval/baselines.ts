@@ -1,4 +1,4 @@
-// SPEC §8 / paper "Baselines": every method shares the environment (simulator, frozen user
+// method §8 / paper "Baselines": every method shares the environment (simulator, frozen user
 // memory, parser, max turns) and differs only by action menu and prompt. `gsteer` is the
 // trained policy with its own prompt (rollout/prompt.ts SYSTEM_PROMPT, slot tracking); the
 // prompting baselines use the generic prompt restricted to their menu (baselineSystemPrompt),

@@ -1,4 +1,4 @@
-// The LLM factor extractor (SPEC §8; paper: GPT-5.4 with a fixed prompt, each q* submitted
+// The LLM factor extractor (method §8; paper: GPT-5.4 with a fixed prompt, each q* submitted
 // once, structured output) through the `openai` client. The reply must be exactly one JSON
 // list of strings (a <think> block and ``` fences are removed first, llm-json.ts). Anything
 // else (prose, an object, a non-string entry) is malformed: the query gets NO factors and

@@ -1,4 +1,4 @@
-// The embedded factor extractor (SPEC §8; the LLM one is extractor-llm.ts). Deterministic,
+// The embedded factor extractor (method §8; the LLM one is extractor-llm.ts). Deterministic,
 // no model: a refined query q* is a restatement of the original request plus the
 // user-specific constraints the policy gathered, so
 //   1. split q* into sentences (. ! ? ; and line breaks followed by space or end),

@@ -1,4 +1,4 @@
-// SPEC §8: the factor extractor reads the user-specific framing factors out of a refined
+// method §8: the factor extractor reads the user-specific framing factors out of a refined
 // query q*. One interface, two implementations: an LLM through the `openai` client
 // (extractor-llm.ts; GPT-5.4 in the paper) and an embedded rule-based one
 // (extractor-rule.ts). The instance is passed so an extractor may drop what merely

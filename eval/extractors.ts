@@ -1,4 +1,4 @@
-// The factor extractor named by the run config (eval.extractor; SPEC §8).
+// The factor extractor named by the run config (eval.extractor; method §8).
 import type { EvalConfig } from '../configs/schema.ts';
 import type { FactorExtractor } from './extractor.ts';
 import { LlmFactorExtractor } from './extractor-llm.ts';

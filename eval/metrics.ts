@@ -1,4 +1,4 @@
-// SPEC §8 intrinsic metrics, pure. Paper ("Evaluation", "Rollout and Factor Extraction"):
+// method §8 intrinsic metrics, pure. Paper ("Evaluation", "Rollout and Factor Extraction"):
 // each reference target is compared with its most similar extracted factor (coverage), and
 // each extracted factor with its most similar reference target (precision); the two
 // directions are computed independently (no one-to-one matching here, unlike the reward's
@@ -94,7 +94,7 @@ export function addCounts(a: PooledCounts, b: PooledCounts): PooledCounts {
 
 const ratio = (num: number, den: number): number | null => (den > 0 ? num / den : null);
 
-/** Metrics from pooled counts (SPEC §8). */
+/** Metrics from pooled counts (method §8). */
 export function metricsOf(c: PooledCounts): GroupMetrics {
   const precision = ratio(c.matchedFactors, c.factors);
   const recall = ratio(c.coveredTargets, c.targets);
@@ -111,7 +111,7 @@ export function metricsOf(c: PooledCounts): GroupMetrics {
   };
 }
 
-/** SPEC §8: pool the episodes' counts, then take the ratios. */
+/** method §8: pool the episodes' counts, then take the ratios. */
 export function pooledMetrics(episodes: readonly EpisodeSims[], tau: number): GroupMetrics {
   return metricsOf(episodes.reduce((acc, e) => addCounts(acc, episodeCounts(e, tau)), ZERO));
 }

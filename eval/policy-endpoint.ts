@@ -1,4 +1,4 @@
-// Where evaluation episodes get their policy (SPEC §9): the embedded server (serve/, over
+// Where evaluation episodes get their policy (method §9): the embedded server (serve/, over
 // policy.model, started here and closed after) or an external OpenAI-compatible server
 // (vLLM) at policy.baseUrl. `--adapter DIR` loads a PEFT adapter under ADAPTER_NAME (at
 // start on the embedded server; through /v1/load_lora_adapter on an external one) and

@@ -17,7 +17,7 @@ export interface EvalReport {
   method: { baseline: string; label: string; model: string | null; source: 'episodes' | 'trajectories' };
   encoder: string;
   extractor: string;
-  threshold: number; // the main threshold (SPEC §8: 0.55)
+  threshold: number; // the main threshold (method §8: 0.55)
   results: ThresholdResult[]; // one per threshold, ascending; the main one included
   episodes: ScoredEpisode[];
 }
@@ -51,7 +51,7 @@ function row(name: string, m: GroupMetrics): string {
   return cells.map((c, i) => (i < 2 ? c : c.padStart(i >= 7 ? 9 : 7))).join(' ');
 }
 
-/** One table per threshold shown: overall and the four groups (SPEC §8). */
+/** One table per threshold shown: overall and the four groups (method §8). */
 export function formatTable(r: ThresholdResult, title: string): string {
   const head = ['group'.padEnd(12), 'eps'.padStart(4), 'WCov'.padStart(7), 'E-WCov'.padStart(7), 'Prec.'.padStart(7), 'Rec.'.padStart(7), 'F1'.padStart(7), 'Ask/Ret.'.padStart(9), 'stopped'.padStart(9)].join(' ');
   const lines = [`${title} (threshold ${r.threshold})`, head, row('overall', r.overall)];

@@ -1,4 +1,4 @@
-// SPEC §8 evaluation runner: one episode per instance (the shared environment: policy
+// method §8 evaluation runner: one episode per instance (the shared environment: policy
 // server, simulator, frozen user memory; the method's action menu), then factor
 // extraction from q*, cosines, and pooled metrics per split group. Episodes use the eval
 // sampling settings (paper: temperature 0.7, top-p 1.0, up to 1024 new tokens) and a seed

@@ -1,4 +1,4 @@
-// Scoring finished episodes (SPEC §8): q* -> extracted factors -> cosines between every
+// Scoring finished episodes (method §8): q* -> extracted factors -> cosines between every
 // target text g_i (description + rubric criterion, data/schema.ts targetText) and every
 // factor, with the same encoder phi as the reward. An episode without q* (invalid or
 // non-stop) has no factors: its targets count, uncovered. What is kept per episode is

@@ -1,4 +1,4 @@
-// The user state during evaluation (SPEC §6, §8; paper "Settings"): memories and profiles
+// The user state during evaluation (method §6, §8; paper "Settings"): memories and profiles
 // come from the final online states of GRPO on the training split (a checkpoint's
 // user_states.jsonl, or data.userStates before any training) and stay FROZEN: nothing
 // here ever calls update. Users without a train instance start empty, even when the file

@@ -29,7 +29,7 @@ export function fmtStat(v: number): string {
   return a >= 1e5 || a < 1e-3 ? v.toExponential(2) : String(Number(v.toPrecision(4)));
 }
 
-/** The curves a reader checks first (SPEC §5 / TRL names), reward components in name order. */
+/** The curves a reader checks first (method §5 / TRL names), reward components in name order. */
 export function mainCurves(records: readonly MetricsRecord[]): string[] {
   const keys = new Set(records.flatMap((r) => Object.keys(r).filter((k) => typeof r[k] === 'number')));
   const components = [...keys].filter((k) => k.startsWith('rewards/') && k.endsWith('/mean')).sort();

@@ -1,10 +1,10 @@
 // Reward curves drawn in the terminal (asciichart): the total reward per update, then one
-// small chart per reward component (SPEC §4: every component reported separately), so a
+// small chart per reward component (method §4: every component reported separately), so a
 // run's end shows what moved without opening the dashboard.
 import { plot } from 'asciichart';
 import type { MetricsRecord } from './sink.ts';
 
-/** The components worth a chart, in SPEC §4 order (count-like fields such as n_targets are left out). */
+/** The components worth a chart, in method §4 order (count-like fields such as n_targets are left out). */
 export const CURVE_COMPONENTS = ['coverage', 'c_fp', 'c_acq', 'c_con', 'penalty_nonstop', 'penalty_invalid'] as const;
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);

@@ -1,4 +1,4 @@
-// Per-update metrics (SPEC §5 list; TRL names where they exist) from the update's group
+// Per-update metrics (method §5 list; TRL names where they exist) from the update's group
 // files and the trainer's result. Pure: the same groups give the same numbers.
 import type { GroupFile } from '../workers/group-file.ts';
 import type { UpdateResult } from '../workers/payloads.ts';

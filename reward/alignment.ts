@@ -1,4 +1,4 @@
-// SPEC §4, target-anchored alignment: R_align = alpha * Cov - beta * C_FP.
+// method §4, target-anchored alignment: R_align = alpha * Cov - beta * C_FP.
 //   S_ij    = max(0, phi(g_i) . phi(v_j))      [N, M], M = covered final slots
 //   M*      = max-weight one-to-one matching of S (reward/hungarian.ts)
 //   s_i     = S_ij if i is matched to j, else 0                        [N]
@@ -13,7 +13,7 @@ import { cosine, type Encoder } from './encoder.ts';
 import { maxWeightMatching } from './hungarian.ts';
 import type { MatchedPair } from './types.ts';
 
-/** v_j text (SPEC §4): slot name + purpose. */
+/** v_j text (method §4): slot name + purpose. */
 export function slotText(slot: EvidenceSlot): string {
   return slot.purpose ? `${slot.name} ${slot.purpose}` : slot.name;
 }

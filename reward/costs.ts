@@ -1,4 +1,4 @@
-// SPEC §4 costs and penalties, pure given the counts.
+// method §4 costs and penalties, pure given the counts.
 //   C_acq = lambda_ask * T_ask + lambda_ret * T_ret
 //   C_con = lambda_rep * n_rep + lambda_multi * n_multi
 import type { RewardConfig } from '../configs/schema.ts';
@@ -13,7 +13,7 @@ export function conductCost(nRep: number, nMulti: number, cfg: RewardConfig): nu
 }
 
 /**
- * Termination penalties (SPEC §3-§4). The episode's alignment is still counted, on the
+ * Termination penalties (method §3-§4). The episode's alignment is still counted, on the
  * final evidence state at the point the episode ended (for an invalid turn: the last state
  * that parsed), so one formula covers every episode:
  *   R = R_align - C_acq - C_con - penalty_invalid - penalty_nonstop.

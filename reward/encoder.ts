@@ -1,4 +1,4 @@
-// SPEC §4/§9: the sentence encoder phi. Implementations: embedded hashed n-gram
+// method §4/§9: the sentence encoder phi. Implementations: embedded hashed n-gram
 // (reward/encoders/hashed.ts), ONNX on disk (reward/encoders/onnx.ts), OpenAI-compatible
 // /v1/embeddings (reward/encoders/http.ts). All return L2-normalized vectors.
 

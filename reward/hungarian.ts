@@ -1,4 +1,4 @@
-// SPEC §4: M* = the one-to-one matching of targets (rows) to covered slots (columns) that
+// method §4: M* = the one-to-one matching of targets (rows) to covered slots (columns) that
 // maximizes the total similarity; each row and each column is in at most one pair.
 //
 // Hungarian algorithm with row/column potentials (shortest augmenting paths), O(n^2 m) for

@@ -1,4 +1,4 @@
-// SPEC §4: the target-anchored trajectory reward
+// method §4: the target-anchored trajectory reward
 //   R(tau, E) = R_align - C_acq - C_con   (minus invalid / non-stop penalties)
 // with every component reported separately. The pieces: alignment.ts (Cov, C_FP, M*),
 // questions.ts (n_rep, n_multi), costs.ts (C_acq, C_con, penalties).

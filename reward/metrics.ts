@@ -1,4 +1,4 @@
-// SPEC §5 metrics: the mean and std of the reward and of every component over the
+// method §5 metrics: the mean and std of the reward and of every component over the
 // trajectories of one update, named as TRL logs per-reward-function values
 // (`rewards/<name>/mean`, `rewards/<name>/std`), plus the invalid and non-stop rates.
 import type { RewardBreakdown } from './types.ts';

@@ -1,4 +1,4 @@
-// SPEC §4 behavioural counts over the Ask turns: n_rep (repeated questions) and n_multi
+// method §4 behavioural counts over the Ask turns: n_rep (repeated questions) and n_multi
 // (Ask turns holding more than one question).
 import { cosine, type Encoder } from './encoder.ts';
 
@@ -30,7 +30,7 @@ export function countMultiQuestion(questions: string[]): number {
 }
 
 /**
- * n_rep: Ask turns whose question has cosine >= threshold to ANY earlier question (SPEC §4:
+ * n_rep: Ask turns whose question has cosine >= threshold to ANY earlier question (method §4:
  * 0.86). Each repeating turn counts once, however many earlier questions it repeats.
  */
 export async function countRepeated(questions: string[], threshold: number, encoder: Encoder): Promise<number> {

@@ -1,5 +1,5 @@
-// What the reward reads and what it reports (SPEC §4). Every component is kept separately
-// so the reward curves can show each one (SPEC §5 metrics), not only the total.
+// What the reward reads and what it reports (method §4). Every component is kept separately
+// so the reward curves can show each one (method §5 metrics), not only the total.
 import type { Target } from '../data/schema.ts';
 import type { EvidenceSlot, Termination } from '../rollout/types.ts';
 

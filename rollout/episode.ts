@@ -1,4 +1,4 @@
-// One episode (SPEC §3): render the prompt (query, profile, the evidence state the policy
+// One episode (method §3): render the prompt (query, profile, the evidence state the policy
 // last wrote, history) -> one policy call on our own token ids -> parse ->
 //   RETRIEVE: memory search in the user's store at the group's snapshot,
 //   ASK:      the user simulator answers,
@@ -8,7 +8,7 @@
 // With rollout.constrained every call is sampled under the policy grammar (and gsteer
 // serve's token filter), and each turn records the constraint for the trainer's replay.
 // Every policy call is recorded with its prompt ids, the sampled ids and the server's
-// logprobs: the loss mask is exactly the completion ids of each turn (SPEC §5), prompts and
+// logprobs: the loss mask is exactly the completion ids of each turn (method §5), prompts and
 // observations are never trained. Sampling seeds are derived from (rollout seed, group,
 // index, turn) through util/rng.ts, so a rerun replays the same calls. Infrastructure
 // failures (policy server, simulator, store) are thrown, not recorded: they say nothing
@@ -45,7 +45,7 @@ export interface EpisodeOptions {
   seed: number;
   rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained'>>;
   /**
-   * SPEC §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
+   * method §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
    * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
    */
   actions?: readonly ActionKind[];

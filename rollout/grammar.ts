@@ -1,4 +1,4 @@
-// The one text format of a policy turn (SPEC §3): what the policy emits every turn, what
+// The one text format of a policy turn (method §3): what the policy emits every turn, what
 // the SFT targets are, and what the environment parses. Line-oriented so a tiny model
 // can learn it:
 //

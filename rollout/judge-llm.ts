@@ -1,4 +1,4 @@
-// The LLM memory judge (SPEC §6; Qwen3-32B in the paper) through the `openai` client. It
+// The LLM memory judge (method §6; Qwen3-32B in the paper) through the `openai` client. It
 // sees the user's profile, the interaction (questions, user answers, retrieved memories)
 // and the final covered slots, and returns ONE JSON object:
 //   {"keep": ["<slot name>", ...], "profile_sentence": "<one sentence>" | null}

@@ -1,4 +1,4 @@
-// The embedded rule-based memory judge (SPEC §6). Each SPEC criterion is stood for by one
+// The embedded rule-based memory judge (method §6). Each criterion of method §6.2 is stood for by one
 // documented heuristic, checked in this order (the first failure is the reason recorded):
 //   covered only        -> status must be 'covered' at the end            ('not_covered')
 //   not sensitive       -> no SENSITIVE pattern in name/purpose/value     ('sensitive')

@@ -1,11 +1,11 @@
-// The memory judge of the online user-state update (SPEC §6): which final covered slots of
+// The memory judge of the online user-state update (method §6): which final covered slots of
 // the group's best trajectory become memories, and whether the profile gains a sentence.
 // Two judges: rule-based (judge-rule.ts, embedded default) and LLM (judge-llm.ts).
 import type { Instance } from '../data/schema.ts';
 import type { EvidenceSlot, Trajectory } from './types.ts';
 import type { UserSnapshot } from './user-store.ts';
 
-/** Why a slot was kept or dropped; one value per SPEC §6 criterion. */
+/** Why a slot was kept or dropped; one value per method §6 criterion. */
 export type JudgeReason =
   | 'kept'
   | 'not_covered' // only final covered slots are candidates

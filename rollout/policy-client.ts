@@ -1,4 +1,4 @@
-// The policy client (SPEC §9): one sampled completion for a prompt given as token ids, with
+// The policy client (method §9): one sampled completion for a prompt given as token ids, with
 // the sampled ids and their logprobs, from an OpenAI-compatible server speaking vLLM's
 // /v1/completions protocol (vLLM, or `gsteer serve`). The trainer scores exactly these ids,
 // so ids come from the server (`token_ids`, else `token_id:N` strings in logprobs.tokens),

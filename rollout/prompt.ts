@@ -1,8 +1,8 @@
-// The policy's input each turn (SPEC §3.1): query q, profile p_u, the current evidence
+// The policy's input each turn (method §3.1): query q, profile p_u, the current evidence
 // state Sigma_t (the one the policy last wrote; empty at turn 1) and the history of
 // actions with their observations. Every turn is one fresh prompt [system, user], so each
 // policy call is scored on its own (prompt ids, completion ids); targets and the IEG are
-// never shown (SPEC §2). The system prompt is sent every turn, so it stays short.
+// never shown (method §2). The system prompt is sent every turn, so it stays short.
 import type { Instance } from '../data/schema.ts';
 import type { ChatMessage } from '../trainer/tokenizer.ts';
 import { renderSlot } from './grammar.ts';
@@ -22,7 +22,7 @@ export interface PolicyInput {
   turn: number; // 1-based
   maxTurns: number;
   /**
-   * Baselines only (SPEC §8, eval/baselines.ts): the action menu of a generic prompting
+   * Baselines only (method §8, eval/baselines.ts): the action menu of a generic prompting
    * agent. Absent = the G-STEER prompt (SYSTEM_PROMPT) with all three actions.
    */
   actions?: readonly ActionKind[];
@@ -41,7 +41,7 @@ ACTION: <RETRIEVE|ASK|STOP>
 EXECUTE: <one line>
 Check memory before asking; ask one thing at a time; do not ask what is already known; stop when the important slots are covered.`;
 
-// SPEC §8 baselines share the environment and the output format and differ by action menu
+// method §8 baselines share the environment and the output format and differ by action menu
 // and prompt: no slot tracking (STATE stays empty), only the menu's actions are described.
 const ACTION_HELP: Record<ActionKind, string> = {
   RETRIEVE: "RETRIEVE: search the user's memory (EXECUTE = a short memory query).",
@@ -66,7 +66,7 @@ export function baselineSystemPrompt(actions: readonly ActionKind[]): string {
   return lines.join('\n');
 }
 
-/** The profile the policy sees: the instance's static profile, then what online updates learned (SPEC §6). */
+/** The profile the policy sees: the instance's static profile, then what online updates learned (method §6). */
 export function policyProfile(instance: Pick<Instance, 'profile'>, storeProfile: string): string {
   const parts = [instance.profile.trim(), storeProfile.trim()].filter(Boolean);
   return parts.length === 2 && parts[0] === parts[1] ? (parts[0] as string) : parts.join(' ');

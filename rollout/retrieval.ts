@@ -1,4 +1,4 @@
-// Retrieve (SPEC §2/§3): memory search inside one user-state snapshot. Two stages:
+// Retrieve (method §2/§3): memory search inside one user-state snapshot. Two stages:
 // 1. Candidate pre-selection (at most `candidates`, 15): memories ranked by how many
 //    distinct content words of the query they contain (name + purpose + value, lowercased,
 //    stop words dropped), ties broken by recency (newest first). With <= 15 memories every

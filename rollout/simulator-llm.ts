@@ -1,4 +1,4 @@
-// The LLM-backed user simulator (SPEC §3; paper, "User Simulator": Qwen3-32B). It sees the
+// The LLM-backed user simulator (method §3; paper, "User Simulator": Qwen3-32B). It sees the
 // persona and the active targets with their seed Q/A (never shown to the policy), picks the
 // most relevant target for the question, answers only what is asked, grounded in the seed
 // answer and persona, and gives a brief non-committal reply when nothing supports an

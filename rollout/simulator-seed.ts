@@ -1,4 +1,4 @@
-// The embedded, deterministic user simulator (SPEC §3) for tests and the demo. For a
+// The embedded, deterministic user simulator (method §3) for tests and the demo. For a
 // question it takes the active target (simulator.ts) whose "description + seed question"
 // has the highest encoder cosine to the question (ties: the earlier target). If that
 // cosine >= simulator.answerThreshold it answers with the target's seed answer verbatim

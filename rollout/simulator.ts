@@ -1,4 +1,4 @@
-// The user simulator (SPEC §3): answers one clarification question grounded in the
+// The user simulator (method §3): answers one clarification question grounded in the
 // instance's targets (description, seed question, seed answer) and persona, never
 // inventing a preference. Embedded seed-grounded version: simulator-seed.ts; LLM-backed
 // version (Qwen3-32B in the paper): simulator-llm.ts.
@@ -19,12 +19,12 @@ export interface UserSimulator {
   answer(question: string, instance: Instance, dialogue?: DialogueSoFar): Promise<SimulatorAnswer>;
 }
 
-/** The reply when neither the targets nor the persona support an answer (SPEC §3). */
+/** The reply when neither the targets nor the persona support an answer (method §3). */
 export const NON_COMMITTAL = "I don't have a particular preference on that.";
 
 /**
  * Targets the user can speak to at this point of the dialogue. A late-activatable target
- * (SPEC §2/§7) stays inactive until one of its IEG parents has been answered in this
+ * (method §2/§7) stays inactive until one of its IEG parents has been answered in this
  * episode; a late-activatable target without parents hangs off the query root and is
  * active from the start. Inactive targets are invisible to both simulators, so the user
  * does not volunteer a decision that only arises after its parent is settled.

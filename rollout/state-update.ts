@@ -1,4 +1,4 @@
-// Online user-state update (SPEC §6). After a group is scored, ONLY its best trajectory
+// Online user-state update (method §6). After a group is scored, ONLY its best trajectory
 // (highest total reward; ties -> lowest index in the group) may change the shared user
 // state: the judge picks which of its final covered slots become memories (name, purpose,
 // value, sourceInstance) and whether the profile gains one sentence; the store writes a new
@@ -11,7 +11,7 @@ import { parseSnapshotId, type UserStore } from './user-store.ts';
 
 export interface ScoredTrajectory {
   trajectory: Trajectory;
-  reward: number; // total reward R(tau, E) (SPEC §4)
+  reward: number; // total reward R(tau, E) (method §4)
 }
 
 export interface StateUpdateResult {

@@ -1,4 +1,4 @@
-// The policy turn, the evidence state and the trajectory record (SPEC §2, §3).
+// The policy turn, the evidence state and the trajectory record (method §2, §3).
 // These are the contracts between rollout/, reward/, trainer/, workers/ and data/sft.
 
 export type SlotStatus = 'uncovered' | 'partial' | 'covered';

@@ -2,7 +2,7 @@
 // A backend supplies a few storage primitives, the last of which is an atomic
 // compare-and-set: write version `expected + 1` only if the latest is still `expected`.
 //
-// Update rule (SPEC §6; the judge decides what is kept, this decides how it lands):
+// Update rule (method §6; the judge decides what is kept, this decides how it lands):
 // - a kept slot with the same name and value as a memory of the latest version is skipped;
 // - the same name with a new value replaces that memory in the new version (older
 //   versions keep the old one), so a user's memory names stay unique per version;

@@ -1,4 +1,4 @@
-// UserStore on Redis (SPEC §2/§6), shared by every rollout and group worker of a run.
+// UserStore on Redis (method §2/§6), shared by every rollout and group worker of a run.
 // Keys, with K = `{prefix}:run:{runId}:user:{<userId>}` (the user id URI-encoded inside a
 // hash tag, so all keys of one user sit in one Redis Cluster slot; a prefix that carries
 // its own {tag} puts the whole run in one slot, which also works):

@@ -1,9 +1,9 @@
-// The shared, persistent, versioned user state (SPEC §2, §6): a profile and slot-level
+// The shared, persistent, versioned user state (method §2, §6): a profile and slot-level
 // memories with embeddings. Two implementations share this interface and one conformance
 // suite (tests/rollout/user-store-conformance.ts): Redis (user-store-redis.ts, real runs,
 // many workers) and in-memory (user-store-memory.ts, single-process tools and tests).
 //
-// Versions: version 0 is the implicit empty state of every user (SPEC §6: unseen users
+// Versions: version 0 is the implicit empty state of every user (method §6: unseen users
 // start empty). `init` writes version 1 from the initial states; every `update` writes
 // latest+1 from the latest version. A GRPO group reads ONE snapshot (user, version) for all
 // of its rollouts while updates write newer versions; older versions stay readable until
@@ -25,7 +25,7 @@ export interface UserSnapshot {
   memories: StoredMemory[]; // oldest first
 }
 
-/** What the online update (SPEC §6) may change: new memories and one profile sentence. */
+/** What the online update (method §6) may change: new memories and one profile sentence. */
 export interface UserStateChange {
   memories: Memory[];
   profileSentence?: string;

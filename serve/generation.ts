@@ -37,7 +37,7 @@ export type FinishReason = 'stop' | 'length' | 'abort';
 export const DEAD_END = 'grammar_dead_end';
 
 export interface ChoiceResult {
-  /** Sampled ids, including the terminating EOS / stop id (SPEC §9: the trainer learns to stop). */
+  /** Sampled ids, including the terminating EOS / stop id (method §9: the trainer learns to stop). */
   ids: number[];
   /** log_softmax at each sampled id: of the raw logits, or over the allowed ids when constrained. */
   logprobs: number[];

@@ -1,4 +1,4 @@
-// Response bodies in vLLM's shape (SPEC §9 wire protocol): `text_completion` for
+// Response bodies in vLLM's shape (method §9 wire protocol): `text_completion` for
 // /v1/completions and `chat.completion` for /v1/chat/completions, with sampled token ids
 // (EOS included when it ended the choice) and their raw logprobs.
 import { randomUUID } from 'node:crypto';

@@ -7,7 +7,7 @@
 //
 // The REPORTED logprob of a token is log_softmax of the RAW logits (temperature 1, no top-k
 // or top-p), i.e. exactly what the trainer's `tokenLogprobs` computes for the same ids, so
-// the GRPO ratio exp(logp_theta - logp_old) starts at 1 (SPEC §5). vLLM's V1 engine returns
+// the GRPO ratio exp(logp_theta - logp_old) starts at 1 (method §5). vLLM's V1 engine returns
 // raw logprobs too (`--logprobs-mode raw_logprobs`, its default); its V0 engine and the
 // `processed_logprobs` mode report them after temperature/penalties instead, which would
 // bias the ratio whenever temperature != 1, so a vLLM run must keep the raw mode.

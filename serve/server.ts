@@ -1,4 +1,4 @@
-// `startServer`: the embedded OpenAI-compatible policy server (SPEC §9) in-process, for
+// `startServer`: the embedded OpenAI-compatible policy server (method §9) in-process, for
 // `gsteer serve`, the orchestrator and tests. Loads the model (and adapters given up
 // front), listens, and closes gracefully: stop accepting, let in-flight requests finish,
 // then free the model.

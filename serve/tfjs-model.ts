@@ -1,6 +1,6 @@
 // ServeModel over the trainer's tfjs Qwen3 (trainer/model/): the same weights and the same
 // layer math the trainer scores with, so reported logprobs match `tokenLogprobs` for the
-// same ids (SPEC §9). One KV cache per sequence; `feed` is the one-sequence forwardStep of
+// same ids (method §9). One KV cache per sequence; `feed` is the one-sequence forwardStep of
 // the interleaved scheduler, `forward` the batched step (trainer/model/batch-step.ts).
 import * as tf from '@tensorflow/tfjs';
 import { selectBackend, type BackendKind } from '../trainer/backend.ts';

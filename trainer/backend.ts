@@ -1,4 +1,4 @@
-// Backend selection for the tfjs trainer and server (SPEC §9, NOTES.md). The same model
+// Backend selection for the tfjs trainer and server (method §9.7, §14.1). The same model
 // code runs on all four; `auto` prefers gpu > node > wasm > cpu among those installed.
 // tfjs-node(-gpu) are optional native packages that are not dependencies of gsteer (they
 // download libtensorflow at install time), so they are imported dynamically by name.
@@ -53,7 +53,7 @@ async function tryWasm(): Promise<boolean> {
   if (!wasmPathsSet) {
     const require = createRequire(import.meta.url);
     const distDir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm'));
-    // Node reports SIMD but no threads (NOTES.md): point all three names at real files.
+    // Node reports SIMD but no threads (method §14.1): point all three names at real files.
     wasm.setWasmPaths({
       'tfjs-backend-wasm.wasm': join(distDir, 'tfjs-backend-wasm.wasm'),
       'tfjs-backend-wasm-simd.wasm': join(distDir, 'tfjs-backend-wasm-simd.wasm'),

@@ -1,5 +1,5 @@
 // The Qwen3 model + LoRA adapter as the train step's Policy (trainer/policy.ts), and
-// gradient-free scoring for the old / reference logprobs an update needs (SPEC §5).
+// gradient-free scoring for the old / reference logprobs an update needs (method §5).
 import * as tf from '@tensorflow/tfjs';
 import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model/model.ts';

@@ -1,5 +1,5 @@
 // Splitting one update's sequences into micro-batches and padding each to a [b, T] tensor
-// (SPEC §5 multi-turn: only policy tokens carry loss, so padding is simply mask 0).
+// (method §5 multi-turn: only policy tokens carry loss, so padding is simply mask 0).
 // Right padding is safe: attention is causal, so pad tokens never influence real ones.
 import { InputError } from '../util/errors.ts';
 

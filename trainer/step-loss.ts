@@ -9,7 +9,7 @@ import { PAD_ID, padRows, type Rows } from './step-batch.ts';
 import { assert } from '../util/errors.ts';
 import type { TokenMasks } from './model/token-masks.ts';
 
-/** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (SPEC §5). */
+/** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (method §5). */
 export interface GrpoBatch {
   kind: 'grpo';
   inputIds: number[][];
@@ -23,7 +23,7 @@ export interface GrpoBatch {
   masks?: readonly (TokenMasks | null)[];
 }
 
-/** SFT update data (SPEC §7): targetMask is 1 on the Plan + Action + Execute tokens. */
+/** SFT update data (method §7): targetMask is 1 on the Plan + Action + Execute tokens. */
 export interface SftBatch {
   kind: 'sft';
   inputIds: number[][];

@@ -1,4 +1,4 @@
-// From the run config to the train step's options (SPEC §5), in one place, so the trainer
+// From the run config to the train step's options (method §5), in one place, so the trainer
 // worker and tests read the same mapping.
 import type { RunConfig } from '../configs/schema.ts';
 import type { GrpoLossOptions } from './grpo/loss.ts';

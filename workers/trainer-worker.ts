@@ -52,7 +52,7 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     const dir = ctx.layout.adapter(p.step);
     if (p.step <= current) return UpdateResultSchema.parse(JSON.parse(readFileSync(join(dir, TRAINER_FILE), 'utf8')).result);
     if (p.step > current + 1) {
-      // Out of order: wait for step current + 1 (strict step order, SPEC §10 determinism).
+      // Out of order: wait for step current + 1 (strict step order, method §10 determinism).
       await job.moveToDelayed(Date.now() + ctx.cfg.queues.pollMs, token);
       throw new DelayedError();
     }

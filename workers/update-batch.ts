@@ -1,5 +1,5 @@
 // The update stage's input: the groups of one update -> rewards [numGroups][G] ->
-// advantages (SPEC §5) -> one TrainSequence per policy turn, each turn of trajectory i
+// advantages (method §5) -> one TrainSequence per policy turn, each turn of trajectory i
 // carrying A_i. Prompt (memory, simulator) tokens are context only; the trainer puts loss
 // on completion tokens.
 import { readFileSync } from 'node:fs';

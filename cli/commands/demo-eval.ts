@@ -1,5 +1,5 @@
 // The demo's last phase: did GRPO change what the policy does? The SFT adapter GRPO started
-// from and the final GRPO adapter, each evaluated (SPEC §8, `gsteer eval`) on the train and
+// from and the final GRPO adapter, each evaluated (method §8, `gsteer eval`) on the train and
 // the test split (and first on the grpo.trainIds subset, when set) with the same sampling
 // seeds, side by side; then the reward curve of the
 // run and the first-vs-last-quarter trend (monitor/learning.ts).

@@ -1,6 +1,6 @@
 // `npm run demo` = `gsteer demo --config configs/demo.yaml`: the whole pipeline on a fresh
 // machine, as phases run in order. Each phase reads the config and what earlier phases
-// left (e.g. an adapter GRPO starts from). The SFT phases (SPEC §7, data/sft/demo-phases.ts)
+// left (e.g. an adapter GRPO starts from). The SFT phases (method §7, data/sft/demo-phases.ts)
 // build the scaffolded examples before the model (their tokens join its vocabulary) and
 // train the LoRA GRPO starts from after it.
 import { existsSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// `gsteer embed`: print the sentence-encoder vectors (SPEC §9) of the given texts, to
+// `gsteer embed`: print the sentence-encoder vectors (method §9) of the given texts, to
 // check an encoder setup (embedded, ONNX folder, or HTTP endpoint) from the shell.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';

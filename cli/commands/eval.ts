@@ -1,4 +1,4 @@
-// `gsteer eval`: intrinsic evaluation (SPEC §8; eval/README.md). Either runs one episode per
+// `gsteer eval`: intrinsic evaluation (method §8; eval/README.md). Either runs one episode per
 // instance of a split against the policy server, or scores recorded trajectories; then
 // extracts factors from each q*, prints WCov / E-WCov / P / R / F1 overall and per split
 // group, and writes the JSON report (and, for episodes, the trajectories beside it).
@@ -24,7 +24,7 @@ import { runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
 import { frozenUserStates } from '../../eval/user-states.ts';
 
-export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (SPEC §8)';
+export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (method §8)';
 export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--adapter DIR | --policy-model NAME]
                    [--split test|train|all] [--baseline ${Object.keys(BASELINES).join('|')}]
                    [--user-states FILE] [--threshold 0.55 | --sweep] [--out FILE]

@@ -1,4 +1,4 @@
-// `gsteer reward`: score one trajectory against one instance's targets (SPEC §4) and print
+// `gsteer reward`: score one trajectory against one instance's targets (method §4) and print
 // every component as JSON. File format: reward/README.md.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

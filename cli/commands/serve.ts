@@ -1,5 +1,5 @@
 // `gsteer serve`: the embedded OpenAI-compatible policy server (serve/) over a tfjs Qwen3
-// model, speaking the subset of vLLM's API that rollouts use (SPEC §9).
+// model, speaking the subset of vLLM's API that rollouts use (method §9).
 import { parseArgs } from 'node:util';
 import { startServer } from '../../serve/server.ts';
 import type { BackendKind } from '../../trainer/backend.ts';

@@ -1,4 +1,4 @@
-// `gsteer sft build|train|eval` (SPEC §7): graph-scaffolded SFT examples, LoRA SFT on them,
+// `gsteer sft build|train|eval` (method §7): graph-scaffolded SFT examples, LoRA SFT on them,
 // and the valid-parse rate of the SFT policy on held-out steps.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
@@ -13,7 +13,7 @@ export const usage = `usage: gsteer sft build --data FILE... --out FILE [--seed 
        gsteer sft train --config FILE... [--set k=v...] [--resume | --fresh]
        gsteer sft eval --model DIR [--adapter DIR] --examples FILE [--n N] [--seed S] [--config FILE...]
 
-build  Scenario-controlled trajectories from every TRAIN instance's IEG (SPEC §7), one
+build  Scenario-controlled trajectories from every TRAIN instance's IEG (method §7), one
        example per step: {input: policy messages, target: next turn}. Knobs from the
        config: sft.optionalRatios, sft.ordersPerSubgraph, rollout.maxTurns,
        rollout.retrieveCandidates/retrieveTopK, encoder (memory similarity), judge

@@ -61,7 +61,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   newRunLayout(cfg); // refuse a used run directory before minutes of SFT
-  // SPEC §7: the SFT checkpoint is what GRPO starts from, unless an adapter is given.
+  // method §7: the SFT checkpoint is what GRPO starts from, unless an adapter is given.
   const grpoCfg = cfg.sft.enabled && !cfg.initAdapter ? { ...cfg, initAdapter: (await sftPhase(cfg)).adapterDir } : cfg;
   const { layout, info } = createRunDir(grpoCfg);
   const dashboard = values.dashboard ? await trainDashboard(layout.root, values['dashboard-port']) : null;

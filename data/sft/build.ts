@@ -1,4 +1,4 @@
-// SPEC §7: all scaffolded trajectories of a set of training instances. Per instance:
+// method §7: all scaffolded trajectories of a set of training instances. Per instance:
 // subgraphs (backbone + optional ratios) x prioritized orders x scenario kinds, each walked
 // by rule (trajectory.ts). Every random choice comes from Rng.derive(seed, 'sft', instance
 // id, ...), so one instance's trajectories do not depend on the others (same seed, same

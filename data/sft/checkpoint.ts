@@ -1,4 +1,4 @@
-// SFT checkpoints and resume (SPEC §10: same seed, same adapter bytes after a resume).
+// SFT checkpoints and resume (method §10: same seed, same adapter bytes after a resume).
 // Layout under <runDir>/<runName>/sft/:
 //   checkpoints/step-000040/ adapter/ (PEFT: adapter_config.json + adapter_model.safetensors)
 //                            optimizer.safetensors (AdamW m.{i}, v.{i}; metadata: step, names)

@@ -1,4 +1,4 @@
-// SPEC §7: each step of a scaffolded trajectory becomes one SFT example. The input is
+// method §7: each step of a scaffolded trajectory becomes one SFT example. The input is
 // exactly what the policy sees at that turn in a rollout (rollout/prompt.ts: query,
 // profile, the evidence state it wrote on the previous turn, the action/observation
 // history); the target is the canonical text of the next turn (rollout/grammar.ts).

@@ -1,9 +1,9 @@
-// Offline SFT memory (SPEC §7; paper "User State Construction", "Offline SFT state"). Every
+// Offline SFT memory (method §7; paper "User State Construction", "Offline SFT state"). Every
 // target of every training instance is canonicalized into a slot-level memory
 // {name = target id, purpose = description, value = seed answer} of its user. A scenario
 // decides which targets are memory hits; a Retrieve then returns those targets' memories
 // and fills the remaining result slots with the SAME user's most similar memories from
-// OTHER instances (the retriever examines 15 candidates and returns at most 3, SPEC §2).
+// OTHER instances (the retriever examines 15 candidates and returns at most 3, method §2).
 // A non-hit target of the current instance never shows up.
 import type { Instance, Memory, Target } from '../schema.ts';
 import { cosine, type Encoder } from '../../reward/encoder.ts';

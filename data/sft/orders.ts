@@ -1,4 +1,4 @@
-// SPEC §7: target schedules. "Order targets so no child precedes a parent; several valid
+// method §7: target schedules. "Order targets so no child precedes a parent; several valid
 // orders diversify; when several are eligible, optional targets closer to the essential
 // backbone go first." One order is drawn by repeatedly taking, among the ready targets
 // (all parents placed), one of those with the smallest rank (backbone = 0, an optional

@@ -1,4 +1,4 @@
-// SPEC §7 scenario knobs: the target schedule (the order, drawn in orders.ts), which
+// method §7 scenario knobs: the target schedule (the order, drawn in orders.ts), which
 // targets are memory hits, late activation (the IEG's lateActivatable flags, exercised by
 // subgraphs that include those targets and by parents covered from memory vs dialogue) and
 // the stopping point. Each (subgraph, order) pair is instantiated once per scenario kind:

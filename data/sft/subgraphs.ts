@@ -1,4 +1,4 @@
-// SPEC §7, paper "Scenario-Controlled Trajectories": the target subgraphs a trajectory is
+// method §7, paper "Scenario-Controlled Trajectories": the target subgraphs a trajectory is
 // built over. The backbone = every essential target and its ancestors; extra variants add a
 // deterministic subset of the optional targets at each ratio in cfg.sft.optionalRatios
 // ({0, 0.5, 1.0} in the paper). Optional targets closer to the backbone (undirected hops in

@@ -1,4 +1,4 @@
-// Which teacher writes q* at Stop (SPEC §7): cfg.judge.kind = llm -> the LLM teacher over
+// Which teacher writes q* at Stop (method §7): cfg.judge.kind = llm -> the LLM teacher over
 // the judge endpoint; rule -> the embedded template (teacher.ts).
 import type { RunConfig } from '../../configs/schema.ts';
 import { assert } from '../../util/errors.ts';

@@ -1,4 +1,4 @@
-// SPEC §7: at Stop, a teacher writes the refined query q* from the initial query and the
+// method §7: at Stop, a teacher writes the refined query q* from the initial query and the
 // final evidence state. Real runs use an LLM through the `openai` client (cfg.judge:
 // baseUrl, model, apiKeyEnv); the embedded default is a documented template: the query
 // followed by each covered slot's value phrased as a constraint, in slot order.

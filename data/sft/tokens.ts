@@ -1,4 +1,4 @@
-// SFT examples -> token ids + loss mask (SPEC §7: cross-entropy on the target tokens only).
+// SFT examples -> token ids + loss mask (method §7: cross-entropy on the target tokens only).
 // ids = encode(renderChatML(input, addGenerationPrompt = true)) ++ encode(target) ++ [<|im_end|>]
 // mask = 0 on the prompt, 1 on the target tokens and the closing <|im_end|> (the policy
 // must learn to end its turn). Prompt and target are encoded separately, exactly as the

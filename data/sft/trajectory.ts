@@ -1,4 +1,4 @@
-// SPEC §7: one scenario-controlled trajectory, walked by rule over the IEG.
+// method §7: one scenario-controlled trajectory, walked by rule over the IEG.
 //
 // Each turn (the policy's output = updated state, Plan, Action, Execute):
 //  1. Slots: every active target of the subgraph has one (name = target id, purpose =

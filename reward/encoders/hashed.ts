@@ -1,4 +1,4 @@
-// The embedded sentence encoder (SPEC §9): a deterministic hashed n-gram embedding.
+// The embedded sentence encoder (method §9): a deterministic hashed n-gram embedding.
 //
 // Features of the lowercased text: word unigrams, word bigrams and character trigrams of
 // each word with boundary marks ("#cat#" -> "#ca", "cat", "at#"). Each feature is hashed

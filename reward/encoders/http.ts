@@ -1,8 +1,8 @@
-// SPEC §9: phi served by an OpenAI-compatible `POST {baseUrl}/embeddings` endpoint (vLLM
+// method §9: phi served by an OpenAI-compatible `POST {baseUrl}/embeddings` endpoint (vLLM
 // `--task embed`, text-embeddings-inference, infinity, OpenAI...), through the `openai`
 // npm client: per-request timeout, bounded retries with backoff (the client's own, on
 // connection errors, 408/409/429 and 5xx), batches of `batchSize` texts. Vectors are
-// re-normalized here: servers differ on whether they normalize, and SPEC §4 needs unit vectors.
+// re-normalized here: servers differ on whether they normalize, and method §4 needs unit vectors.
 import OpenAI from 'openai';
 import type { Encoder } from '../encoder.ts';
 import { InputError, TransientError } from '../../util/errors.ts';

@@ -1,4 +1,4 @@
-// The encoder factory (SPEC §9): one config section, three implementations behind one
+// The encoder factory (method §9): one config section, three implementations behind one
 // interface, wrapped in an LRU cache (encoder.cacheSize; 0 = off).
 import type { RunConfig } from '../../configs/schema.ts';
 import type { Encoder } from '../encoder.ts';

@@ -1,4 +1,4 @@
-// L2 normalization shared by every encoder: SPEC §4 defines phi as L2-normalized, so the
+// L2 normalization shared by every encoder: method §4 defines phi as L2-normalized, so the
 // dot product of two embeddings is their cosine. A zero vector (no features, e.g. an empty
 // text) stays zero: it has no direction, and a cosine of 0 to everything is the honest answer.
 

@@ -1,4 +1,4 @@
-// SPEC §9: phi from a sentence-transformers ONNX export on disk (all-mpnet-base-v2 in the
+// method §9: phi from a sentence-transformers ONNX export on disk (all-mpnet-base-v2 in the
 // paper), run with onnxruntime-node. The folder holds:
 //   model.onnx                 inputs input_ids [B, T] and attention_mask [B, T] (int64;
 //                              token_type_ids too if the model declares it), output token

@@ -13,7 +13,7 @@ const file = (name: string, text: string) => {
 };
 
 describe('run config', () => {
-  it('defaults are the paper settings (SPEC §4, §5)', () => {
+  it('defaults are the paper settings (method §4, §5)', () => {
     const c = loadConfig([]);
     expect(c.rollout.groupSize).toBe(4);
     expect(c.rollout.temperature).toBe(0.7);

@@ -41,7 +41,7 @@ describe('demo dataset (data/demo)', () => {
     }
   });
 
-  it('every evaluation group is non-empty (SPEC §8)', () => {
+  it('every evaluation group is non-empty (method §8)', () => {
     const g = datasetStats(instances).evalGroups;
     expect(g.seen).toBeGreaterThan(0);
     expect(g.unseen_user).toBeGreaterThan(0);
@@ -50,7 +50,7 @@ describe('demo dataset (data/demo)', () => {
     expect(evalGroups(instances).size).toBe(instances.filter((i) => i.split === 'test').length);
   });
 
-  it('user states exist exactly for the train users; unseen users start empty (SPEC §6)', () => {
+  it('user states exist exactly for the train users; unseen users start empty (method §6)', () => {
     const trainUsers = new Set(instances.filter((i) => i.split === 'train').map((i) => i.userId));
     expect(new Set(states.map((s) => s.userId))).toEqual(trainUsers);
     for (const s of states) {

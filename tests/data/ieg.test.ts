@@ -73,7 +73,7 @@ describe('IEG structure', () => {
     expect(eligible(trip, new Set(['budget', 'dietary']))).toEqual(['dates', 'lodging', 'restaurant']);
   });
 
-  it('late activation: inactive until one parent is covered (SPEC §7)', () => {
+  it('late activation: inactive until one parent is covered (method §7)', () => {
     const g = graph(['x', 'y', 'z'], [['x', 'z'], ['y', 'z']], { z: { lateActivatable: true } });
     expect(isActive(g, 'z', new Set())).toBe(false);
     expect(isActive(g, 'z', new Set(['y']))).toBe(true); // one parent is enough

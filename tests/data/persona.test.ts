@@ -88,7 +88,7 @@ describe('persona validation', () => {
     const examples = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { instanceId: string });
     // the three train instances (string, list, object persona); fx-4 is test split
     expect([...new Set(examples.map((e) => e.instanceId))].sort()).toEqual(['fx-1', 'fx-2', 'fx-3']);
-    // persona facts are for the simulator only (SPEC §2): none reaches a policy input
+    // persona facts are for the simulator only (method §2): none reaches a policy input
     for (const fact of ['Commutes by train', 'Aarhus', 'Danish']) expect(readFileSync(out, 'utf8')).not.toContain(fact);
   });
 });

@@ -1,4 +1,4 @@
-// Factor extractors (SPEC §8): the rule-based one on worked examples, and the LLM one against
+// Factor extractors (method §8): the rule-based one on worked examples, and the LLM one against
 // a scripted /v1/chat/completions server (strict JSON list; malformed -> [] and a log line).
 import { describe, it, expect, afterEach } from 'vitest';
 import fc from 'fast-check';

@@ -1,4 +1,4 @@
-// SPEC §8 metrics: golden numbers worked by hand from fixed vectors (TableEncoder), and
+// method §8 metrics: golden numbers worked by hand from fixed vectors (TableEncoder), and
 // properties of pooling. Vectors (3-d, unit):
 //   e1 = (1,0,0)  e2 = (0,1,0)  e3 = (0,0,1)
 //   fa1 = (0.6, 0.8, 0)            cos to e1 0.6, e2 0.8, e3 0
@@ -61,7 +61,7 @@ async function scored(): Promise<ScoredEpisode[]> {
   ];
 }
 
-describe('eval metrics (SPEC §8), golden by hand', () => {
+describe('eval metrics (method §8), golden by hand', () => {
   it('best cosines per target and per factor', async () => {
     const [a, b, c] = await scored();
     expect(a!.targets.map((t) => t.bestCosine)).toEqual([expect.closeTo(0.6, 6), expect.closeTo(0.8, 6), expect.closeTo(0, 6)]);

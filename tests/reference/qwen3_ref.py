@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent NumPy reference for gsteer's tfjs Qwen3 + LoRA (tests/trainer/model).
 
-Written from the Hugging Face transformers Qwen3 description (SPEC.md section 9) and the
+Written from the Hugging Face transformers Qwen3 description (docs/method.md, method §9.1) and the
 PEFT LoRA definition, not from the TypeScript code. Everything is computed in float64 from
 the exact stored weights (bf16 weights are decoded from their bits), so the TypeScript
 float32 forward must match within 1e-4.

@@ -29,7 +29,7 @@ const matrix = fc
   .tuple(fc.integer({ min: 1, max: 7 }), fc.integer({ min: 1, max: 7 }))
   .chain(([n, m]) => fc.array(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: m, maxLength: m }), { minLength: n, maxLength: n }));
 
-describe('maxWeightMatching (SPEC §4 M*)', () => {
+describe('maxWeightMatching (method §4 M*)', () => {
   it('equals brute force on random matrices up to 7x7, rectangular too', () => {
     fc.assert(
       fc.property(matrix, (w) => {

@@ -20,7 +20,7 @@ describe('countQuestions (n_multi definition)', () => {
   });
 });
 
-describe('countRepeated (n_rep, SPEC §4 threshold 0.86)', () => {
+describe('countRepeated (n_rep, method §4 threshold 0.86)', () => {
   it('counts each turn once, against any earlier question, at >= threshold', async () => {
     // a = e1, b = e2, a2 = e1 (cos 1 to a: a repeat); half = (0.5, 0.866) has cos 0.5 to a
     // and sqrt(0.75) = 0.866 to b, so it repeats b at threshold 0.86 but not at 0.87.

@@ -55,7 +55,7 @@ const input = (over: Partial<RewardInput> = {}): RewardInput => ({
   ...over,
 });
 
-describe('computeReward (SPEC §4), hand-worked golden numbers', () => {
+describe('computeReward (method §4), hand-worked golden numbers', () => {
   it('every component of a stopped episode', async () => {
     const b = await computeReward(input(), cfg, new TableEncoder(table));
     expect(b.coverage).toBeCloseTo(1.4 / 3, 6);

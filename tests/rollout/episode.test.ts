@@ -1,4 +1,4 @@
-// The episode loop (SPEC §3) against a scripted policy server speaking the vLLM
+// The episode loop (method §3) against a scripted policy server speaking the vLLM
 // /v1/completions protocol, the embedded simulator and an in-memory user store. Expected
 // prompts are rebuilt by hand from the script (state and history as the policy must see
 // them), so a loop that feeds the wrong state, history or observation fails here.

@@ -1,4 +1,4 @@
-// The rule-based memory judge (rollout/judge-rule.ts): one golden case per SPEC §6 criterion.
+// The rule-based memory judge (rollout/judge-rule.ts): one golden case per method §6 criterion.
 import { describe, it, expect } from 'vitest';
 import { InstanceSchema } from '../../data/schema.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';

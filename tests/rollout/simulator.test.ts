@@ -1,4 +1,4 @@
-// User simulators (SPEC §3): the embedded seed-grounded one and the LLM-backed one (against a
+// User simulators (method §3): the embedded seed-grounded one and the LLM-backed one (against a
 // scripted chat server).
 import { describe, it, expect, afterEach } from 'vitest';
 import { personaLines } from '../../data/persona.ts';

@@ -1,4 +1,4 @@
-// Online user-state update (SPEC §6) on the real local Redis: only the best trajectory of a
+// Online user-state update (method §6) on the real local Redis: only the best trajectory of a
 // group writes, ties go to the lowest index, the group's snapshot stays readable.
 import { describe, it, expect, afterAll } from 'vitest';
 import { randomUUID } from 'node:crypto';

@@ -33,7 +33,7 @@ afterAll(async () => {
   tiny?.cleanup();
 });
 
-/** Fields vLLM adds to the OpenAI shapes (SPEC §9 wire protocol). */
+/** Fields vLLM adds to the OpenAI shapes (method §9 wire protocol). */
 interface VllmChoice {
   index: number;
   text: string;

@@ -1,4 +1,4 @@
-// Property tests over every trajectory the SFT builder emits (SPEC §7), for random IEGs.
+// Property tests over every trajectory the SFT builder emits (method §7), for random IEGs.
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
@@ -14,7 +14,7 @@ const opts = (memory: OfflineMemory, seed: number, maxTurns = 12): BuildOptions 
 });
 
 describe('scaffolded trajectories on random IEGs', () => {
-  it('every trajectory obeys the SPEC §7 rules', async () => {
+  it('every trajectory obeys the method §7 rules', async () => {
     await fc.assert(
       fc.asyncProperty(arbInstance('a', 'u'), arbInstance('b', 'u'), fc.integer(), fc.integer({ min: 2, max: 12 }), async (a, b, seed, maxTurns) => {
         const memory = await OfflineMemory.build([a, b], encoder);

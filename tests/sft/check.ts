@@ -1,4 +1,4 @@
-// An independent checker for scaffolded trajectories (SPEC §7 rules, re-derived here from
+// An independent checker for scaffolded trajectories (method §7 rules, re-derived here from
 // the instance, not from the builder's code) and a random-IEG generator for property tests.
 import fc from 'fast-check';
 import { InstanceSchema, type Instance } from '../../data/schema.ts';

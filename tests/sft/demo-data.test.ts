@@ -1,4 +1,4 @@
-// The builder over the shipped demo dataset: every trajectory obeys the SPEC §7 rules
+// The builder over the shipped demo dataset: every trajectory obeys the method §7 rules
 // (independent checker in check.ts), the counts are stable for a seed, and every target
 // parses as a valid turn.
 import { describe, it, expect, beforeAll } from 'vitest';

@@ -1,4 +1,4 @@
-// GRPO started from the SFT adapter sees the SFT model (SPEC §7 "the SFT checkpoint GRPO
+// GRPO started from the SFT adapter sees the SFT model (method §7 "the SFT checkpoint GRPO
 // resumes from"): the policy server's runtime LoRA load of <run>/sft/adapter samples with
 // the logprobs the trained adapter gives in memory, and the GRPO trainer part initialized
 // from that folder scores the sampled turn with the same logprobs (ratio 1 on its first

@@ -1,6 +1,6 @@
 // The SFT loop end to end on a micro Qwen3 (random init, trimmed vocabulary): the adapter
 // changes and the training loss falls; a run killed after a checkpoint and resumed writes
-// byte-identical adapter files to an uninterrupted run (SPEC §10); the final adapter is a
+// byte-identical adapter files to an uninterrupted run (method §10); the final adapter is a
 // PEFT folder that loads back and scores exactly like the trained adapter in memory.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Seeded learning test (SPEC §5): GRPO must actually learn. Toy task: after the prompt
+// Seeded learning test (method §5): GRPO must actually learn. Toy task: after the prompt
 // [1, 2, 3] the policy emits one token from its full distribution over a vocabulary of 8;
 // reward 1 for token X, else 0, where X is the token whose initial probability is nearest
 // chance (1/8), so the run starts at chance whatever the random init. Groups of 8 samples

@@ -5,7 +5,7 @@ import { grpoLossOptions, grpoStepOptions, totalUpdates } from '../../trainer/st
 describe('step options from the run config', () => {
   const cfg = RunConfigSchema.parse({});
 
-  it('maps the paper defaults (SPEC §5)', () => {
+  it('maps the paper defaults (method §5)', () => {
     const o = grpoStepOptions(cfg, 0, 210);
     expect(o.lr).toBe(1e-6);
     expect(o.maxGradNorm).toBe(1);

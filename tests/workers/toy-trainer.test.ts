@@ -1,6 +1,6 @@
 // The synthetic trainer's GRPO step is checked against independent references: its
 // gradient against central finite differences of the clipped loss (computed here from the
-// formula, SPEC §5), and the known values at ratio 1.
+// formula, method §5), and the known values at ratio 1.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GrpoSchema } from '../../configs/schema.ts';

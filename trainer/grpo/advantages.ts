@@ -1,4 +1,4 @@
-// SPEC §5: group-relative advantages.
+// method §5: group-relative advantages.
 //   A_gi = (R_gi - mean_g(R)) / (std + eps)
 // with std chosen by `scaling` (TRL `scale_rewards`):
 //   group: the std of the group's G rewards (GRPO, the paper)

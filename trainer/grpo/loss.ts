@@ -1,4 +1,4 @@
-// GRPO policy loss (SPEC §5), in paper order:
+// GRPO policy loss (method §5), in paper order:
 //   rho_t  = exp(logp_t - oldLogp_t)
 //   L_t    = -min(rho_t * A, clip(rho_t, 1 - eps, 1 + epsHigh) * A)
 //   L_t   *= min(exp(oldLogp_t - rolloutLogp_t), tisCap)      (truncated IS, when tisCap set)
@@ -95,7 +95,7 @@ export function aggregateLoss(perToken: tf.Tensor2D, mask: tf.Tensor2D, o: GrpoL
   }
 }
 
-/** The GRPO loss scalar (SPEC §5). */
+/** The GRPO loss scalar (method §5). */
 export function grpoLoss(x: GrpoLossInput, o: GrpoLossOptions): tf.Scalar {
   return tf.tidy(() => aggregateLoss(grpoPerTokenLoss(x, o), x.mask, o));
 }

@@ -1,4 +1,4 @@
-// Per-update diagnostics of the GRPO loss (SPEC §5 metrics, TRL names). Kept as token
+// Per-update diagnostics of the GRPO loss (method §5 metrics, TRL names). Kept as token
 // *sums* so micro-batches add up exactly; `grpoStatMeans` turns them into the logged means
 // (masked token means over the whole batch, as TRL's masked_batch_mean).
 import * as tf from '@tensorflow/tfjs';

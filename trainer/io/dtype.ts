@@ -1,5 +1,5 @@
 // safetensors dtypes and their conversion to and from float32 (tfjs computes in fp32,
-// SPEC §9). Raw bytes are little-endian, as the format specifies.
+// method §9). Raw bytes are little-endian, as the format specifies.
 import { InputError } from '../../util/errors.ts';
 
 export const DTYPE_BYTES = {

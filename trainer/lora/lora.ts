@@ -1,4 +1,4 @@
-// LoRA adapters with PEFT's initialization (SPEC §5): lora_A ~ kaiming_uniform(a=sqrt(5)),
+// LoRA adapters with PEFT's initialization (method §5): lora_A ~ kaiming_uniform(a=sqrt(5)),
 // i.e. U(-1/sqrt(in), 1/sqrt(in)), drawn from the seeded Rng so runs replay; lora_B = 0,
 // so a fresh adapter leaves the model unchanged. Base weights are plain tensors (frozen);
 // only lora_A / lora_B are tf.Variables.
@@ -67,7 +67,7 @@ export function buildAdapter(
   };
 }
 
-/** A fresh PEFT-initialized adapter (SPEC §5: r 8, alpha 16, dropout 0.05 by default). */
+/** A fresh PEFT-initialized adapter (method §5: r 8, alpha 16, dropout 0.05 by default). */
 export function createLora(model: Qwen3Model, cfg: LoraConfig, seed: number): LoraAdapter {
   const rng = Rng.derive(seed, 'lora-init');
   return buildAdapter(model, cfg, (_layer, _m, [r, inp], [out]) => {

@@ -1,4 +1,4 @@
-// LoRA adapters in the PEFT layout (SPEC §9), so vLLM and PEFT load what we write and we
+// LoRA adapters in the PEFT layout (method §9), so vLLM and PEFT load what we write and we
 // load what they write: adapter_config.json + adapter_model.safetensors with tensors
 // `base_model.model.model.layers.{i}.{self_attn|mlp}.{module}.lora_A.weight` [r, in] and
 // `...lora_B.weight` [out, r]; scaling alpha / r. We write F32, so save -> load -> save is

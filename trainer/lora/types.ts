@@ -1,4 +1,4 @@
-// The LoRA adapter the forward pass reads (PEFT semantics, SPEC §5/§9):
+// The LoRA adapter the forward pass reads (PEFT semantics, method §5/§9):
 // y = x W^T + (alpha / r) * dropout(x) A^T B^T, A [r, in], B [out, r].
 import type * as tf from '@tensorflow/tfjs';
 

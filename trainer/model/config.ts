@@ -1,4 +1,4 @@
-// Qwen3 model config from a Hugging Face config.json (SPEC §9). Only Qwen3 is accepted:
+// Qwen3 model config from a Hugging Face config.json (method §9). Only Qwen3 is accepted:
 // another architecture would load, run and silently produce garbage.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// One Qwen3 decoder layer (SPEC §9), in paper/HF order:
+// One Qwen3 decoder layer (method §9), in paper/HF order:
 //   h = x + o_proj(attn(rope(q_norm(q_proj(n))), rope(k_norm(k_proj(n))), v_proj(n))),  n = input_layernorm(x)
 //   y = h + down_proj(silu(gate_proj(m)) * up_proj(m)),                              m = post_attention_layernorm(h)
 // Grouped-query attention without copying k/v: query heads h = kv*rep + r share kv head kv

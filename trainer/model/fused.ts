@@ -1,4 +1,4 @@
-// Two ops with hand-written gradients for the output head (NOTES.md: avoid many small ops
+// Two ops with hand-written gradients for the output head (method §14.1: avoid many small ops
 // and slow kernels on the wasm/cpu backends).
 import * as tf from '@tensorflow/tfjs';
 

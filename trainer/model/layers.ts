@@ -1,4 +1,4 @@
-// Qwen3 building blocks (SPEC §9), pure functions over tensors, fp32.
+// Qwen3 building blocks (method §9), pure functions over tensors, fp32.
 import * as tf from '@tensorflow/tfjs';
 import type { ProjName } from '../lora/types.ts';
 

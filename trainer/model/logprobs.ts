@@ -1,8 +1,8 @@
-// Per-token log-probabilities of given token ids (the trainer's score, SPEC §5/§9).
+// Per-token log-probabilities of given token ids (the trainer's score, method §5/§9).
 // log p(id_t | id_<t) = logit[id_t] - logsumexp(logits): the target logit is the dot
 // product of the hidden state with the target's lm_head row (a gather of a frozen tensor),
 // so no [N, V] one-hot is built and no gather gradient is needed (the wasm backend has
-// none; NOTES.md). Constrained (grammar-masked) sequences are scored under the masked,
+// none; method §14.1). Constrained (grammar-masked) sequences are scored under the masked,
 // renormalised distribution they were sampled from (token-masks.ts): the logsumexp and the
 // entropy run over each position's allowed ids only; unmasked sequences are untouched.
 import * as tf from '@tensorflow/tfjs';

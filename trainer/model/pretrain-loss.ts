@@ -1,5 +1,5 @@
 // The pretraining objective (trainer/model/pretrain.ts): full-weight causal-LM token
-// cross-entropy over a trainable, untied lm_head, masked to the target tokens (SPEC §7's
+// cross-entropy over a trainable, untied lm_head, masked to the target tokens (method §7's
 // SFT loss, applied to the base weights instead of a LoRA).
 import * as tf from '@tensorflow/tfjs';
 import type { Qwen3Model } from './model.ts';

@@ -3,7 +3,7 @@
 // speaks the turn grammar before LoRA SFT and GRPO (docs/history/demo-base.md, "The demo's
 // budget": LoRA on a random base cannot get there in minutes).
 // Every weight trains except the input embedding (the wasm backend has no gather
-// gradient, NOTES.md); the output head is untied (tie_word_embeddings: false, its own
+// gradient, method §14.1); the output head is untied (tie_word_embeddings: false, its own
 // lm_head.weight) so it can train. AdamW, linear warmup then cosine over the step budget,
 // global-norm clipping. The schedule depends on the step only, never on the clock, so a run
 // the step cap ends is deterministic for a seed; the seconds cap only stops early. The result is

@@ -1,5 +1,5 @@
 // The decoder stack shared by the batched forward and the KV-cached step: embeddings ->
-// layers -> final RMSNorm (SPEC §9). LoRA tensors come from the adapter per layer.
+// layers -> final RMSNorm (method §9). LoRA tensors come from the adapter per layer.
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../../util/rng.ts';
 import { PROJ_NAMES, type LoraAdapter } from '../lora/types.ts';

@@ -1,5 +1,5 @@
 // Per-position allowed sets of constrained (grammar-masked) turns, for scoring them under
-// the same masked, renormalised distribution they were sampled from (issue 14; SPEC §5
+// the same masked, renormalised distribution they were sampled from (issue 14; method §5
 // ratio, §9 "score exactly what the server sampled").
 //
 // A server that masks the logits before sampling (vLLM structured outputs, `gsteer serve`

@@ -1,4 +1,4 @@
-// Trimmed output vocabulary (NOTES.md: the 151,936-row lm_head dominates small models).
+// Trimmed output vocabulary (method §14.2: the 151,936-row lm_head dominates small models).
 //
 // `vocab_map.json` in a model folder, when present, lists the real Qwen3 token ids the
 // model keeps, sorted ascending: `{"format": "gsteer-vocab-map/1", "kept_ids": [...],

@@ -1,4 +1,4 @@
-// Frozen Qwen3 weights as tfjs tensors, read from HF names (SPEC §9) and checked against
+// Frozen Qwen3 weights as tfjs tensors, read from HF names (method §9) and checked against
 // the config. `Qwen3Weights` is the HF layout (linear weights [out, in]); the forward runs
 // on `ComputeWeights`, where every linear weight is stored transposed [in, out]: on the
 // wasm backend a plain matMul is 3-4x faster than one with transposeB (measured on the

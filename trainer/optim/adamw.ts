@@ -1,10 +1,10 @@
-// AdamW with decoupled weight decay, step for step as torch.optim.AdamW (SPEC §5: the paper
+// AdamW with decoupled weight decay, step for step as torch.optim.AdamW (method §5: the paper
 // trains with AdamW, weight decay 0.01):
 //   p <- p * (1 - lr * wd)
 //   m <- b1 m + (1 - b1) g ;  v <- b2 v + (1 - b2) g^2
 //   p <- p - (lr / (1 - b1^k)) * m / (sqrt(v) / sqrt(1 - b2^k) + eps)      (k = step, from 1)
 // The state (step, m, v) round-trips through plain Float32Arrays, so a resumed run takes
-// bitwise the same steps as an uninterrupted one (SPEC §10).
+// bitwise the same steps as an uninterrupted one (method §10).
 import * as tf from '@tensorflow/tfjs';
 import { InputError, assert } from '../../util/errors.ts';
 

@@ -1,4 +1,4 @@
-// SFT loss (SPEC §7): token cross-entropy on the masked target tokens (Plan + Action +
+// SFT loss (method §7): token cross-entropy on the masked target tokens (Plan + Action +
 // Execute of the next step), i.e. minus the mean logprob of the target tokens.
 import * as tf from '@tensorflow/tfjs';
 

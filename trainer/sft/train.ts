@@ -1,4 +1,4 @@
-// SPEC §7: the SFT stage. LoRA trained with masked token cross-entropy on scaffolded step
+// method §7: the SFT stage. LoRA trained with masked token cross-entropy on scaffolded step
 // examples (data/sft/), micro-batched (trainer/step.ts), AdamW, held-out loss, a progress
 // bar with ETA, checkpoints + exact resume (data/sft/checkpoint.ts), and the final PEFT
 // adapter in <runDir>/<runName>/sft/adapter, which `gsteer train --init-adapter` resumes.

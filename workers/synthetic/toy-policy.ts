@@ -1,7 +1,7 @@
 // The synthetic policy behind orchestration tests and the benchmark: a softmax over a
 // 16-token vocabulary, logits theta (the "adapter"). Small enough to train exactly in JS,
 // real enough that GRPO on it moves the reward: the server samples from softmax(theta / T)
-// and reports logprobs, the trainer takes clipped-ratio policy-gradient steps (SPEC §5) with
+// and reports logprobs, the trainer takes clipped-ratio policy-gradient steps (method §5) with
 // AdamW, and the adapter is a safetensors file the server loads by path, like vLLM does.
 import type { Rng } from '../../util/rng.ts';
 

@@ -1,4 +1,4 @@
-// GRPO on the toy policy (SPEC §5), exactly, in float64 with analytic gradients:
+// GRPO on the toy policy (method §5), exactly, in float64 with analytic gradients:
 //   rho_t = exp(logp_theta(y_t) - logp_old(y_t))
 //   l_t   = -min(rho_t A, clip(rho_t, 1 - eps, 1 + eps_high) A)
 //   loss  = aggregate(l) by lossType;  dl_t/dtheta = -A rho_t dlogp/dtheta when unclipped, else 0

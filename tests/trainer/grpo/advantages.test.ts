@@ -2,7 +2,7 @@ import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { groupAdvantages, sampleStd } from '../../../trainer/grpo/advantages.ts';
 
-describe('groupAdvantages (SPEC §5), hand-worked', () => {
+describe('groupAdvantages (method §5), hand-worked', () => {
   // Group A = [1, 0, 0, 0]: mean 0.25, deviations [0.75, -0.25, -0.25, -0.25],
   //   sum of squares 0.5625 + 3 * 0.0625 = 0.75, sample var 0.75 / 3 = 0.25, std 0.5.
   // Group B = [2, 2, 2, 2]: std 0 -> advantages exactly 0, counted as zero-std.

@@ -44,7 +44,7 @@ for (const backend of ['wasm', 'cpu'] as const) {
     it('matMul: row i of [M,K] x [K,N] is the same for M = 1..16 (XNNPACK / plain path, and transposed B)', async () => {
       await selectBackend(backend, () => {});
       const rng = new Rng(3);
-      // cpu is ~10x slower (NOTES.md): the 0.6B shapes on a few M there
+      // cpu is ~10x slower (method §14.1): the 0.6B shapes on a few M there
       const bigMs = backend === 'cpu' ? [1, 3, 16] : ALL_M;
       for (const [shapes, ms] of [[TINY_SHAPES, ALL_M], [QWEN_06B_SHAPES, bigMs]] as const) {
         for (const [K, N] of shapes) {
