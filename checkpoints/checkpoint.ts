@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { z } from 'zod';
 import type { RunConfig } from '../configs/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { sha256File, writeDirAtomic, writeFileAtomic } from './atomic.ts';
+import { sha256File, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
 import { numberedName, type RunLayout } from './layout.ts';
 
 export const TrainerStateSchema = z

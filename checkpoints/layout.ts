@@ -37,3 +37,6 @@ export function numberedName(name: string, prefix: 'step-' | 'policy-v'): number
   const m = new RegExp(`^${prefix}(\\d{6})$`).exec(name);
   return m ? Number(m[1]) : null;
 }
+
+/** The line the supervisor writes into RUN/logs/<child>.log each time it restarts a child (the dashboard counts them). */
+export const RESTART_MARK = 'gsteer supervisor: restart';

@@ -4,7 +4,7 @@
 // applied; a stale one would skip the re-run's update).
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { truncateLines } from '../monitor/sink.ts';
+import { truncateLines } from '../util/jsonl.ts';
 import { InputError } from '../util/errors.ts';
 import { restoreAdapterVersions, type LoadedCheckpoint } from './checkpoint.ts';
 import { numberedName, type RunLayout } from './layout.ts';

@@ -100,3 +100,8 @@ export function loadConfig(files: string[], sets: string[] = []): RunConfig {
   const source = [...files, ...(sets.length ? ['--set'] : [])].join(' + ') || 'defaults';
   return resolveConfig(tree, source);
 }
+
+/** The resolved config a run wrote to RUN/config.yaml (every process reads the same one). */
+export function readRunConfig(file: string): RunConfig {
+  return resolveConfig(parseYaml(readFileSync(file, 'utf8')), file);
+}

@@ -3,7 +3,7 @@
 // (seeds/g-steer-paper.md, Implementation Details; the docs/method.md sections, cited as method §n, named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
-import { policyMinTokens } from '../serve/structured/policy-filter.ts';
+import { policyMinTokens } from '../core/turn/caps.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -82,7 +82,7 @@ export const RolloutSchema = z
     maxTurns: positiveInt.default(12), // method §3: default 12
     maxTokens: positiveInt.default(384), // per policy turn; long enough for state + plan + action
     /**
-     * Sample every policy turn under the policy grammar (rollout/grammar.ebnf, sent as vLLM's
+     * Sample every policy turn under the policy grammar (core/turn/grammar.ebnf, sent as vLLM's
      * `structured_outputs.grammar`), and score each constrained token under the same mask in
      * the trainer. A departure from the paper, which samples unconstrained and penalizes
      * malformed turns (configs/paper.yaml sets false); the invalid penalty stays for

@@ -3,7 +3,7 @@
 // trained policy with its own prompt (rollout/prompt.ts SYSTEM_PROMPT, slot tracking); the
 // prompting baselines use the generic prompt restricted to their menu (baselineSystemPrompt),
 // with no slot tracking. A turn outside the menu is an invalid turn (rollout/episode.ts).
-import type { ActionKind } from '../rollout/types.ts';
+import type { ActionKind } from '../core/types.ts';
 import { InputError } from '../util/errors.ts';
 
 export interface Baseline {

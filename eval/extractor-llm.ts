@@ -9,7 +9,7 @@ import type { Instance } from '../data/schema.ts';
 import { stripThinking } from '../rollout/llm-json.ts';
 import { endpointUrl, openaiClient, type EndpointConfig } from '../rollout/openai-client.ts';
 import { withRetries } from '../rollout/openai-retry.ts';
-import type { ChatMessage } from '../trainer/tokenizer.ts';
+import type { ChatMessage } from '../core/tokenizer.ts';
 import type { FactorExtractor } from './extractor.ts';
 
 export const EXTRACTOR_SYSTEM_PROMPT = `You analyze refined research queries written for a deep-research agent.

@@ -6,12 +6,12 @@
 import type { EvalConfig, RolloutConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { EvalGroup } from '../data/splits.ts';
-import type { Encoder } from '../reward/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { PolicyClient } from '../rollout/policy-client.ts';
 import type { UserSimulator } from '../rollout/simulator.ts';
-import type { Trajectory } from '../rollout/types.ts';
-import type { Tokenizer } from '../trainer/tokenizer.ts';
+import type { Trajectory } from '../core/types.ts';
+import type { Tokenizer } from '../core/tokenizer.ts';
 import { InputError } from '../util/errors.ts';
 import { progressBar } from '../util/progress.ts';
 import { Rng } from '../util/rng.ts';

@@ -6,8 +6,8 @@
 import type { Instance } from '../data/schema.ts';
 import { targetText } from '../data/schema.ts';
 import type { EvalGroup } from '../data/splits.ts';
-import { cosine, type Encoder } from '../reward/encoder.ts';
-import type { Termination } from '../rollout/types.ts';
+import { cosine, type Encoder } from '../core/encoder.ts';
+import type { Termination } from '../core/types.ts';
 import type { Progress } from '../util/progress.ts';
 import type { FactorExtractor } from './extractor.ts';
 import type { EpisodeSims } from './metrics.ts';

@@ -1,5 +1,5 @@
 // Reading recorded trajectories for `gsteer eval --trajectories` (no policy needed): a
-// JSONL file of Trajectory records (rollout/types.ts), one JSON file of one record, or a
+// JSONL file of Trajectory records (core/types.ts), one JSON file of one record, or a
 // run's trajectories/ directory (every *.json / *.jsonl below it, in sorted path order).
 // Only the fields evaluation reads are checked; a bad record names file, line and field.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -56,7 +56,7 @@ export function readOutcomes(path: string): LocatedOutcome[] {
       const r = EpisodeOutcomeSchema.safeParse(value);
       if (!r.success) {
         for (const i of r.error.issues)
-          problems.push(`${file}:${line}: ${i.path.join('.') || '(root)'}: ${i.message}; a trajectory needs instanceId, termination, refinedQuery, askCount, retrieveCount (rollout/types.ts)`);
+          problems.push(`${file}:${line}: ${i.path.join('.') || '(root)'}: ${i.message}; a trajectory needs instanceId, termination, refinedQuery, askCount, retrieveCount (core/types.ts)`);
         continue;
       }
       const d = r.data;

@@ -6,7 +6,7 @@
 import { trainCoverage } from '../data/splits.ts';
 import type { Instance } from '../data/schema.ts';
 import { loadUserStates } from '../data/load.ts';
-import type { Encoder } from '../reward/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { InMemoryUserStore } from '../rollout/user-store-memory.ts';
 import { snapshotId } from '../rollout/user-store.ts';
 

@@ -6,7 +6,7 @@
 // and the run "learned" when d > 2 se. Groups are ordered by update step, then group index.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readGroupFile } from '../workers/group-file.ts';
+import { readGroupFile } from '../checkpoints/group-file.ts';
 
 export interface QuarterTrend {
   samples: number; // groups in the run

@@ -3,12 +3,14 @@
 // (monitor/tensorboard.ts: rewritten from metrics.jsonl when the sink opens, so after a
 // resume it holds the kept lines, then appended and fsynced like them), and on a Redis
 // stream (XADD with an approximate MAXLEN) for live dashboards.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Redis } from 'ioredis';
+import { countLines } from '../util/jsonl.ts';
 import { openEventWriter } from './tensorboard.ts';
 
-export type MetricsRecord = Record<string, number | string>;
+export type { MetricsRecord } from './record.ts';
+import type { MetricsRecord } from './record.ts';
 
 export interface MetricsSink {
   write(rec: MetricsRecord): Promise<void>;
@@ -16,18 +18,6 @@ export interface MetricsSink {
 }
 
 export const STREAM_MAXLEN = 10_000;
-
-export function countLines(file: string): number {
-  if (!existsSync(file)) return 0;
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).length;
-}
-
-/** Keep the first n lines (resume: drop the records of updates after the checkpoint). */
-export function truncateLines(file: string, n: number): void {
-  if (!existsSync(file)) return;
-  const kept = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).slice(0, n);
-  writeFileSync(file, kept.map((l) => `${l}\n`).join(''));
-}
 
 export function readMetrics(file: string): MetricsRecord[] {
   if (!existsSync(file)) return [];

@@ -12,8 +12,8 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSy
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { fsyncDir, writeFileAtomic } from '../checkpoints/atomic.ts';
-import type { MetricsRecord } from './sink.ts';
+import { fsyncDir, writeFileAtomic } from '../util/atomic.ts';
+import type { MetricsRecord } from './record.ts';
 import { frameRecord, readRecords } from './tfrecord.ts';
 
 // The fields gsteer writes, numbered as in tensorboard/compat/proto/event.proto and summary.proto.

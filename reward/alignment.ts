@@ -6,10 +6,10 @@
 //   Cov     = (1/N) sum_i s_i       or  sum_i w_i s_i / sum_i w_i (rubric)
 //   C_FP    = (1/N) sum_j (1 - s_hat_j)
 import { targetText, type Target } from '../data/schema.ts';
-import type { EvidenceSlot } from '../rollout/types.ts';
+import type { EvidenceSlot } from '../core/types.ts';
 import type { RewardConfig } from '../configs/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { cosine, type Encoder } from './encoder.ts';
+import { cosine, type Encoder } from '../core/encoder.ts';
 import { maxWeightMatching } from './hungarian.ts';
 import type { MatchedPair } from './types.ts';
 

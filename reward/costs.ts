@@ -2,7 +2,7 @@
 //   C_acq = lambda_ask * T_ask + lambda_ret * T_ret
 //   C_con = lambda_rep * n_rep + lambda_multi * n_multi
 import type { RewardConfig } from '../configs/schema.ts';
-import type { Termination } from '../rollout/types.ts';
+import type { Termination } from '../core/types.ts';
 
 export function acquisitionCost(tAsk: number, tRet: number, cfg: RewardConfig): number {
   return cfg.lambdaAsk * tAsk + cfg.lambdaRet * tRet;

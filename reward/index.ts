@@ -4,7 +4,7 @@
 // questions.ts (n_rep, n_multi), costs.ts (C_acq, C_con, penalties).
 import type { RewardConfig } from '../configs/schema.ts';
 import { InputError } from '../util/errors.ts';
-import type { Encoder } from './encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { alignment } from './alignment.ts';
 import { acquisitionCost, conductCost, terminationPenalties } from './costs.ts';
 import { countMultiQuestion, countRepeated } from './questions.ts';

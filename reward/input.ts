@@ -2,7 +2,7 @@
 // user wrote (`gsteer reward`; format in reward/README.md).
 import { z } from 'zod';
 import type { Instance } from '../data/schema.ts';
-import type { Trajectory } from '../rollout/types.ts';
+import type { Trajectory } from '../core/types.ts';
 import { InputError } from '../util/errors.ts';
 import type { RewardInput } from './types.ts';
 

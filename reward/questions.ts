@@ -1,6 +1,6 @@
 // method §4 behavioural counts over the Ask turns: n_rep (repeated questions) and n_multi
 // (Ask turns holding more than one question).
-import { cosine, type Encoder } from './encoder.ts';
+import { cosine, type Encoder } from '../core/encoder.ts';
 
 /**
  * Number of questions in one Ask text: the number of question-mark runs that end a

@@ -1,7 +1,7 @@
 // What the reward reads and what it reports (method §4). Every component is kept separately
 // so the reward curves can show each one (method §5 metrics), not only the total.
 import type { Target } from '../data/schema.ts';
-import type { EvidenceSlot, Termination } from '../rollout/types.ts';
+import type { EvidenceSlot, Termination } from '../core/types.ts';
 
 export interface RewardInput {
   /** For error messages only. */
@@ -43,4 +43,10 @@ export interface RewardBreakdown {
   n_targets: number;
   n_covered_slots: number;
   matches: MatchedPair[];
+}
+
+/** A scored trajectory: the total and every component (method §4, reported separately). */
+export interface Scored {
+  reward: number;
+  components: Record<string, number>;
 }

@@ -15,15 +15,15 @@
 // about the policy, and the worker retries the rollout (InputError: never).
 import type { Instance } from '../data/schema.ts';
 import type { RolloutConfig } from '../configs/schema.ts';
-import { encodeChat, type Tokenizer } from '../trainer/tokenizer.ts';
+import { encodeChat, type Tokenizer } from '../core/tokenizer.ts';
 import { assert } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
-import { parseTurn } from './grammar.ts';
+import { parseTurn } from '../core/turn/grammar.ts';
 import type { PolicyClient } from './policy-client.ts';
 import { POLICY_CONSTRAINT, turnConstraint } from './policy-constraint.ts';
 import { buildPolicyMessages, policyProfile, type HistoryEntry } from './prompt.ts';
 import type { DialogueSoFar, UserSimulator } from './simulator.ts';
-import type { ActionKind, EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from './types.ts';
+import type { ActionKind, EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from '../core/types.ts';
 import { parseSnapshotId, type UserStore } from './user-store.ts';
 
 export interface EpisodeDeps {

@@ -2,7 +2,7 @@
 // workers and CLI commands wire them the same way. Embedded defaults need no network.
 import type { Redis } from 'ioredis';
 import type { RunConfig } from '../configs/schema.ts';
-import type { Encoder } from '../reward/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { InputError } from '../util/errors.ts';
 import { LlmJudge } from './judge-llm.ts';
 import { RuleJudge } from './judge-rule.ts';

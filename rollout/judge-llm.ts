@@ -12,7 +12,7 @@ import type { JudgeInput, JudgeVerdict, MemoryJudge } from './memory-judge.ts';
 import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
 import { withRetries } from './openai-retry.ts';
 import { policyProfile } from './prompt.ts';
-import type { ChatMessage } from '../trainer/tokenizer.ts';
+import type { ChatMessage } from '../core/tokenizer.ts';
 
 export const JUDGE_SYSTEM_PROMPT = `You maintain a user's long-term memory for a research assistant.
 After one conversation you decide which of the assistant's final covered slots are worth remembering.

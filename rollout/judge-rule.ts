@@ -16,11 +16,11 @@
 // pattern: its name already exists in the user's memory from ANOTHER instance (the same
 // decision recurred across tasks), or its value carries a DURABLE marker (always, usually,
 // prefers, ...). The sentence is "{Purpose}: {value}.".
-import { cosine, type Encoder } from '../reward/encoder.ts';
+import { cosine, type Encoder } from '../core/encoder.ts';
 import { policyProfile } from './prompt.ts';
 import { evidenceTexts, type JudgeInput, type JudgeReason, type JudgeVerdict, type MemoryJudge } from './memory-judge.ts';
 import { contentWords } from './retrieval.ts';
-import type { EvidenceSlot } from './types.ts';
+import type { EvidenceSlot } from '../core/types.ts';
 
 /** Cosine above which "purpose: value" counts as already said by a profile sentence. */
 export const PROFILE_SIMILARITY = 0.75;

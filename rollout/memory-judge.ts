@@ -2,7 +2,7 @@
 // the group's best trajectory become memories, and whether the profile gains a sentence.
 // Two judges: rule-based (judge-rule.ts, embedded default) and LLM (judge-llm.ts).
 import type { Instance } from '../data/schema.ts';
-import type { EvidenceSlot, Trajectory } from './types.ts';
+import type { EvidenceSlot, Trajectory } from '../core/types.ts';
 import type { UserSnapshot } from './user-store.ts';
 
 /** Why a slot was kept or dropped; one value per method §6 criterion. */

@@ -3,10 +3,10 @@
 // `policy_turn` token filter on top (no repeated slot name, length caps; vLLM ignores the
 // field). The record says what the server reported applying, or, when it reports nothing
 // (vLLM), the grammar alone; the trainer's replay then checks that every id was allowed.
-import { POLICY_GRAMMAR } from './grammar-ebnf.ts';
-import { specHash } from '../serve/structured/spec.ts';
+import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
+import { specHash } from '../core/constraint-spec.ts';
 import type { AppliedConstraint, CompletionRequest } from './policy-client.ts';
-import type { TurnConstraint } from './types.ts';
+import type { TurnConstraint } from '../core/types.ts';
 
 export const POLICY_CONSTRAINT: NonNullable<CompletionRequest['constraint']> = { grammar: POLICY_GRAMMAR, tokenFilter: 'policy_turn' };
 

@@ -4,9 +4,9 @@
 // policy call is scored on its own (prompt ids, completion ids); targets and the IEG are
 // never shown (method §2). The system prompt is sent every turn, so it stays short.
 import type { Instance } from '../data/schema.ts';
-import type { ChatMessage } from '../trainer/tokenizer.ts';
-import { renderSlot } from './grammar.ts';
-import type { ActionKind, EvidenceSlot, Observation } from './types.ts';
+import type { ChatMessage } from '../core/tokenizer.ts';
+import { renderSlot } from '../core/turn/grammar.ts';
+import type { ActionKind, EvidenceSlot, Observation } from '../core/types.ts';
 
 export interface HistoryEntry {
   action: ActionKind;

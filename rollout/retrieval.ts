@@ -6,7 +6,7 @@
 //    leaves, so a paraphrase a real encoder would match can still get in when it is recent.
 // 2. Final scoring: encoder cosine between the query and each candidate's stored embedding;
 //    the best `topK` (3) with cosine > 0 are returned, best first (ties: newest first).
-import { cosine } from '../reward/encoder.ts';
+import { cosine } from '../core/encoder.ts';
 import { words } from '../reward/encoders/hashed.ts';
 import { InputError } from '../util/errors.ts';
 import { memoryText, type SearchOptions, type SearchResult, type StoredMemory } from './user-store.ts';

@@ -12,7 +12,7 @@ import { parseJsonObject, stripThinking } from './llm-json.ts';
 import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
 import { withRetries } from './openai-retry.ts';
 import { activeTargets, NON_COMMITTAL, type DialogueSoFar, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
-import type { ChatMessage } from '../trainer/tokenizer.ts';
+import type { ChatMessage } from '../core/tokenizer.ts';
 
 export interface LlmSimulatorConfig extends EndpointConfig {
   model: string;

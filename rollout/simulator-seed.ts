@@ -9,7 +9,7 @@
 // made-up preference.
 import { personaLines } from '../data/persona.ts';
 import type { Instance, Target } from '../data/schema.ts';
-import { cosine, type Encoder } from '../reward/encoder.ts';
+import { cosine, type Encoder } from '../core/encoder.ts';
 import { activeTargets, NON_COMMITTAL, type DialogueSoFar, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
 
 export function targetMatchText(t: Target): string {

@@ -6,7 +6,7 @@
 // policy but change nothing here. Evaluation freezes the state: it never calls this.
 import type { Instance } from '../data/schema.ts';
 import type { JudgeVerdict, MemoryJudge } from './memory-judge.ts';
-import type { Trajectory } from './types.ts';
+import type { Trajectory } from '../core/types.ts';
 import { parseSnapshotId, type UserStore } from './user-store.ts';
 
 export interface ScoredTrajectory {

@@ -9,7 +9,7 @@
 // - the profile sentence is appended unless the profile already holds it;
 // - a change that changes nothing writes no version (the latest is returned).
 import type { Memory, UserState } from '../data/schema.ts';
-import type { Encoder } from '../reward/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { InputError } from '../util/errors.ts';
 import { decodeEmbedding, encodeEmbedding } from './embedding-codec.ts';
 import { searchSnapshot } from './retrieval.ts';

@@ -1,7 +1,7 @@
 // In-memory UserStore: the same versioning and search as the Redis store, in one process
 // (single-process tools, eval with a frozen state, tests). Records are copied in and out so
 // callers can never mutate a stored version.
-import type { Encoder } from '../reward/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { VersionedUserStore, type VersionRecord } from './user-store-base.ts';
 import type { StoredMemory } from './user-store.ts';
 

@@ -9,7 +9,7 @@
 // A write is one Lua script (compare-and-set on K:latest), so concurrent group workers
 // never lose an update and a reader never sees a half-written version.
 import type { Redis } from 'ioredis';
-import type { Encoder } from '../reward/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { fromDumped, toDumped, VersionedUserStore, type VersionRecord } from './user-store-base.ts';
 import type { DumpedMemory, StoredMemory } from './user-store.ts';
 

@@ -2,7 +2,7 @@
 // re-decoding the whole prefix (O(n) instead of O(n^2)), holding text back while the last
 // tokens end in an incomplete UTF-8 sequence (byte-level BPE splits characters), and
 // cutting the text at the first stop string. Special tokens (EOS, <think>) yield no text.
-import type { Tokenizer } from '../trainer/tokenizer.ts';
+import type { Tokenizer } from '../core/tokenizer.ts';
 
 /** How many already-emitted tokens are re-decoded with each new one (context for merges). */
 const WINDOW = 6;

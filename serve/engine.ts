@@ -1,7 +1,7 @@
 // Turns a validated request into finished choices: picks the adapter, checks the context
 // length, seeds each choice, and hands the generations to the scheduler.
 import { randomInt } from 'node:crypto';
-import type { Tokenizer } from '../trainer/tokenizer.ts';
+import type { Tokenizer } from '../core/tokenizer.ts';
 import type { AdapterRegistry } from './adapters.ts';
 import { badRequest } from './errors.ts';
 import { Generation, type ChoiceResult, type StepEvent } from './generation.ts';

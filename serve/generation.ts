@@ -7,7 +7,7 @@
 // from the allowed ids only (mask ∩ the model's support, structured/constraint.ts), so
 // temperature, top-k and top-p act after the mask as in vLLM, and the reported logprobs are
 // those of the masked, renormalised distribution (what vLLM reports for a constrained request).
-import { EOS_IDS, type Tokenizer } from '../trainer/tokenizer.ts';
+import { EOS_IDS, type Tokenizer } from '../core/tokenizer.ts';
 import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';

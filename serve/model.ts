@@ -1,6 +1,6 @@
 // What the server needs from a language model, kept small so the engine, sampling and HTTP
 // layers can be read (and tested) apart from tfjs. `tfjs-model.ts` implements it over the
-// trainer's Qwen3 model (trainer/model/), the same code the trainer scores with (method §9).
+// trainer's Qwen3 model (model/), the same code the trainer scores with (method §9).
 
 /** A loaded LoRA adapter; disposed by the registry once no request uses it. */
 export interface AdapterHandle {

@@ -2,12 +2,12 @@
 // requests (OpenAI names on the wire, camelCase inside). Defaults are OpenAI's / vLLM's:
 // temperature 1, top_p 1, top_k off, n 1, completions max_tokens 16, chat max_tokens = the
 // rest of the context.
-import type { ChatMessage } from '../trainer/tokenizer.ts';
+import type { ChatMessage } from '../core/tokenizer.ts';
 import { badRequest } from './errors.ts';
 import { bool, num, rejectUnsupported, stopStrings, str, tokenIds, type Body } from './fields.ts';
 import type { SamplingParams } from './sampling.ts';
 import { parseConstraint } from './structured/request.ts';
-import type { ConstraintSpec } from './structured/spec.ts';
+import type { ConstraintSpec } from '../core/constraint-spec.ts';
 
 /** vLLM's default --max-logprobs. */
 export const MAX_LOGPROBS = 20;

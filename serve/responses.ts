@@ -2,7 +2,7 @@
 // /v1/completions and `chat.completion` for /v1/chat/completions, with sampled token ids
 // (EOS included when it ended the choice) and their raw logprobs.
 import { randomUUID } from 'node:crypto';
-import type { Tokenizer } from '../trainer/tokenizer.ts';
+import type { Tokenizer } from '../core/tokenizer.ts';
 import type { ChoiceResult } from './generation.ts';
 import type { TokenLogprob } from './sampling.ts';
 import type { CompiledConstraint } from './structured/compile.ts';

@@ -1,6 +1,6 @@
 // The endpoints (vLLM's subset that rollouts and people use), as a table path -> method ->
 // handler. Handlers get the parsed JSON body and return a JSON body, plain text or a stream.
-import { renderChatML } from '../trainer/tokenizer.ts';
+import { renderChatML } from '../core/tokenizer.ts';
 import { generate, prepare, type Engine, type GenerateJob } from './engine.ts';
 import { str, type Body } from './fields.ts';
 import { parseChatRequest, parseCompletionRequest } from './requests.ts';
@@ -11,7 +11,7 @@ import { chunker, type Send, type StreamShape } from './stream.ts';
 import { badRequest } from './errors.ts';
 import type { ServeModel } from './model.ts';
 import { compileConstraint, ConstraintError, type CompiledConstraint } from './structured/compile.ts';
-import type { ConstraintSpec } from './structured/spec.ts';
+import type { ConstraintSpec } from '../core/constraint-spec.ts';
 import { qwen3Vocab } from './structured/vocab.ts';
 
 /** vLLM's default max_tokens for /v1/completions (OpenAI's legacy default). */
@@ -94,7 +94,7 @@ async function completions(state: ServerState, body: Body, signal: AbortSignal):
 
 async function chatCompletions(state: ServerState, body: Body, signal: AbortSignal): Promise<Reply> {
   const req = parseChatRequest(body, state.model.vocabSize);
-  // Thinking disabled, the way Qwen3's template does it (trainer/tokenizer.ts).
+  // Thinking disabled, the way Qwen3's template does it (core/tokenizer.ts).
   const promptIds = state.tok.encode(renderChatML(req.messages, true));
   const constraint = await constraintFor(state.model, req.constraint);
   const job = { params: req, prompts: [promptIds], topLogprobs: req.topLogprobs, defaultMaxTokens: 'rest' as const, constraint };

@@ -4,7 +4,7 @@
 // then free the model.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { qwen3Tokenizer } from '../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../core/tokenizer.ts';
 import { InputError } from '../util/errors.ts';
 import { AdapterRegistry } from './adapters.ts';
 import { adapterNamespace, BatchScheduler } from './batch-scheduler.ts';
@@ -14,7 +14,7 @@ import type { ServeModel } from './model.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import type { Batching, ServerState } from './routes.ts';
 import { Scheduler, type GenScheduler } from './scheduler.ts';
-import type { BackendKind } from '../trainer/backend.ts';
+import type { BackendKind } from '../model/backend.ts';
 
 export interface ServeOptions {
   /** Hugging Face model folder (config.json + model.safetensors [+ vocab_map.json]). */

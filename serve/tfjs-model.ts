@@ -1,13 +1,13 @@
-// ServeModel over the trainer's tfjs Qwen3 (trainer/model/): the same weights and the same
+// ServeModel over the trainer's tfjs Qwen3 (model/): the same weights and the same
 // layer math the trainer scores with, so reported logprobs match `tokenLogprobs` for the
 // same ids (method §9). One KV cache per sequence; `feed` is the one-sequence forwardStep of
-// the interleaved scheduler, `forward` the batched step (trainer/model/batch-step.ts).
+// the interleaved scheduler, `forward` the batched step (model/batch-step.ts).
 import * as tf from '@tensorflow/tfjs';
-import { selectBackend, type BackendKind } from '../trainer/backend.ts';
-import { loadPeftAdapter } from '../trainer/lora/peft.ts';
-import { forwardBatch } from '../trainer/model/batch-step.ts';
-import { appendKv, sliceKv, type KvBlock as TfKvBlock } from '../trainer/model/kv-blocks.ts';
-import { createKvCache, forwardStep, loadModel, type KvCache, type LoraAdapter, type Qwen3Model } from '../trainer/model/index.ts';
+import { selectBackend, type BackendKind } from '../model/backend.ts';
+import { loadPeftAdapter } from '../model/lora/peft.ts';
+import { forwardBatch } from '../model/batch-step.ts';
+import { appendKv, sliceKv, type KvBlock as TfKvBlock } from '../model/kv-blocks.ts';
+import { createKvCache, forwardStep, loadModel, type KvCache, type LoraAdapter, type Qwen3Model } from '../model/index.ts';
 import { batchInvariant } from './batch-invariance.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
 import { gatherRow } from './sampling.ts';
@@ -26,7 +26,7 @@ interface TfSequence extends Sequence {
 export function serveModelOf(model: Qwen3Model, backendName: string = tf.getBackend()): ServeModel {
   const V = model.config.vocabSize;
   const tfSeq = (s: Sequence) => s as TfSequence;
-  // lm_head rows are the kept ids in order (trainer/model/vocab-map.ts), or every id
+  // lm_head rows are the kept ids in order (model/vocab-map.ts), or every id
   const support = model.vocab?.keptIds ?? Int32Array.from({ length: V }, (_, i) => i);
   return {
     vocabSize: V,

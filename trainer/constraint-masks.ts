@@ -8,12 +8,12 @@
 // between sampling and training) is an error: its masks cannot be rebuilt. A turn whose
 // replay rejects an id was not sampled under that mask (an external server that ignored
 // the grammar); it is scored unmasked, exactly as an unconstrained turn, and counted.
-import { POLICY_GRAMMAR } from '../rollout/grammar-ebnf.ts';
-import type { TurnConstraint } from '../rollout/types.ts';
+import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
+import type { TurnConstraint } from '../core/types.ts';
 import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec, type TokenVocab } from '../serve/structured/index.ts';
 import { InputError } from '../util/errors.ts';
-import type { TokenMasks } from './model/token-masks.ts';
-import type { VocabMap } from './model/vocab-map.ts';
+import type { TokenMasks } from '../model/token-masks.ts';
+import type { VocabMap } from '../model/vocab-map.ts';
 
 export interface MaskedTurn {
   promptIds: readonly number[];

@@ -1,12 +1,12 @@
 // Memory plan for LoRA training a Qwen3 model in tfjs (fp32 everywhere), from config.json
 // alone, so a user can ask "does Qwen3-8B at 4k tokens fit on an A100-40GB?" before
 // downloading weights. Activations follow the tensors our forward allocates
-// (trainer/model/decoder-layer.ts, logprobs.ts), scaled by coefficients measured on tfjs
+// (model/decoder-layer.ts, logprobs.ts), scaled by coefficients measured on tfjs
 // (CALIBRATION below): inside tf.variableGrads every forward intermediate lives until the
 // backward is done, so the activation term is all of them, not only what a hand-written
 // backward would keep. It is an estimate (tests hold it within 15% of a measured forward).
-import type { Qwen3Config } from './model/config.ts';
-import { PROJ_NAMES, type ProjName } from './lora/types.ts';
+import type { Qwen3Config } from '../model/config.ts';
+import { PROJ_NAMES, type ProjName } from '../model/lora/types.ts';
 
 export interface PlanOptions {
   seqLen: number; // T

@@ -1,10 +1,10 @@
 // The Qwen3 model + LoRA adapter as the train step's Policy (trainer/policy.ts), and
 // gradient-free scoring for the old / reference logprobs an update needs (method §5).
 import * as tf from '@tensorflow/tfjs';
-import type { LoraAdapter } from './lora/types.ts';
-import type { Qwen3Model } from './model/model.ts';
-import type { TokenMasks } from './model/token-masks.ts';
-import { tokenLogprobs } from './model/logprobs.ts';
+import type { LoraAdapter } from '../model/lora/types.ts';
+import type { Qwen3Model } from '../model/model.ts';
+import type { TokenMasks } from '../model/token-masks.ts';
+import { tokenLogprobs } from '../model/logprobs.ts';
 import type { Policy } from './policy.ts';
 import { microBatches } from './step-batch.ts';
 

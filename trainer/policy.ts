@@ -2,7 +2,7 @@
 // of given token ids. `loraPolicy` (policy-lora.ts) adapts the Qwen3 model + LoRA adapter;
 // tests can adapt any small differentiable scorer the same way.
 import type * as tf from '@tensorflow/tfjs';
-import type { TokenMasks } from './model/token-masks.ts';
+import type { TokenMasks } from '../model/token-masks.ts';
 
 export interface ScoreOptions {
   training: boolean; // dropout on (LoRA dropout) when true

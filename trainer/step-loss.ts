@@ -7,7 +7,7 @@ import { sftLoss } from './sft/loss.ts';
 import type { Policy } from './policy.ts';
 import { PAD_ID, padRows, type Rows } from './step-batch.ts';
 import { assert } from '../util/errors.ts';
-import type { TokenMasks } from './model/token-masks.ts';
+import type { TokenMasks } from '../model/token-masks.ts';
 
 /** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (method §5). */
 export interface GrpoBatch {

@@ -1,5 +1,5 @@
 // JSONL reading with line numbers, so every error can name file and line.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from './errors.ts';
 
 export interface JsonlRecord {
@@ -32,4 +32,16 @@ export function readJsonl(file: string): JsonlRecord[] {
 
 export function writeJsonlLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
+}
+
+export function countLines(file: string): number {
+  if (!existsSync(file)) return 0;
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).length;
+}
+
+/** Keep the first n lines (resume: drop the records of updates after the checkpoint). */
+export function truncateLines(file: string, n: number): void {
+  if (!existsSync(file)) return;
+  const kept = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).slice(0, n);
+  writeFileSync(file, kept.map((l) => `${l}\n`).join(''));
 }

@@ -1,15 +1,14 @@
 // What a worker process loads once: config, run layout, run info, the instances by id and
 // the parts. Shared by the rollout, group and trainer workers and the controller.
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { resolveConfig } from '../configs/load.ts';
+import { readRunConfig } from '../configs/load.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import { loadInstances } from '../data/load.ts';
 import type { Instance } from '../data/schema.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
-import { loadParts, type Parts } from './parts.ts';
-import { readRunInfo, type RunInfo } from './run-info.ts';
+import { loadParts } from './load-parts.ts';
+import type { Parts } from './parts.ts';
+import { readRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 
 export interface RunContext {
   cfg: RunConfig;
@@ -20,10 +19,6 @@ export interface RunContext {
   policyUrl: string;
 }
 
-/** The resolved config a run wrote to RUN/config.yaml (every process reads the same one). */
-export function readRunConfig(file: string): RunConfig {
-  return resolveConfig(parseYaml(readFileSync(file, 'utf8')), file);
-}
 
 export async function loadRunContext(runDir: string, configFile?: string, policyUrl?: string): Promise<RunContext> {
   const layout = runLayout(resolve(runDir));

@@ -12,24 +12,24 @@
 import { existsSync, rmSync } from 'node:fs';
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { writeFileAtomic } from '../checkpoints/atomic.ts';
+import { writeFileAtomic } from '../util/atomic.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
-import { updateMetrics } from '../monitor/update-metrics.ts';
+import { updateMetrics } from './update-metrics.ts';
 import { updateFlow } from './flow.ts';
-import { readGroupFile, type GroupFile } from './group-file.ts';
+import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { promoteGroup } from './group-worker.ts';
 import { shortcutOn } from './orch-options.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
-import { groupIdOf, jobId, QUEUE } from './queues.ts';
+import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
-import type { RunInfo } from './run-info.ts';
+import type { RunInfo } from '../checkpoints/run-info.ts';
 
 export interface ControllerDeps {
   cfg: RunConfig;

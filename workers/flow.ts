@@ -6,7 +6,7 @@ import type { FlowJob, JobsOptions } from 'bullmq';
 import type { RunConfig } from '../configs/schema.ts';
 import { adapterName, runLayout } from '../checkpoints/layout.ts';
 import type { GroupJob, RolloutJob, UpdateJob } from './payloads.ts';
-import { groupIdOf, jobId, QUEUE } from './queues.ts';
+import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
 import { rolloutSeed, type PlannedGroup } from './schedule.ts';
 
 export interface UpdatePlan {

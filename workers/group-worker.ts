@@ -5,13 +5,14 @@
 // all groups of the update, because batch-std scaling needs them together.
 import { existsSync, readFileSync } from 'node:fs';
 import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Trajectory } from '../rollout/types.ts';
+import type { Trajectory } from '../core/types.ts';
 import type { RunContext } from './context.ts';
 import type { Scored } from './parts.ts';
-import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from './group-file.ts';
+import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { GroupJobSchema, parsePayload, RolloutResultSchema, type GroupJob, type GroupResult } from './payloads.ts';
 import { shortcutOn } from './orch-options.ts';
-import { connect, groupIdOf, jobId, QUEUE } from './queues.ts';
+import { connect } from '../util/redis.ts';
+import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { unrecoverable } from './rollout-worker.ts';
 

@@ -12,11 +12,12 @@ import { metricsSink, readMetrics, type MetricsRecord } from '../monitor/sink.ts
 import { summaryTable } from '../monitor/summary.ts';
 import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
 import { RunController, type Outcome } from './controller.ts';
-import { loadParts } from './parts.ts';
+import { loadParts } from './load-parts.ts';
 import { waitForPolicyServer } from './policy-admin.ts';
-import { connect, metricsStreamKey, QUEUE } from './queues.ts';
+import { connect } from '../util/redis.ts';
+import { metricsStreamKey, QUEUE } from '../checkpoints/run-keys.ts';
 import { ensureRedis } from './redis-local.ts';
-import { writeRunInfo, type RunInfo } from './run-info.ts';
+import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 import { Supervisor } from './supervisor.ts';
 import { newestVersion } from './trainer-worker.ts';
 

@@ -8,7 +8,8 @@
 // back to them silently.
 import type { RunConfig } from '../configs/schema.ts';
 import type { Instance, UserState } from '../data/schema.ts';
-import type { Trajectory, TurnConstraint } from '../rollout/types.ts';
+import type { Trajectory, TurnConstraint } from '../core/types.ts';
+import type { Scored } from '../reward/types.ts';
 import type { RolloutJob, TrainStats } from './payloads.ts';
 
 export interface RolloutContext {
@@ -23,11 +24,8 @@ export interface RolloutPart {
   close(): Promise<void>;
 }
 
-/** A scored trajectory: the total and every component (method §4, reported separately). */
-export interface Scored {
-  reward: number;
-  components: Record<string, number>;
-}
+
+export type { Scored };
 
 export interface RewardPart {
   score(traj: Trajectory, instance: Instance): Promise<Scored>;
@@ -80,15 +78,4 @@ export interface Parts {
   reward(): Promise<RewardPart>;
   users(): Promise<UserStatePart>;
   trainer(): Promise<TrainerPart>;
-}
-
-export function partsKind(): 'real' | 'synthetic' {
-  const v = process.env.GSTEER_PARTS ?? 'real';
-  if (v !== 'real' && v !== 'synthetic') throw new Error(`GSTEER_PARTS=${v}: expected "real" or "synthetic"`);
-  return v;
-}
-
-export async function loadParts(cfg: RunConfig, runId: string): Promise<Parts> {
-  if (partsKind() === 'synthetic') return (await import('./synthetic/parts.ts')).syntheticParts(cfg, runId);
-  return (await import('./real-parts.ts')).realParts(cfg, runId);
 }

@@ -4,14 +4,14 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { writeFileAtomic } from '../checkpoints/atomic.ts';
+import { writeFileAtomic } from '../util/atomic.ts';
 import { loraMismatch } from '../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import { loadInstances, loadUserStates } from '../data/load.ts';
 import type { Instance, UserState } from '../data/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { writeRunInfo, type RunInfo } from './run-info.ts';
+import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 
 export interface Prepared {
   instances: Instance[];

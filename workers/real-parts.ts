@@ -6,9 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
-import type { Trajectory } from '../rollout/types.ts';
-import type { TokenMasks } from '../trainer/model/token-masks.ts';
-import { connect } from './queues.ts';
+import type { Trajectory } from '../core/types.ts';
+import type { TokenMasks } from '../model/token-masks.ts';
+import { connect } from '../util/redis.ts';
 import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, TrainSequence, UserStatePart } from './parts.ts';
 
 async function encoderOf(cfg: RunConfig) {
@@ -16,7 +16,7 @@ async function encoderOf(cfg: RunConfig) {
 }
 
 async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> {
-  const [{ runEpisode }, fc, { qwen3Tokenizer }] = await Promise.all([import('../rollout/episode.ts'), import('../rollout/from-config.ts'), import('../trainer/tokenizer.ts')]);
+  const [{ runEpisode }, fc, { qwen3Tokenizer }] = await Promise.all([import('../rollout/episode.ts'), import('../rollout/from-config.ts'), import('../core/tokenizer.ts')]);
   const encoder = await encoderOf(cfg);
   const redis = connect(cfg.queues.redisUrl);
   const store = fc.userStoreFrom(cfg, redis, encoder, runId);
@@ -102,7 +102,7 @@ const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl',
 
 async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
   const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }] = await Promise.all([
-    import('../trainer/backend.ts'), import('../trainer/model/model.ts'), import('../trainer/lora/index.ts'),
+    import('../model/backend.ts'), import('../model/model.ts'), import('../model/lora/index.ts'),
     import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/constraint-masks.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);

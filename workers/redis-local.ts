@@ -4,7 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { InputError } from '../util/errors.ts';
-import { showUrl } from './queues.ts';
+import { showUrl } from '../util/redis.ts';
 
 export async function pingRedis(url: string, timeoutMs = 1500): Promise<boolean> {
   const u = new URL(url);

@@ -6,7 +6,8 @@ import { InputError } from '../util/errors.ts';
 import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
 import { shortcutOn } from './orch-options.ts';
-import { connect, QUEUE } from './queues.ts';
+import { connect } from '../util/redis.ts';
+import { QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 
 export function unrecoverable(e: unknown): never {

@@ -2,10 +2,10 @@
 // each step): temp file + rename, so a reader sees the whole file or none of it and a worker
 // killed mid-write leaves only a temp file (BullMQ retries the job, which writes it again).
 // Not fsynced: these files only matter until the next checkpoint, which copies what it needs
-// and is fsynced itself (checkpoints/atomic.ts); a machine crash may lose the newest of them,
+// and is fsynced itself (util/atomic.ts); a machine crash may lose the newest of them,
 // and `gsteer resume` removes every per-update file after its checkpoint and rewrites them
 // (checkpoints/restore.ts). An fsync costs 4-8 ms per file on the build machine's disk.
-import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from '../checkpoints/atomic.ts';
+import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from '../util/atomic.ts';
 import { shortcutOn } from './orch-options.ts';
 
 export async function writeRunFile(path: string, data: string): Promise<void> {

@@ -5,9 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { RESTART_MARK } from '../checkpoints/layout.ts';
 
 /** Written into the child's log file at each restart: the run directory's record of restarts (gsteer_restarts_total). */
-export const RESTART_MARK = 'gsteer supervisor: restart';
 
 export interface ChildSpec {
   name: string;

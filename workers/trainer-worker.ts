@@ -7,13 +7,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, Worker, type Job } from 'bullmq';
-import { writeDirAtomic, writeFileAtomic } from '../checkpoints/atomic.ts';
+import { writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
 import { numberedName } from '../checkpoints/layout.ts';
 import type { RunContext } from './context.ts';
-import { readGroupFile } from './group-file.ts';
+import { readGroupFile } from '../checkpoints/group-file.ts';
 import type { TrainerPart } from './parts.ts';
 import { GroupResultSchema, parsePayload, UpdateJobSchema, UpdateResultSchema, type UpdateResult } from './payloads.ts';
-import { connect, QUEUE } from './queues.ts';
+import { connect } from '../util/redis.ts';
+import { QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunDir, writeRunFile } from './run-file.ts';
 import { buildUpdateBatch } from './update-batch.ts';
 

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import type { GrpoConfig } from '../configs/schema.ts';
 import { groupAdvantages } from '../trainer/grpo/advantages.ts';
 import type { RunLayout } from '../checkpoints/layout.ts';
-import type { Trajectory } from '../rollout/types.ts';
-import type { GroupFile } from './group-file.ts';
+import type { Trajectory } from '../core/types.ts';
+import type { GroupFile } from '../checkpoints/group-file.ts';
 import type { TrainSequence } from './parts.ts';
 
 export interface UpdateBatch {

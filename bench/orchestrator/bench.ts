@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfig } from '../../configs/load.ts';
 import type { Instance } from '../../data/schema.ts';
-import { deletePrefixedKeys } from '../../workers/queues.ts';
+import { deletePrefixedKeys } from '../../util/redis.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 
 const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '16' }, concurrency: { type: 'string', default: '8' }, reps: { type: 'string', default: '1' } } });

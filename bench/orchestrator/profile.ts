@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { resolveConfig } from '../../configs/load.ts';
 import type { Instance } from '../../data/schema.ts';
-import { deletePrefixedKeys, jobId, QUEUE } from '../../workers/queues.ts';
+import { deletePrefixedKeys } from '../../util/redis.ts';
+import { jobId, QUEUE } from '../../checkpoints/run-keys.ts';
 import type { Parts } from '../../workers/parts.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 

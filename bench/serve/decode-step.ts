@@ -1,4 +1,4 @@
-// One batched decode step of trainer/model/batch-step.ts (no HTTP, no sampling): how the
+// One batched decode step of model/batch-step.ts (no HTTP, no sampling): how the
 // step time grows with the number of sequences, at a given context length (not part of
 // npm test). Usage:
 //   node --import tsx bench/serve/decode-step.ts [--model models/tiny-demo] [--context 50,350,1000] [--backend wasm]
@@ -7,9 +7,9 @@
 // in the same run. What it isolates: the batched row-wise work (shared by B) vs the
 // attention (per sequence, the decode pool's scalar-loop matmuls grow with B x context).
 import { parseArgs } from 'node:util';
-import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
-import { forwardBatch } from '../../trainer/model/batch-step.ts';
-import { createKvCache, loadModel, type KvCache } from '../../trainer/model/index.ts';
+import { selectBackend, type BackendKind } from '../../model/backend.ts';
+import { forwardBatch } from '../../model/batch-step.ts';
+import { createKvCache, loadModel, type KvCache } from '../../model/index.ts';
 
 const { values } = parseArgs({
   options: {

@@ -5,7 +5,7 @@
 // Prompts are real policy prompts (`gsteer sft build` on the demo data, run here into a temp
 // dir). The server runs in-process over real HTTP; requests stream, and decode time is first
 // token -> last token of each request, so prefill is left out. Each mode sends the same
-// requests (same seeds): unconstrained, the policy grammar (rollout/grammar.ebnf), and the
+// requests (same seeds): unconstrained, the policy grammar (core/turn/grammar.ebnf), and the
 // grammar + gsteer's policy filter. Ratios are against the unconstrained run at the same
 // concurrency, measured in the same run. The second table replays the constrained
 // completions through a TokenConstraint to time its parts per token, on the model's
@@ -15,14 +15,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
 import { startServer } from '../../serve/server.ts';
 import { compileConstraint, type CompiledConstraint } from '../../serve/structured/compile.ts';
 import { allowedIds, maskHas } from '../../serve/structured/constraint.ts';
 import { PolicyTurnFilter } from '../../serve/structured/policy-filter.ts';
 import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
-import { readVocabMap } from '../../trainer/model/index.ts';
-import { encodeChat, qwen3Tokenizer, type ChatMessage } from '../../trainer/tokenizer.ts';
+import { readVocabMap } from '../../model/index.ts';
+import { encodeChat, qwen3Tokenizer, type ChatMessage } from '../../core/tokenizer.ts';
 
 const MODES = {
   none: {},

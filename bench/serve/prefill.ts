@@ -15,10 +15,10 @@ import { createEncoder } from '../../reward/encoders/index.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { simulatorFrom } from '../../rollout/from-config.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
-import type { Trajectory } from '../../rollout/types.ts';
+import type { Trajectory } from '../../core/types.ts';
 import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import { snapshotId } from '../../rollout/user-store.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { rolloutSeed } from '../../workers/schedule.ts';
 import { serveMetric, startServe } from './serve-child.ts';
 

@@ -19,7 +19,7 @@ import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { serveMetric as metric, startServe } from './serve-child.ts';
 import { buildPolicyMessages } from '../../rollout/prompt.ts';
-import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 
 const MODES: Record<string, string[]> = {
   interleaved: ['--batching', 'off'],

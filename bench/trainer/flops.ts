@@ -1,12 +1,12 @@
-// Matmul FLOPs of one LoRA fwd+bwd of the trainer (trainer/model/decoder-layer.ts,
+// Matmul FLOPs of one LoRA fwd+bwd of the trainer (model/decoder-layer.ts,
 // logprobs.ts), for achieved GFLOP/s in bench/trainer/lora.ts. A matmul [m, k] x [k, n] is
 // 2mnk. Backward: frozen weights get no weight gradient (tfjs prunes them from the tape),
 // so a frozen matmul costs 1x its forward (the input gradient); LoRA and attention
 // matmuls (both operands need a gradient) cost 2x. Elementwise ops, norms and softmax are
 // not counted. Approximate: layer 0's q/k/v input gradients are counted though unneeded.
-import type { Qwen3Config } from '../../trainer/model/config.ts';
+import type { Qwen3Config } from '../../model/config.ts';
 import { projDims } from '../../trainer/plan.ts';
-import { PROJ_NAMES } from '../../trainer/lora/types.ts';
+import { PROJ_NAMES } from '../../model/lora/types.ts';
 
 export interface SeqWork {
   T: number; // tokens of the (padded) sequence

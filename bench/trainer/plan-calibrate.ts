@@ -6,12 +6,12 @@
 // 512), dropout (on vs off), and the remaining embedding / final-norm floats.
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { selectBackend } from '../../trainer/backend.ts';
-import { createLora } from '../../trainer/lora/lora.ts';
-import { tokenLogprobs } from '../../trainer/model/logprobs.ts';
-import type { Qwen3Config } from '../../trainer/model/config.ts';
+import { selectBackend } from '../../model/backend.ts';
+import { createLora } from '../../model/lora/lora.ts';
+import { tokenLogprobs } from '../../model/logprobs.ts';
+import type { Qwen3Config } from '../../model/config.ts';
 import { CALIBRATION, layerFloatsPerToken } from '../../trainer/plan.ts';
-import { PROJ_NAMES } from '../../trainer/lora/types.ts';
+import { PROJ_NAMES } from '../../model/lora/types.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { randomQwen3 } from '../../tests/trainer/step-fixtures.ts';
 

@@ -1,4 +1,4 @@
-// Base pretraining step time (`gsteer model init --pretrain`, trainer/model/pretrain-loss.ts):
+// Base pretraining step time (`gsteer model init --pretrain`, trainer/pretrain/loss.ts):
 // the loss with lm_head run on the target positions only (what pretrainLoss does) against
 // the same loss with the head run on every position (the baseline, `from: 0`: prompt rows
 // have weight 0), measured in the same run on the same sequences, plus the two parts of a
@@ -14,13 +14,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { run as sftRun } from '../../cli/commands/sft.ts';
-import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
-import { loadModel, type Qwen3Model } from '../../trainer/model/index.ts';
-import { makeBatch, pretrainSequences } from '../../trainer/model/pretrain-data.ts';
-import { pretrainLoss, type PretrainBatch } from '../../trainer/model/pretrain-loss.ts';
-import { trainable } from '../../trainer/model/pretrain.ts';
-import { runStack } from '../../trainer/model/stack.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { selectBackend, type BackendKind } from '../../model/backend.ts';
+import { loadModel, type Qwen3Model } from '../../model/index.ts';
+import { makeBatch, pretrainSequences } from '../../trainer/pretrain/data.ts';
+import { pretrainLoss, type PretrainBatch } from '../../trainer/pretrain/loss.ts';
+import { trainable } from '../../trainer/pretrain/pretrain.ts';
+import { runStack } from '../../model/stack.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 
 const { values } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
 """PyTorch CPU baseline for bench/trainer/lora.ts: a LoRA (r 8, alpha 16, all 7
 projections) forward + backward of the same Qwen3-shaped decoder as
-trainer/model/decoder-layer.ts + logprobs.ts, random float32 weights, frozen base.
+model/decoder-layer.ts + logprobs.ts, random float32 weights, frozen base.
 
 The loss is minus the mean logprob of the scored tokens; lm_head and the log-softmax run
 over the scored positions only ("scored": the last S tokens of each sequence) or, with

@@ -1,6 +1,6 @@
 // `npm run demo` = `gsteer demo --config configs/demo.yaml`: the whole pipeline on a fresh
 // machine, as phases run in order. Each phase reads the config and what earlier phases
-// left (e.g. an adapter GRPO starts from). The SFT phases (method §7, data/sft/demo-phases.ts)
+// left (e.g. an adapter GRPO starts from). The SFT phases (method §7, cli/demo/sft-phases.ts)
 // build the scaffolded examples before the model (their tokens join its vocabulary) and
 // train the LoRA GRPO starts from after it.
 import { existsSync, rmSync } from 'node:fs';
@@ -8,9 +8,10 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
-import { sftDataPhase, sftTrainPhase } from '../../data/sft/demo-phases.ts'; // SFT phases (data/sft/README.md)
-import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from './demo-base.ts';
-import { demoEvalPhase } from './demo-eval.ts';
+import { sftDataPhase, sftTrainPhase } from '../demo/sft-phases.ts'; // SFT phases (data/sft/README.md)
+import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from '../demo/base.ts';
+import { demoEvalPhase } from '../demo/eval-phase.ts';
+import type { Phase, PhaseContext } from '../demo/phase.ts';
 
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
@@ -23,19 +24,6 @@ configs/sft-demo.yaml layered on the demo config, then the valid-turn rate of sa
 held-out turns; --set sft.enabled=false skips both SFT phases) -> grpo (gsteer train with
 the demo config, from the SFT adapter, with --dashboard: its URL is printed). The previous demo run directory (runDir/runName)
 is replaced unless --keep is given.`;
-
-export interface PhaseContext {
-  cfg: RunConfig;
-  configFiles: string[];
-  sets: string[];
-  initAdapter?: string;
-  sftExamples?: string; // set by the sft-data phase; its tokens go into the tiny model's vocabulary
-}
-
-interface Phase {
-  name: string;
-  run(ctx: PhaseContext): Promise<{ code: number; initAdapter?: string; sftExamples?: string }>;
-}
 
 const PHASES: Phase[] = [
   sftDataPhase,

@@ -2,7 +2,7 @@
 // check an encoder setup (embedded, ONNX folder, or HTTP endpoint) from the shell.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 

@@ -3,9 +3,9 @@
 // config.json. The `model` command dispatches its `plan` subcommand here (runPlan).
 import { totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { readQwen3Config } from '../../trainer/model/config.ts';
-import { readVocabMap } from '../../trainer/model/vocab-map.ts';
-import { PROJ_NAMES, type ProjName } from '../../trainer/lora/types.ts';
+import { readQwen3Config } from '../../model/config.ts';
+import { readVocabMap } from '../../model/vocab-map.ts';
+import { PROJ_NAMES, type ProjName } from '../../model/lora/types.ts';
 import { fmtBytes, planMemory, verdicts, type PlanLine } from '../../trainer/plan.ts';
 import { InputError } from '../../util/errors.ts';
 

@@ -5,15 +5,15 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { InputError } from '../../util/errors.ts';
 import { readJsonl } from '../../util/jsonl.ts';
-import { selectBackend, type BackendKind } from '../../trainer/backend.ts';
-import { loadPeftAdapter } from '../../trainer/lora/peft.ts';
-import { loadModel, tokenLogprobs } from '../../trainer/model/index.ts';
-import { AVERAGE_RECORD, averageModels } from '../../trainer/model/average.ts';
-import { EXPAND_RECORD, expandModel } from '../../trainer/model/expand.ts';
-import { initModel, PRESETS } from '../../trainer/model/init.ts';
-import { PRETRAIN_FLAGS, PRETRAIN_USAGE, pretrainOptions, runPretrain } from '../../trainer/model/pretrain-cli.ts';
-import { keptIdsFromFiles, textFilesUnder } from '../../trainer/model/vocab-from.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { selectBackend, type BackendKind } from '../../model/backend.ts';
+import { loadPeftAdapter } from '../../model/lora/peft.ts';
+import { loadModel, tokenLogprobs } from '../../model/index.ts';
+import { AVERAGE_RECORD, averageModels } from '../../model/average.ts';
+import { EXPAND_RECORD, expandModel } from '../../model/expand.ts';
+import { initModel, PRESETS } from '../../model/init.ts';
+import { PRETRAIN_FLAGS, PRETRAIN_USAGE, pretrainOptions, runPretrain } from '../../trainer/pretrain/cli.ts';
+import { keptIdsFromFiles, textFilesUnder } from '../../model/vocab-from.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 
 export const summary = 'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
 export const usage = `usage:
@@ -91,7 +91,7 @@ async function init(argv: string[]): Promise<number> {
     keptIds = keptIdsFromFiles(qwen3Tokenizer(), files);
     console.error(`model init: kept ${keptIds.length} token ids (specials, byte tokens, and ${files.length} file(s))`);
   }
-  // --pretrain: an untied head (it trains; the input embedding stays frozen), see trainer/model/pretrain.ts
+  // --pretrain: an untied head (it trains; the input embedding stays frozen), see trainer/pretrain/pretrain.ts
   const pretrain = values.pretrain ? pretrainOptions(values, seed) : null;
   const { params, rows } = initModel(values.out, pretrain ? { ...cfg, tieWordEmbeddings: false } : cfg, { seed, keptIds });
   console.error(`model init: wrote ${values.out} (preset ${values.preset}, ${layers} layers, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`);
@@ -109,7 +109,7 @@ async function pretrain(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The weighted mean of models of one architecture (trainer/model/average.ts). */
+/** The weighted mean of models of one architecture (model/average.ts). */
 async function average(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, weights: { type: 'string' } } });
   if (!values.out || positionals.length < 2) throw new InputError('model average: --out DIR and at least two model folders are required (gsteer model average --out DIR A B ...)');
@@ -119,7 +119,7 @@ async function average(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** More layers that start as the identity (trainer/model/expand.ts). */
+/** More layers that start as the identity (model/expand.ts). */
 async function expand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, groups: { type: 'string', default: '1' } } });
   if (!values.out || positionals.length !== 1) throw new InputError('model expand: --out DIR and one model folder are required (gsteer model expand --out DIR [--groups G] MODEL_DIR)');

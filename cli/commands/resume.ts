@@ -7,9 +7,9 @@ import { runLayout } from '../../checkpoints/layout.ts';
 import { restoreRunDir } from '../../checkpoints/restore.ts';
 import { loadInstances } from '../../data/load.ts';
 import { InputError } from '../../util/errors.ts';
-import { readRunConfig } from '../../workers/context.ts';
+import { readRunConfig } from '../../configs/load.ts';
 import { launchRun } from '../../workers/launch.ts';
-import { readRunInfo, writeRunInfo } from '../../workers/run-info.ts';
+import { readRunInfo, writeRunInfo } from '../../checkpoints/run-info.ts';
 
 export const summary = 'continue a GRPO run from its newest valid checkpoint';
 export const usage = `usage: gsteer resume RUN_DIR

@@ -2,7 +2,7 @@
 // model, speaking the subset of vLLM's API that rollouts use (method §9).
 import { parseArgs } from 'node:util';
 import { startServer } from '../../serve/server.ts';
-import type { BackendKind } from '../../trainer/backend.ts';
+import type { BackendKind } from '../../model/backend.ts';
 import { InputError } from '../../util/errors.ts';
 
 export const summary = 'OpenAI-compatible policy server over a tfjs Qwen3 model (+ runtime LoRA)';

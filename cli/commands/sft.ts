@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
-import { formatCounts, writeSftDataset } from '../../data/sft/dataset.ts';
+import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { InputError } from '../../util/errors.ts';
 
@@ -25,7 +25,7 @@ train  LoRA SFT with masked cross-entropy on the target tokens (sft.* in the con
        checkpoint; --fresh discards earlier SFT checkpoints of this run.
 eval   Samples N policy turns on held-out steps (seeded; N above the number of held-out
        steps samples each again, e.g. --n 138 = every one of 46 three times) and prints
-       the share that parse as valid turns (rollout/grammar.ts). --show K prints the first K.`;
+       the share that parse as valid turns (core/turn/grammar.ts). --show K prints the first K.`;
 
 async function build(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -66,7 +66,7 @@ export async function run(argv: string[]): Promise<number> {
     case 'train':
       return (await import('../../trainer/sft/train.ts')).sftTrainCommand(rest);
     case 'eval':
-      return (await import('../../data/sft/eval.ts')).sftEvalCommand(rest);
+      return (await import('../../trainer/sft/eval.ts')).sftEvalCommand(rest);
     default:
       console.error(usage);
       return 2;

@@ -2,7 +2,7 @@
 // server, the workers and the controller for one GRPO run (workers/launch.ts).
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
-import { sftPhase } from '../../data/sft/phase.ts';
+import { sftPhase } from '../demo/sft-phase.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 import { launchRun } from '../../workers/launch.ts';
 import { waitForPolicyServer } from '../../workers/policy-admin.ts';

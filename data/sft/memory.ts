@@ -6,7 +6,7 @@
 // OTHER instances (the retriever examines 15 candidates and returns at most 3, method §2).
 // A non-hit target of the current instance never shows up.
 import type { Instance, Memory, Target } from '../schema.ts';
-import { cosine, type Encoder } from '../../reward/encoder.ts';
+import { cosine, type Encoder } from '../../core/encoder.ts';
 
 export interface MemoryHit {
   name: string;

@@ -3,7 +3,7 @@
 // baseUrl, model, apiKeyEnv); the embedded default is a documented template: the query
 // followed by each covered slot's value phrased as a constraint, in slot order.
 import OpenAI from 'openai';
-import type { EvidenceSlot } from '../../rollout/types.ts';
+import type { EvidenceSlot } from '../../core/types.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 
 export interface TeacherInput {

@@ -18,7 +18,7 @@
 //     (source dialogue). An uncovered slot's source says where its evidence will be sought
 //     next: memory until memory was checked for it, dialogue afterwards.
 import type { Instance, Target } from '../schema.ts';
-import type { EvidenceSlot, Observation, PolicyTurn } from '../../rollout/types.ts';
+import type { EvidenceSlot, Observation, PolicyTurn } from '../../core/types.ts';
 import { isActive, parentMap } from '../ieg.ts';
 import { assert } from '../../util/errors.ts';
 import type { OfflineMemory } from './memory.ts';

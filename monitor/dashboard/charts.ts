@@ -1,5 +1,5 @@
 // Which charts the dashboard draws, from the numeric keys the records hold. Pure. Known
-// metrics (method §5 list, names from monitor/update-metrics.ts) get their panels in reading
+// metrics (method §5 list, names from workers/update-metrics.ts) get their panels in reading
 // order; every other numeric key still gets a chart, grouped by its prefix (`foo/a` and
 // `foo/b` share the chart "foo"), so metrics added later show up without code changes.
 

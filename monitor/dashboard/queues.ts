@@ -8,7 +8,8 @@ import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Router } from 'express';
-import { QUEUE, showUrl } from '../../workers/queues.ts';
+import { showUrl } from '../../util/redis.ts';
+import { QUEUE } from '../../checkpoints/run-keys.ts';
 import { dashboardRedis, type ServedRun } from './served-run.ts';
 
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'waiting-children', 'prioritized', 'completed', 'failed', 'paused'] as const;

@@ -4,7 +4,7 @@
 // is read on from where the last count stopped.
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RESTART_MARK } from '../../workers/supervisor.ts';
+import { RESTART_MARK } from '../../checkpoints/layout.ts';
 
 interface FileCount {
   offset: number;

@@ -11,9 +11,10 @@ import { Redis } from 'ioredis';
 import { runLayout, type RunLayout } from '../../checkpoints/layout.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { InputError } from '../../util/errors.ts';
-import { readRunConfig } from '../../workers/context.ts';
-import { metricsStreamKey, redisOptions } from '../../workers/queues.ts';
-import { readRunInfo, type RunInfo } from '../../workers/run-info.ts';
+import { readRunConfig } from '../../configs/load.ts';
+import { redisOptions } from '../../util/redis.ts';
+import { metricsStreamKey } from '../../checkpoints/run-keys.ts';
+import { readRunInfo, type RunInfo } from '../../checkpoints/run-info.ts';
 import type { MetricsRecord } from '../sink.ts';
 import { isPrefix, mergeRecord, parseMetricsText } from './records.ts';
 

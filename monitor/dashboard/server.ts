@@ -22,7 +22,7 @@ import { chartPlan } from './charts.ts';
 import type { PrometheusMetrics } from './prometheus.ts';
 import type { RunQueues } from './queues.ts';
 import { numericKeys } from './records.ts';
-import { readRunInfo } from '../../workers/run-info.ts';
+import { readRunInfo } from '../../checkpoints/run-info.ts';
 import { RUN_NAME, type ServedRun } from './served-run.ts';
 import { stepsWithGroups, updateTrajectories } from './trajectories.ts';
 

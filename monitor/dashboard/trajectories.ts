@@ -5,8 +5,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { RunLayout } from '../../checkpoints/layout.ts';
-import type { Trajectory } from '../../rollout/types.ts';
-import { readGroupFile } from '../../workers/group-file.ts';
+import type { Trajectory } from '../../core/types.ts';
+import { readGroupFile } from '../../checkpoints/group-file.ts';
 
 export interface TurnView {
   action: string; // RETRIEVE | ASK | STOP, or INVALID (with the parser's reason)

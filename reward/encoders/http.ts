@@ -4,7 +4,7 @@
 // connection errors, 408/409/429 and 5xx), batches of `batchSize` texts. Vectors are
 // re-normalized here: servers differ on whether they normalize, and method §4 needs unit vectors.
 import OpenAI from 'openai';
-import type { Encoder } from '../encoder.ts';
+import type { Encoder } from '../../core/encoder.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 import { l2NormalizeInPlace } from './normalize.ts';
 

@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { TokenizerLoader } from '@lenml/tokenizers';
-import type { Encoder } from '../encoder.ts';
+import type { Encoder } from '../../core/encoder.ts';
 import { InputError } from '../../util/errors.ts';
 import { meanPoolNormalize, padBatch, splitNormalize, truncateIds } from './pooling.ts';
 

@@ -8,7 +8,8 @@
 // xgrammar's own message.
 import { InputError } from '../../util/errors.ts';
 import { regexToEbnf } from './regex-ebnf.ts';
-import { choiceEbnf, specField, specHash, type ConstraintSpec } from './spec.ts';
+import { specField, specHash, type ConstraintSpec } from '../../core/constraint-spec.ts';
+import { choiceEbnf } from './regex-ebnf.ts';
 import type { TokenVocab } from './vocab.ts';
 import { XgrammarError, XgrInstance, type CompiledGrammar, type GrammarCompiler, type XgrModule } from './xgrammar.ts';
 

@@ -7,7 +7,8 @@
 // the filter's bans cleared, and support = the ids with a finite logit (a trimmed model's
 // kept ids; every id for a full vocabulary).
 import type { CompiledConstraint } from './compile.ts';
-import { PolicyTurnFilter, policyMinTokens } from './policy-filter.ts';
+import { policyMinTokens } from '../../core/turn/caps.ts';
+import { PolicyTurnFilter } from './policy-filter.ts';
 import type { GrammarMatcher } from './xgrammar.ts';
 
 export interface ConstraintOptions {

@@ -1,4 +1,4 @@
-// The policy-turn token filter: what the EBNF (rollout/grammar-ebnf.ts) cannot say, applied
+// The policy-turn token filter: what the EBNF (core/turn/grammar-ebnf.ts) cannot say, applied
 // by gsteer serve after xgrammar's mask (request field `gsteer_token_filter: "policy_turn"`)
 // and replayed by the trainer. It bans a token when, after its bytes,
 //   1. a slot name repeats in STATE (not context-free; parseTurn's `duplicate_slot`),
@@ -15,25 +15,16 @@
 // It depends only on the completion's bytes and token count so far, so a replay of the
 // same ids gives the same bans.
 //
-// Caps, from the demo's SFT targets (`gsteer sft build`, 797 targets, bytes: max name 20,
-// purpose 57, value 116, plan 224, execute 922, slots 10) with room to spare; a field's
-// bytes include its surrounding spaces. Worst case under the caps alone: 7,764 bytes =
+// Caps: core/turn/caps.ts. Worst case under the caps alone: 7,764 bytes =
 // at most as many tokens (each token is >= 1 byte); rule 3 bounds a turn by max_tokens.
-import { TurnCursor, type TurnCaps } from './turn-cursor.ts';
+import { TurnCursor, type TurnCaps } from '../../core/turn/cursor.ts';
+import { MAX_COMPLETION, POLICY_CAPS } from '../../core/turn/caps.ts';
+
+/** Bytes the open field may still gain from a completion: 2 (a character, a space) + 3 (an unfinished character). */
+const MAX_RESERVE = 5;
 import type { TokenVocab } from './vocab.ts';
 
 export const POLICY_FILTER_VERSION = 1;
-export const POLICY_CAPS: TurnCaps = { name: 48, purpose: 96, value: 192, plan: 320, execute: 1024, slots: 16, slack: 32 };
-/** Bytes the open field may still gain from a completion: 2 (a character, a space) + 3 (an unfinished character). */
-const MAX_RESERVE = 5;
-/** No TurnCursor.completion() is longer (the longest: a slot line cut after "-", ~100 bytes; tested). */
-export const MAX_COMPLETION = 160;
-
-/** The smallest max_tokens a filtered turn fits in: the shortest turn plus EOS. */
-export function policyMinTokens(caps: TurnCaps = POLICY_CAPS): number {
-  return new TurnCursor(caps).completion().length + 1;
-}
-
 interface Tables {
   lens: Int32Array; // [V] bytes per token
   byLenDesc: Int32Array; // ids, longest first

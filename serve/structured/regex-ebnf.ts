@@ -212,3 +212,8 @@ class Parser {
 export function regexToEbnf(regex: string): string {
   return `root ::= ${new Parser(regex).parse()}\n`;
 }
+
+/** vLLM's choice -> grammar rewrite: one literal alternative per choice. */
+export function choiceEbnf(choice: readonly string[]): string {
+  return `root ::= ${choice.map(ebnfString).join(' | ')}\n`;
+}

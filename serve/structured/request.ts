@@ -5,11 +5,11 @@
 // plus gsteer's own `gsteer_token_filter: "policy_turn"` (vLLM ignores unknown fields).
 // The guided_* fields vLLM 0.12 removed (and now ignores, answering unconstrained) are a
 // 400 here that says what to send instead.
-import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
 import { badRequest } from '../errors.ts';
 import type { Body } from '../fields.ts';
-import { policyMinTokens } from './policy-filter.ts';
-import { TOKEN_FILTERS, type ConstraintSpec, type TokenFilterKind } from './spec.ts';
+import { policyMinTokens } from '../../core/turn/caps.ts';
+import { TOKEN_FILTERS, type ConstraintSpec, type TokenFilterKind } from '../../core/constraint-spec.ts';
 
 const KINDS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'] as const;
 const REMOVED: Record<string, string> = {
@@ -107,7 +107,7 @@ export function parseConstraint(body: Body, maxTokens: number | null, ignoreEos:
   if (spec && ignoreEos) throw badRequest('ignore_eos cannot be combined with structured outputs: the grammar ends the choice with EOS; drop ignore_eos', 'ignore_eos');
   if (!filter) return spec;
   if (spec?.type !== 'grammar' || spec.grammar !== POLICY_GRAMMAR)
-    throw badRequest('gsteer_token_filter "policy_turn" runs on top of the policy grammar only; send rollout/grammar.ebnf as structured_outputs.grammar', 'gsteer_token_filter');
+    throw badRequest('gsteer_token_filter "policy_turn" runs on top of the policy grammar only; send core/turn/grammar.ebnf as structured_outputs.grammar', 'gsteer_token_filter');
   const min = policyMinTokens();
   if (maxTokens === null || maxTokens < min)
     throw badRequest(`gsteer_token_filter "policy_turn" needs max_tokens >= ${min} (the shortest turn and EOS) but max_tokens is ${maxTokens ?? 'unset'}; set max_tokens`, 'max_tokens');

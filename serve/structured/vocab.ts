@@ -4,7 +4,7 @@
 // tokenizer lacks up to config.json vocab_size, byte-level decoding, EOS as stop tokens).
 // So a mask over the full vocabulary is the one vLLM computes for the same grammar.
 //
-// A trimmed model (vocab_map.json, trainer/model/vocab-map.ts) can emit only its kept ids;
+// A trimmed model (vocab_map.json, model/vocab-map.ts) can emit only its kept ids;
 // every other id is "" here, which xgrammar treats as a special token and never allows.
 // The mask is then vLLM's full-vocabulary mask intersected with what the model can emit.
 //
@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { EOS_IDS } from '../../trainer/tokenizer.ts';
+import { EOS_IDS } from '../../core/tokenizer.ts';
 
 /** config.json vocab_size of Qwen3 checkpoints (151,669 tokenizer ids, padded). */
 export const QWEN3_VOCAB_SIZE = 151936;

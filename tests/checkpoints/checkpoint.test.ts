@@ -7,7 +7,7 @@ import { resolveConfig } from '../../configs/load.ts';
 import { listCheckpoints, loadCheckpoint, newestValidCheckpoint, verifyCheckpoint, writeCheckpoint, type TrainerState } from '../../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../../checkpoints/layout.ts';
 import { restoreRunDir } from '../../checkpoints/restore.ts';
-import { writeDirAtomic, writeFileAtomic } from '../../checkpoints/atomic.ts';
+import { writeDirAtomic, writeFileAtomic } from '../../util/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 
 const cfg = resolveConfig({ policy: { model: 'models/tiny' }, lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] } });

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adapterBytes, cli, e2eConfig, logText, metricLines, reproducibleMetrics, sleep, tempRun, waitFor, workerPid, writeConfig, removeRuns } from './helpers.ts';
-import { readGroupFile } from '../../workers/group-file.ts';
+import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { RestartCounter } from '../../monitor/dashboard/restarts.ts';
 
 const ref = tempRun('flt-ref');

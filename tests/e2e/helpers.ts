@@ -6,9 +6,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { deletePrefixedKeys } from '../../workers/queues.ts';
+import { deletePrefixedKeys } from '../../util/redis.ts';
 import { stringify } from 'yaml';
-import { TIMING_KEYS } from '../../monitor/update-metrics.ts';
+import { TIMING_KEYS } from '../../workers/update-metrics.ts';
 import { readMetrics } from '../../monitor/sink.ts';
 
 export const REPO = new URL('../..', import.meta.url).pathname;

@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../cli/commands/eval.ts';
 import { targetText, InstanceSchema } from '../../data/schema.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import type { EvalReport } from '../../eval/report.ts';
 import { trajectory } from '../rollout/helpers/trajectory.ts';

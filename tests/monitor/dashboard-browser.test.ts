@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from '../../monitor/dashboard/start.ts';
-import { connect, deletePrefixedKeys, metricsStreamKey } from '../../workers/queues.ts';
+import { connect, deletePrefixedKeys } from '../../util/redis.ts';
+import { metricsStreamKey } from '../../checkpoints/run-keys.ts';
 import { REPO } from '../e2e/helpers.ts';
 import { fixtureRecord, fixtureRun, tempRoot, testPrefix } from './dashboard-fixture.ts';
 

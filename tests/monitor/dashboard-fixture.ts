@@ -1,5 +1,5 @@
 // A small run directory for the dashboard tests, built the way a run writes one: config.yaml,
-// run.json, metrics.jsonl with records made by monitor/update-metrics.ts from group files,
+// run.json, metrics.jsonl with records made by workers/update-metrics.ts from group files,
 // the group and trajectory files of the last update, and logs/. Its queue prefix is the
 // test's own, so the Redis keys it touches are the test's to delete.
 import { randomBytes } from 'node:crypto';
@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { runLayout } from '../../checkpoints/layout.ts';
 import type { MetricsRecord } from '../../monitor/sink.ts';
-import { updateMetrics } from '../../monitor/update-metrics.ts';
-import type { Trajectory } from '../../rollout/types.ts';
-import type { GroupFile } from '../../workers/group-file.ts';
-import { groupIdOf } from '../../workers/queues.ts';
+import { updateMetrics } from '../../workers/update-metrics.ts';
+import type { Trajectory } from '../../core/types.ts';
+import type { GroupFile } from '../../checkpoints/group-file.ts';
+import { groupIdOf } from '../../checkpoints/run-keys.ts';
 
 export const testPrefix = (name: string) => `gsteer-test:dash-${name}:${randomBytes(4).toString('hex')}`;
 export const tempRoot = (name: string) => mkdtempSync(join(tmpdir(), `gsteer-dash-${name}-`));

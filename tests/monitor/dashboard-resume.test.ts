@@ -9,9 +9,11 @@ import { appendFileSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLayout } from '../../checkpoints/layout.ts';
 import { startDashboard } from '../../monitor/dashboard/start.ts';
-import { metricsSink, readMetrics, truncateLines, type MetricsRecord } from '../../monitor/sink.ts';
-import { RESTART_MARK } from '../../workers/supervisor.ts';
-import { connect, deletePrefixedKeys, metricsStreamKey } from '../../workers/queues.ts';
+import { metricsSink, readMetrics, type MetricsRecord } from '../../monitor/sink.ts';
+import { truncateLines } from '../../util/jsonl.ts';
+import { RESTART_MARK } from '../../checkpoints/layout.ts';
+import { connect, deletePrefixedKeys } from '../../util/redis.ts';
+import { metricsStreamKey } from '../../checkpoints/run-keys.ts';
 import { sleep, waitFor } from '../e2e/helpers.ts';
 import { fixtureRecord, fixtureRun, tempRoot, testPrefix } from './dashboard-fixture.ts';
 

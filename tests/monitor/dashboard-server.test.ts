@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from '../../monitor/dashboard/start.ts';
-import { connect, deletePrefixedKeys } from '../../workers/queues.ts';
+import { connect, deletePrefixedKeys } from '../../util/redis.ts';
 import { cli, sleep, waitFor } from '../e2e/helpers.ts';
 import { fixtureGroup, fixtureRun, tempRoot, testPrefix } from './dashboard-fixture.ts';
 

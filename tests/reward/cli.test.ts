@@ -10,7 +10,7 @@ import { main } from '../../cli/main.ts';
 import { computeReward } from '../../reward/index.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { RewardSchema } from '../../configs/schema.ts';
-import type { Trajectory } from '../../rollout/types.ts';
+import type { Trajectory } from '../../core/types.ts';
 
 const instance = {
   id: 'u1-t1', userId: 'u1', taskId: 't1', split: 'train', query: 'Plan a trip to Kyoto',

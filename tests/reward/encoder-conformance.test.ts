@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EncoderSchema } from '../../configs/schema.ts';
 import { createEncoder, CachedEncoder } from '../../reward/encoders/index.ts';
-import { cosine, type Encoder } from '../../reward/encoder.ts';
+import { cosine, type Encoder } from '../../core/encoder.ts';
 import { l2Norm } from '../../reward/encoders/normalize.ts';
 import { embeddingLookupModel, wordPieceTokenizerJson } from './onnx-writer.ts';
 import { startEmbeddingServer } from './embedding-server.ts';

@@ -1,7 +1,7 @@
 // Test double for reward-math tests: a fixed unit vector per known text, so every cosine
 // in those tests can be worked by hand. An unknown text is a test bug (it means the reward
 // built a g_i / v_j / question text other than the one the test expects), so it throws.
-import type { Encoder } from '../../reward/encoder.ts';
+import type { Encoder } from '../../core/encoder.ts';
 
 export class TableEncoder implements Encoder {
   readonly name = 'table';

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { HashedEncoder, fnv1a, features, hashedEmbedding } from '../../reward/encoders/hashed.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { l2Norm } from '../../reward/encoders/normalize.ts';
 
 describe('fnv1a', () => {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { computeReward, rewardInputFromTrajectory, type RewardInput } from '../../reward/index.ts';
 import { RewardSchema } from '../../configs/schema.ts';
 import type { Target } from '../../data/schema.ts';
-import type { EvidenceSlot } from '../../rollout/types.ts';
+import type { EvidenceSlot } from '../../core/types.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { InputError } from '../../util/errors.ts';
 import { TableEncoder } from './fake-encoder.ts';

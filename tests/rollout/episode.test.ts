@@ -5,19 +5,19 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { InstanceSchema } from '../../data/schema.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { runEpisode, turnSeed, type EpisodeOptions } from '../../rollout/episode.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import { buildPolicyMessages, type HistoryEntry } from '../../rollout/prompt.ts';
-import { parseTurn } from '../../rollout/grammar.ts';
+import { parseTurn } from '../../core/turn/grammar.ts';
 import { SeedSimulator } from '../../rollout/simulator-seed.ts';
 import { NON_COMMITTAL } from '../../rollout/simulator.ts';
 import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
-import type { EvidenceSlot, Observation, Trajectory } from '../../rollout/types.ts';
-import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import type { EvidenceSlot, Observation, Trajectory } from '../../core/types.ts';
+import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { completionBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
-import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
-import { specHash } from '../../serve/structured/spec.ts';
+import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { specHash } from '../../core/constraint-spec.ts';
 
 const tok = qwen3Tokenizer();
 const encoder = new HashedEncoder(512);

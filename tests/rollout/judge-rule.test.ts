@@ -4,7 +4,7 @@ import { InstanceSchema } from '../../data/schema.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { RuleJudge, supportFraction, isGeneric } from '../../rollout/judge-rule.ts';
 import type { UserSnapshot } from '../../rollout/user-store.ts';
-import type { EvidenceSlot } from '../../rollout/types.ts';
+import type { EvidenceSlot } from '../../core/types.ts';
 import { answer, covered, trajectory } from './helpers/trajectory.ts';
 
 const encoder = new HashedEncoder(512);

@@ -10,7 +10,7 @@ import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { buildPolicyMessages } from '../../rollout/prompt.ts';
-import { EOS_IDS, encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { EOS_IDS, encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { prefixHashModel } from '../serve/prefix-hash-model.ts';
 
 const tok = qwen3Tokenizer();

@@ -4,7 +4,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { personaLines } from '../../data/persona.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { SeedSimulator, targetMatchText } from '../../rollout/simulator-seed.ts';
 import { LlmSimulator, simulatorMessages } from '../../rollout/simulator-llm.ts';
 import { activeTargets, NON_COMMITTAL } from '../../rollout/simulator.ts';

@@ -2,7 +2,7 @@
 // and user-store-redis.test.ts against the in-memory and the Redis store.
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { InputError } from '../../util/errors.ts';
 import type { UserState } from '../../data/schema.ts';
 import type { UserStore } from '../../rollout/user-store.ts';

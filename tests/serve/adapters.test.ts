@@ -5,10 +5,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../serve/server.ts';
-import { buildAdapter } from '../../trainer/lora/lora.ts';
-import { savePeftAdapter } from '../../trainer/lora/peft.ts';
-import { loadModel, tokenLogprobs, type LoraAdapter, type Qwen3Model } from '../../trainer/model/index.ts';
-import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { buildAdapter } from '../../model/lora/lora.ts';
+import { savePeftAdapter } from '../../model/lora/peft.ts';
+import { loadModel, tokenLogprobs, type LoraAdapter, type Qwen3Model } from '../../model/index.ts';
+import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { Rng } from '../../util/rng.ts';
 import { join } from 'node:path';
 import { makeTinyModel } from './tiny-model.ts';

@@ -7,7 +7,7 @@ import { BatchScheduler, type BatchOptions } from '../../serve/batch-scheduler.t
 import { Generation, type ChoiceSpec } from '../../serve/generation.ts';
 import { PrefixCache } from '../../serve/prefix-cache.ts';
 import { Scheduler } from '../../serve/scheduler.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { prefixHashModel } from './prefix-hash-model.ts';
 
 const tok = qwen3Tokenizer();

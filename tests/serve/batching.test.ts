@@ -5,12 +5,12 @@
 // field count what the cache served.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POLICY_GRAMMAR } from '../../rollout/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
 import { startServer, type RunningServer, type ServeOptions } from '../../serve/server.ts';
-import { buildAdapter } from '../../trainer/lora/lora.ts';
-import { savePeftAdapter } from '../../trainer/lora/peft.ts';
-import { loadModel, tokenLogprobs, type LoraAdapter, type Qwen3Model } from '../../trainer/model/index.ts';
-import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { buildAdapter } from '../../model/lora/lora.ts';
+import { savePeftAdapter } from '../../model/lora/peft.ts';
+import { loadModel, tokenLogprobs, type LoraAdapter, type Qwen3Model } from '../../model/index.ts';
+import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { Rng } from '../../util/rng.ts';
 import { makeTinyModel } from './tiny-model.ts';
 

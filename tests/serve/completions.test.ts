@@ -5,8 +5,8 @@ import * as tf from '@tensorflow/tfjs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../serve/server.ts';
-import { loadModel, tokenLogprobs, type Qwen3Model } from '../../trainer/model/index.ts';
-import { encodeChat, qwen3Tokenizer, type ChatMessage } from '../../trainer/tokenizer.ts';
+import { loadModel, tokenLogprobs, type Qwen3Model } from '../../model/index.ts';
+import { encodeChat, qwen3Tokenizer, type ChatMessage } from '../../core/tokenizer.ts';
 import { makeTinyModel, TINY_CONTEXT } from './tiny-model.ts';
 
 const tok = qwen3Tokenizer();

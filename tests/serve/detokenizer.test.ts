@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Detokenizer } from '../../serve/detokenizer.ts';
-import { IM_END_ID, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
 
 const tok = qwen3Tokenizer();
 

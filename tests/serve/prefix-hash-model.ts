@@ -5,7 +5,7 @@
 // interleaving, the batching, and which prompt tokens were computed rather than cached.
 import type { AdapterHandle, KvBlock, Sequence, ServeModel } from '../../serve/model.ts';
 import { gatherRow } from '../../serve/sampling.ts';
-import { EOS_IDS, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { EOS_IDS, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { Rng } from '../../util/rng.ts';
 
 export interface FeedLog {

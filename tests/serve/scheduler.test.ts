@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Generation, type ChoiceSpec } from '../../serve/generation.ts';
 import { Scheduler } from '../../serve/scheduler.ts';
-import { EOS_IDS, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { EOS_IDS, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { prefixHashModel } from './prefix-hash-model.ts';
 
 const tok = qwen3Tokenizer();

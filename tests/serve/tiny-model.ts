@@ -1,13 +1,13 @@
 // The tiny Qwen3 checkpoint the serve tests run against, written by the model helper's own
-// init code (trainer/model/init.ts, as `gsteer model init --preset tiny` does) into a temp
+// init code (model/init.ts, as `gsteer model init --preset tiny` does) into a temp
 // dir: real config.json + model.safetensors + vocab_map.json, random N(0, 0.02) weights.
 // The trimmed vocabulary (byte tokens, specials, and the words of the test prompts) keeps
 // each decode step cheap; the context is cut to 256 so the overflow check is easy to hit.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { baseKeptIds, initModel, PRESETS } from '../../trainer/model/init.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { baseKeptIds, initModel, PRESETS } from '../../model/init.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 
 export const TINY_CONTEXT = 256;
 const WORDS = 'The quick brown fox jumps over the lazy dog. What should I read about climate policy? Plan a trip to Kyoto. yes no maybe';

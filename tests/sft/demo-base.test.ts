@@ -1,4 +1,4 @@
-// The demo's base recipe (cli/commands/demo-base.ts), run with a few updates per stage in
+// The demo's base recipe (cli/demo/base.ts), run with a few updates per stage in
 // place of thousands: the trunk and each branch are trained in sibling folders; round 1's
 // model is the mean of the trunk and its branches, round 2 expands that mean by a layer and
 // takes the mean of the expanded start and its branch, round 3 (mean: false) trains one branch
@@ -10,11 +10,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sha256File } from '../../checkpoints/atomic.ts';
-import { baseNote, DEMO_BASE_EXTRAS, remakeDemoBase } from '../../cli/commands/demo-base.ts';
+import { sha256File } from '../../util/atomic.ts';
+import { baseNote, DEMO_BASE_EXTRAS, remakeDemoBase } from '../../cli/demo/base.ts';
 import { loadConfig } from '../../configs/load.ts';
-import { buildDemoExamples, SFT_DEMO_CONFIG } from '../../data/sft/demo-phases.ts';
-import { loadModel } from '../../trainer/model/index.ts';
+import { buildDemoExamples, SFT_DEMO_CONFIG } from '../../cli/demo/sft-phases.ts';
+import { loadModel } from '../../model/index.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gsteer-demo-base-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

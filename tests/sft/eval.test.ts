@@ -2,8 +2,8 @@
 // cut at rollout.maxTokens counts as invalid ('truncated'), as it does in a rollout.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { rmSync } from 'node:fs';
-import { evalSample, evalValidTurns, invalidReason } from '../../data/sft/eval.ts';
-import { heldOutMask, isHeldOut, readSftExamples } from '../../data/sft/tokens.ts';
+import { evalSample, evalValidTurns, invalidReason } from '../../trainer/sft/eval.ts';
+import { heldOutMask, isHeldOut, readSftExamples } from '../../trainer/sft/tokens.ts';
 import { makeMicro } from './micro.ts';
 
 let m: ReturnType<typeof makeMicro>;

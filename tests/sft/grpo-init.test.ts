@@ -7,11 +7,11 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { rmSync } from 'node:fs';
 import { resolveConfig } from '../../configs/load.ts';
 import { runSft } from '../../trainer/sft/train.ts';
-import { tokenLogprobs } from '../../trainer/model/index.ts';
+import { tokenLogprobs } from '../../model/index.ts';
 import { serveModelOf } from '../../serve/tfjs-model.ts';
 import { Generation } from '../../serve/generation.ts';
-import { encodeChat, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
-import { readSftExamples } from '../../data/sft/tokens.ts';
+import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { readSftExamples } from '../../trainer/sft/tokens.ts';
 import { realParts } from '../../workers/real-parts.ts';
 import { makeMicro } from './micro.ts';
 

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { InstanceSchema, type Instance } from '../../data/schema.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
-import { cosine } from '../../reward/encoder.ts';
+import { cosine } from '../../core/encoder.ts';
 import { templateRefine } from '../../data/sft/teacher.ts';
 
 const enc = new HashedEncoder(256);

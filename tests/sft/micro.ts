@@ -3,10 +3,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initModel, baseKeptIds, PRESETS } from '../../trainer/model/init.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
-import { tokenizeExample } from '../../data/sft/tokens.ts';
-import { renderTurn } from '../../rollout/grammar.ts';
+import { initModel, baseKeptIds, PRESETS } from '../../model/init.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { tokenizeExample } from '../../trainer/sft/tokens.ts';
+import { renderTurn } from '../../core/turn/grammar.ts';
 
 function exampleLines(): string[] {
   const lines: string[] = [];

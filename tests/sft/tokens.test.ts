@@ -2,9 +2,9 @@
 // the prompt ids are what the policy server sees, splits and batches are seeded.
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { epochBatches, heldOutMask, isHeldOut, tokenizeExample } from '../../data/sft/tokens.ts';
-import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../trainer/tokenizer.ts';
-import { optimizerBytes, readOptimizer } from '../../data/sft/checkpoint.ts';
+import { epochBatches, heldOutMask, isHeldOut, tokenizeExample } from '../../trainer/sft/tokens.ts';
+import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { optimizerBytes, readOptimizer } from '../../trainer/sft/checkpoint.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { resolveConfig } from '../../configs/load.ts';
 import { runSft } from '../../trainer/sft/train.ts';
 import { makeMicro } from './micro.ts';
-import { initModel, baseKeptIds, PRESETS } from '../../trainer/model/init.ts';
-import { listSftCheckpoints, sftLayout } from '../../data/sft/checkpoint.ts';
-import { tokenLogprobs } from '../../trainer/model/index.ts';
-import { loadPeftAdapter } from '../../trainer/lora/index.ts';
+import { initModel, baseKeptIds, PRESETS } from '../../model/init.ts';
+import { listSftCheckpoints, sftLayout } from '../../trainer/sft/checkpoint.ts';
+import { tokenLogprobs } from '../../model/index.ts';
+import { loadPeftAdapter } from '../../model/lora/index.ts';
 
 let root: string;
 let modelDir: string;

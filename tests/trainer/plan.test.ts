@@ -2,13 +2,13 @@ import { describe, it, expect } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseQwen3Config, type Qwen3Config } from '../../trainer/model/config.ts';
+import { parseQwen3Config, type Qwen3Config } from '../../model/config.ts';
 import { baseParams, layerFloatsPerToken, loraParams, maskFloats, planMemory, verdicts } from '../../trainer/plan.ts';
 import { runPlan } from '../../cli/commands/model-plan.ts';
-import { PROJ_NAMES } from '../../trainer/lora/types.ts';
+import { PROJ_NAMES } from '../../model/lora/types.ts';
 import * as tf from '@tensorflow/tfjs';
-import { createLora } from '../../trainer/lora/lora.ts';
-import { tokenLogprobs } from '../../trainer/model/logprobs.ts';
+import { createLora } from '../../model/lora/lora.ts';
+import { tokenLogprobs } from '../../model/logprobs.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { randomQwen3 } from './step-fixtures.ts';
 

@@ -4,10 +4,10 @@
 import * as tf from '@tensorflow/tfjs';
 import type { Policy } from '../../trainer/policy.ts';
 import { Rng } from '../../util/rng.ts';
-import { makeModel, type Qwen3Model } from '../../trainer/model/model.ts';
-import type { Qwen3Config } from '../../trainer/model/config.ts';
-import { projShape } from '../../trainer/model/weights.ts';
-import { PROJ_NAMES, type ProjName } from '../../trainer/lora/types.ts';
+import { makeModel, type Qwen3Model } from '../../model/model.ts';
+import type { Qwen3Config } from '../../model/config.ts';
+import { projShape } from '../../model/weights.ts';
+import { PROJ_NAMES, type ProjName } from '../../model/lora/types.ts';
 
 export function bigramPolicy(V: number, d: number, seed: number): Policy & { W: tf.Variable; bias: tf.Variable } {
   const rng = new Rng(seed);

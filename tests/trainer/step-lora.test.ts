@@ -3,10 +3,10 @@ import { describe, it, expect } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { accumulateGradients, trainStep, type GrpoBatch } from '../../trainer/step.ts';
 import { AdamW } from '../../trainer/optim/adamw.ts';
-import { createLora } from '../../trainer/lora/lora.ts';
+import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy, scoreRows } from '../../trainer/policy-lora.ts';
 import { LoraSchema } from '../../configs/schema.ts';
-import type { Qwen3Config } from '../../trainer/model/config.ts';
+import type { Qwen3Config } from '../../model/config.ts';
 import { randomQwen3 } from './step-fixtures.ts';
 import { Rng } from '../../util/rng.ts';
 

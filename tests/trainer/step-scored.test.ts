@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { accumulateGradients, type GrpoBatch, type SftBatch, type TrainBatch } from '../../trainer/step.ts';
-import { createLora } from '../../trainer/lora/lora.ts';
+import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
-import { tokenLogprobs } from '../../trainer/model/logprobs.ts';
-import type { TokenMasks } from '../../trainer/model/token-masks.ts';
-import type { Qwen3Config } from '../../trainer/model/config.ts';
+import { tokenLogprobs } from '../../model/logprobs.ts';
+import type { TokenMasks } from '../../model/token-masks.ts';
+import type { Qwen3Config } from '../../model/config.ts';
 import type { LossType } from '../../trainer/grpo/loss.ts';
-import { selectBackend } from '../../trainer/backend.ts';
+import { selectBackend } from '../../model/backend.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { Rng } from '../../util/rng.ts';
 import { randomQwen3 } from './step-fixtures.ts';

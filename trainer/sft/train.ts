@@ -1,6 +1,6 @@
 // method §7: the SFT stage. LoRA trained with masked token cross-entropy on scaffolded step
 // examples (data/sft/), micro-batched (trainer/step.ts), AdamW, held-out loss, a progress
-// bar with ETA, checkpoints + exact resume (data/sft/checkpoint.ts), and the final PEFT
+// bar with ETA, checkpoints + exact resume (trainer/sft/checkpoint.ts), and the final PEFT
 // adapter in <runDir>/<runName>/sft/adapter, which `gsteer train --init-adapter` resumes.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,25 +9,25 @@ import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../../configs/schema.ts';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
-import { sha256File, writeDirAtomic } from '../../checkpoints/atomic.ts';
-import { formatCounts, writeSftDataset } from '../../data/sft/dataset.ts';
-import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from '../../data/sft/checkpoint.ts';
+import { sha256File, writeDirAtomic } from '../../util/atomic.ts';
+import { formatCounts, writeSftDataset } from './dataset.ts';
+import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
-import { epochBatches, heldOutMask, readSftExamples, tokenizeExample, type TokenizedExample } from '../../data/sft/tokens.ts';
+import { epochBatches, heldOutMask, readSftExamples, tokenizeExample, type TokenizedExample } from './tokens.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
 import { Rng } from '../../util/rng.ts';
-import { selectBackend } from '../backend.ts';
-import { createLora } from '../lora/lora.ts';
-import { loadPeftAdapter, savePeftAdapter } from '../lora/index.ts';
-import type { LoraAdapter } from '../lora/types.ts';
-import { loadModel, tokenLogprobs, type Qwen3Model } from '../model/index.ts';
+import { selectBackend } from '../../model/backend.ts';
+import { createLora } from '../../model/lora/lora.ts';
+import { loadPeftAdapter, savePeftAdapter } from '../../model/lora/index.ts';
+import type { LoraAdapter } from '../../model/lora/types.ts';
+import { loadModel, tokenLogprobs, type Qwen3Model } from '../../model/index.ts';
 import { AdamW } from '../optim/adamw.ts';
 import { lrAt } from '../optim/schedule.ts';
 import type { Policy } from '../policy.ts';
 import { trainStep } from '../step.ts';
-import { qwen3Tokenizer } from '../tokenizer.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { sftLoss } from './loss.ts';
 
 export interface SftRunOptions {

@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import type { RunConfig } from '../../configs/schema.ts';
 import type { Instance, UserState } from '../../data/schema.ts';
-import { parseTurn } from '../../rollout/grammar.ts';
+import { parseTurn } from '../../core/turn/grammar.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
-import type { Trajectory } from '../../rollout/types.ts';
-import { bestIndex } from '../group-file.ts';
-import { connect } from '../queues.ts';
+import type { Trajectory } from '../../core/types.ts';
+import { bestIndex } from '../../checkpoints/group-file.ts';
+import { connect } from '../../util/redis.ts';
 import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, UserStatePart } from '../parts.ts';
 import { readOptimizer, readToyAdapter, writeOptimizer, writeToyAdapter, type AdamState } from './toy-adapter.ts';
 import { TOY_LEN, TOY_VOCAB, toyIndex } from './toy-policy.ts';

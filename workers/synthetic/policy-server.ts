@@ -2,11 +2,11 @@
 // subset of vLLM's protocol gsteer uses: POST /v1/completions (prompt as token ids, seed,
 // logprobs, return_token_ids), POST /v1/load_lora_adapter / unload_lora_adapter, GET
 // /v1/models. It samples the toy policy (toy-policy.ts) of the named adapter and answers
-// with a grammar-valid STOP turn (rollout/grammar.ts), after a fixed latency per
+// with a grammar-valid STOP turn (core/turn/grammar.ts), after a fixed latency per
 // completion: the benchmark's "generation time" knob.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { renderTurn } from '../../rollout/grammar.ts';
+import { renderTurn } from '../../core/turn/grammar.ts';
 import { Rng } from '../../util/rng.ts';
 import { readToyAdapter } from './toy-adapter.ts';
 import { sampleToy, TOY_LEN, TOY_VOCAB, TOY_WORDS, toyIndex } from './toy-policy.ts';

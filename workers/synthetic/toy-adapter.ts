@@ -4,8 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';
-import { fromFloat32, toFloat32 } from '../../trainer/io/dtype.ts';
-import { readSafetensors, serializeSafetensors } from '../../trainer/io/safetensors.ts';
+import { fromFloat32, toFloat32 } from '../../model/io/dtype.ts';
+import { readSafetensors, serializeSafetensors } from '../../model/io/safetensors.ts';
 import { InputError } from '../../util/errors.ts';
 import { TOY_VOCAB } from './toy-policy.ts';
 

@@ -2,7 +2,7 @@
 // replays scripted replies, for the policy-client and episode tests. Records every request.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IM_END_ID, qwen3Tokenizer } from '../../../trainer/tokenizer.ts';
+import { IM_END_ID, qwen3Tokenizer } from '../../../core/tokenizer.ts';
 
 export interface ScriptedReply {
   status?: number; // default 200

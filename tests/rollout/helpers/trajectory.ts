@@ -1,5 +1,5 @@
 // Hand-built trajectories for judge and state-update tests (no policy server needed).
-import type { EvidenceSlot, Observation, Trajectory } from '../../../rollout/types.ts';
+import type { EvidenceSlot, Observation, Trajectory } from '../../../core/types.ts';
 
 export const covered = (name: string, purpose: string, value: string, source: EvidenceSlot['source'] = 'dialogue'): EvidenceSlot =>
   ({ name, purpose, status: 'covered', source, value });

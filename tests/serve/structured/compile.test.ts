@@ -8,9 +8,9 @@ import { compileConstraint, ConstraintError } from '../../../serve/structured/co
 import { allowedIds, maskHas, TokenConstraint } from '../../../serve/structured/constraint.ts';
 import { regexToEbnf } from '../../../serve/structured/regex-ebnf.ts';
 import { replayConstraint } from '../../../serve/structured/replay.ts';
-import { choiceEbnf } from '../../../serve/structured/spec.ts';
+import { choiceEbnf } from '../../../serve/structured/regex-ebnf.ts';
 import { qwen3Vocab } from '../../../serve/structured/vocab.ts';
-import { qwen3Tokenizer } from '../../../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../../../core/tokenizer.ts';
 import { ebnfAcceptor } from './accept.ts';
 
 // A regex AST rendered twice: in the supported subset (what a client sends) and as an

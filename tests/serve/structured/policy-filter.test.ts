@@ -5,14 +5,15 @@
 //     within max_tokens, and parse (no duplicate_slot, no truncation), also under tight caps.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { POLICY_GRAMMAR } from '../../../rollout/grammar-ebnf.ts';
-import { parseTurn } from '../../../rollout/grammar.ts';
+import { POLICY_GRAMMAR } from '../../../core/turn/grammar-ebnf.ts';
+import { parseTurn } from '../../../core/turn/grammar.ts';
 import { compileConstraint, type CompiledConstraint } from '../../../serve/structured/compile.ts';
 import { allowedIds, maskHas } from '../../../serve/structured/constraint.ts';
-import { POLICY_CAPS, PolicyTurnFilter } from '../../../serve/structured/policy-filter.ts';
-import type { TurnCaps } from '../../../serve/structured/turn-cursor.ts';
+import { POLICY_CAPS } from '../../../core/turn/caps.ts';
+import { PolicyTurnFilter } from '../../../serve/structured/policy-filter.ts';
+import type { TurnCaps } from '../../../core/turn/cursor.ts';
 import { qwen3Vocab, type TokenVocab } from '../../../serve/structured/vocab.ts';
-import { qwen3Tokenizer } from '../../../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../../../core/tokenizer.ts';
 import { Rng } from '../../../util/rng.ts';
 
 const spec = { type: 'grammar' as const, grammar: POLICY_GRAMMAR };

@@ -2,9 +2,9 @@
 // independent answers to "can this partial turn still become valid?" must agree.
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { POLICY_GRAMMAR } from '../../../rollout/grammar-ebnf.ts';
-import { renderTurn } from '../../../rollout/grammar.ts';
-import type { PolicyTurn } from '../../../rollout/types.ts';
+import { POLICY_GRAMMAR } from '../../../core/turn/grammar-ebnf.ts';
+import { renderTurn } from '../../../core/turn/grammar.ts';
+import type { PolicyTurn } from '../../../core/types.ts';
 import { ebnfPrefixAcceptor } from './accept.ts';
 import { grammarText, viablePrefix } from './turn-prefix.ts';
 

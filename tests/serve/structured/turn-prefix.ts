@@ -1,10 +1,10 @@
 // A reference for "which tokens keep a partial policy turn inside the grammar", written apart
 // from xgrammar and from the serve filter: a prefix is viable when some completion makes
-// parseTurn (rollout/grammar.ts) accept it, slot names aside (the EBNF alone cannot forbid a
+// parseTurn (core/turn/grammar.ts) accept it, slot names aside (the EBNF alone cannot forbid a
 // repeated name). Completions are tried from a small candidate set that covers every place
 // a line can be cut (each suffix of a shortest line of every kind), so parseTurn stays the
 // judge of what is valid (tests/serve/structured/turn-prefix.test.ts checks the reference).
-import { ACTIONS, parseTurn, SECTIONS, SOURCES, STATUSES, trimField } from '../../../rollout/grammar.ts';
+import { ACTIONS, parseTurn, SECTIONS, SOURCES, STATUSES, trimField } from '../../../core/turn/grammar.ts';
 
 const HEADS = SECTIONS.map((s) => `${s}:`);
 /** Shortest lines of the sections after section i (-1 = before STATE), joined with "\n". */

@@ -1,0 +1,49 @@
+// method §7: each step of a scaffolded trajectory becomes one SFT example. The input is
+// exactly what the policy sees at that turn in a rollout (rollout/prompt.ts: query,
+// profile, the evidence state it wrote on the previous turn, the action/observation
+// history); the target is the canonical text of the next turn (core/turn/grammar.ts).
+import { z } from 'zod';
+import type { Instance } from '../../data/schema.ts';
+import { buildPolicyMessages, type HistoryEntry } from '../../rollout/prompt.ts';
+import { renderTurn } from '../../core/turn/grammar.ts';
+import type { EvidenceSlot } from '../../core/types.ts';
+import { SCENARIO_KINDS } from '../../data/sft/scenario.ts';
+import type { SftTrajectory } from '../../data/sft/build.ts';
+
+/** One line of the examples JSONL (`gsteer sft build --out FILE`). */
+export const SftExampleSchema = z
+  .object({
+    instanceId: z.string().min(1),
+    userId: z.string().min(1),
+    trajectoryId: z.string().min(1),
+    kind: z.enum(SCENARIO_KINDS),
+    step: z.number().int().min(0), // 0-based index in the trajectory
+    steps: z.number().int().positive(), // trajectory length
+    action: z.enum(['RETRIEVE', 'ASK', 'STOP']),
+    input: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() }).strict()).min(1),
+    target: z.string().min(1),
+  })
+  .strict();
+export type SftExample = z.output<typeof SftExampleSchema>;
+
+export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: number): SftExample[] {
+  const history: HistoryEntry[] = [];
+  let state: EvidenceSlot[] = [];
+  return t.steps.map((s, i) => {
+    const input = buildPolicyMessages({ query: inst.query, profile: inst.profile, state, history: [...history], turn: i + 1, maxTurns });
+    const ex: SftExample = {
+      instanceId: inst.id,
+      userId: inst.userId,
+      trajectoryId: t.id,
+      kind: t.scenario.kind,
+      step: i,
+      steps: t.steps.length,
+      action: s.turn.action,
+      input,
+      target: renderTurn(s.turn),
+    };
+    history.push({ action: s.turn.action, execute: s.turn.execute, observation: s.observation });
+    state = s.turn.state;
+    return ex;
+  });
+}

@@ -1,0 +1,81 @@
+// SFT examples -> token ids + loss mask (method §7: cross-entropy on the target tokens only).
+// ids = encode(renderChatML(input, addGenerationPrompt = true)) ++ encode(target) ++ [<|im_end|>]
+// mask = 0 on the prompt, 1 on the target tokens and the closing <|im_end|> (the policy
+// must learn to end its turn). Prompt and target are encoded separately, exactly as the
+// policy server sees a prompt and then samples the completion token by token.
+import { readJsonl } from '../../util/jsonl.ts';
+import { InputError } from '../../util/errors.ts';
+import { Rng } from '../../util/rng.ts';
+import { IM_END_ID, renderChatML, type Tokenizer } from '../../core/tokenizer.ts';
+import { SftExampleSchema, type SftExample } from './examples.ts';
+
+export interface TokenizedExample {
+  /** Position in the examples file (0-based), for metadata and eval sampling. */
+  index: number;
+  trajectoryId: string;
+  inputIds: number[];
+  targetMask: number[]; // 0/1, same length as inputIds
+  promptLength: number;
+}
+
+/** Read and validate an examples JSONL; errors name file, line, field, value and rule. */
+export function readSftExamples(file: string): SftExample[] {
+  const problems: string[] = [];
+  const out: SftExample[] = [];
+  for (const rec of readJsonl(file)) {
+    const r = SftExampleSchema.safeParse(rec.value);
+    if (r.success) out.push(r.data);
+    else
+      for (const i of r.error.issues.slice(0, 3))
+        problems.push(`${file}:${rec.line}: ${i.path.join('.') || '(record)'}: ${i.message}; lines must be written by \`gsteer sft build\` (format in data/sft/README.md)`);
+  }
+  if (problems.length) throw new InputError(problems.slice(0, 20).join('\n'), problems);
+  if (out.length === 0) throw new InputError(`${file}: no SFT examples; build some with \`gsteer sft build --data FILE --out ${file}\``);
+  return out;
+}
+
+export function tokenizeExample(tok: Tokenizer, ex: SftExample, index: number): TokenizedExample {
+  const prompt = tok.encode(renderChatML(ex.input, true));
+  const target = [...tok.encode(ex.target), IM_END_ID];
+  return {
+    index,
+    trajectoryId: ex.trajectoryId,
+    inputIds: [...prompt, ...target],
+    targetMask: [...prompt.map(() => 0), ...target.map(() => 1)],
+    promptLength: prompt.length,
+  };
+}
+
+/** Two examples have the same prompt when their input messages are equal. */
+export const promptKey = (e: Pick<SftExample, 'input'>): string => JSON.stringify(e.input);
+
+/**
+ * Held-out split by trajectory (all steps of a trajectory on one side): a trajectory is
+ * held out when a uniform draw from Rng.derive(seed, 'sft-split', trajectoryId) falls
+ * below `fraction`, so the split depends on nothing but the seed and the id.
+ */
+export function isHeldOut(seed: number, trajectoryId: string, fraction: number): boolean {
+  return Rng.derive(seed, 'sft-split', trajectoryId).next() < fraction;
+}
+
+/**
+ * Which examples are held out (the one split `gsteer sft train`, `sft eval` and
+ * `model pretrain` use): a step of a held-out trajectory (isHeldOut), unless a training
+ * trajectory has a step with the same prompt. Orders of one subgraph share their first
+ * turns (turn 1 is the same for every order), so without this rule most "held-out" prompts
+ * were verbatim training prompts (42 of the demo's 76); such a step is trained on instead,
+ * and every held-out prompt is one the model never saw. [N] -> [N] booleans.
+ */
+export function heldOutMask(examples: readonly Pick<SftExample, 'trajectoryId' | 'input'>[], seed: number, fraction: number): boolean[] {
+  const byTrajectory = examples.map((e) => isHeldOut(seed, e.trajectoryId, fraction));
+  const trainPrompts = new Set(examples.filter((_, i) => !byTrajectory[i]).map(promptKey));
+  return examples.map((e, i) => byTrajectory[i]! && !trainPrompts.has(promptKey(e)));
+}
+
+/** The batches of one epoch: a seeded permutation of `n` training examples, cut into `batchSize` chunks. */
+export function epochBatches(seed: number, epoch: number, n: number, batchSize: number): number[][] {
+  const perm = Rng.derive(seed, 'sft-epoch', epoch).shuffle([...Array(n).keys()]);
+  const out: number[][] = [];
+  for (let s = 0; s < n; s += batchSize) out.push(perm.slice(s, s + batchSize));
+  return out;
+}

@@ -1,0 +1,46 @@
+// Redis connections: the options BullMQ workers need, credential-free URLs for messages,
+// and deleting one prefix's keys (never anything outside it).
+import { Redis, type RedisOptions } from 'ioredis';
+
+/** ioredis options BullMQ workers need: never give up a command while Redis restarts. */
+export function redisOptions(url: string): RedisOptions {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    maxRetriesPerRequest: null,
+    // Reconnect quickly, forever; the controller decides when a run must stop.
+    retryStrategy: (times: number) => Math.min(100 * times, 2000),
+  };
+}
+
+export function connect(url: string): Redis {
+  return new Redis(redisOptions(url));
+}
+
+/** Redis URL without credentials, for messages and logs. */
+export function showUrl(url: string): string {
+  const u = new URL(url);
+  u.password = '';
+  u.username = '';
+  return u.toString();
+}
+
+/** Delete every key under `prefix:` (SCAN, so a large keyspace is never blocked); nothing else is touched. */
+export async function deletePrefixedKeys(prefix: string, url = 'redis://127.0.0.1:6379'): Promise<void> {
+  const r = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+}

@@ -1,0 +1,81 @@
+// Per-update metrics (method §5 list; TRL names where they exist) from the update's group
+// files and the trainer's result. Pure: the same groups give the same numbers.
+import type { GroupFile } from '../checkpoints/group-file.ts';
+import type { UpdateResult } from './payloads.ts';
+import type { MetricsRecord } from '../monitor/sink.ts';
+
+const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+const std = (xs: readonly number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
+
+export interface UpdateTiming {
+  wallSeconds: number; // since the run (or resume) started
+  rolloutSeconds: number; // admission -> group stage done
+  policyVersionUsed: number;
+  /** Trainer idle before this update: previous update done -> this update's group stage done (0 when it was still busy). */
+  waitRolloutsSeconds: number;
+  /** Rollout side idle before this update: previous group stage done -> this update admitted (waiting for its policy version). */
+  waitTrainerSeconds: number;
+}
+
+export function updateMetrics(step: number, groups: readonly GroupFile[], result: UpdateResult, t: UpdateTiming): MetricsRecord {
+  const kept = groups.filter((g) => !g.dropped);
+  const scores = kept.flatMap((g) => g.scores);
+  const episodes = kept.flatMap((g) => g.episodes);
+  const rewards = scores.map((s) => s.reward);
+  const rec: MetricsRecord = {
+    step,
+    policy_version: result.policyVersion,
+    policy_lag: step - 1 - t.policyVersionUsed, // versions between the sampling policy and pi_theta
+    reward: mean(rewards),
+    reward_std: result.advantageStats.reward_std ?? 0,
+    groups: kept.length,
+    groups_dropped: groups.length - kept.length,
+    trajectories: episodes.length, // scored trajectories the update trained on (dropped groups excluded)
+  };
+  const components = [...new Set(scores.flatMap((s) => Object.keys(s.components)))].sort();
+  for (const c of components) {
+    const xs = scores.map((s) => s.components[c] ?? 0);
+    rec[`rewards/${c}/mean`] = mean(xs);
+    rec[`rewards/${c}/std`] = std(xs);
+  }
+  for (const [k, v] of Object.entries(result.advantageStats)) if (k !== 'reward_std') rec[k] = v;
+  const s = result.stats;
+  Object.assign(rec, { loss: s.loss, clip_ratio: s.clip_ratio, grad_norm: s.grad_norm, entropy: s.entropy }, s.diagnostics ?? {});
+  const tokens = episodes.map((e) => e.completionTokens);
+  rec['completions/mean_length'] = mean(tokens);
+  rec['turns/mean'] = mean(episodes.map((e) => e.turns));
+  rec['turns/ask'] = mean(episodes.map((e) => e.askCount));
+  rec['turns/retrieve'] = mean(episodes.map((e) => e.retrieveCount));
+  rec.invalid_rate = mean(episodes.map((e) => (e.termination === 'invalid' ? 1 : 0)));
+  rec.nonstop_rate = mean(episodes.map((e) => (e.termination === 'max_turns' ? 1 : 0)));
+  // Why episodes were invalid: `duplicate_slot` is the one format failure the policy grammar
+  // cannot exclude (vLLM applies only the EBNF; gsteer serve's token filter excludes it too).
+  for (const reason of [...new Set(episodes.flatMap((e) => (e.invalidReason ? [e.invalidReason] : [])))].sort())
+    rec[`invalid/${reason}`] = mean(episodes.map((e) => (e.invalidReason === reason ? 1 : 0)));
+  const turns = episodes.reduce((n, e) => n + e.turns, 0);
+  if (episodes.some((e) => e.constrainedTurns !== undefined)) rec['turns/constrained_share'] = turns ? episodes.reduce((n, e) => n + (e.constrainedTurns ?? 0), 0) / turns : 0;
+  // Prefill the policy server computed vs took from its prefix cache (0 cached when it does not report it).
+  const prompt = episodes.reduce((n, e) => n + (e.promptTokens ?? 0), 0);
+  const cached = episodes.reduce((n, e) => n + (e.cachedPromptTokens ?? 0), 0);
+  rec['rollout/prompt_tokens'] = prompt;
+  rec['rollout/cached_prompt_tokens'] = cached;
+  rec['rollout/prefill_tokens'] = prompt - cached;
+  rec['rollout/prefix_cache_hit_rate'] = prompt > 0 ? cached / prompt : 0;
+  // Timing (not reproducible across runs; everything above is).
+  rec.tokens_per_second = s.train_seconds > 0 ? s.num_tokens / s.train_seconds : 0;
+  rec['rollout/tokens_per_second'] = t.rolloutSeconds > 0 ? tokens.reduce((a, b) => a + b, 0) / t.rolloutSeconds : 0;
+  rec.trajectories_per_second = t.rolloutSeconds > 0 ? episodes.length / t.rolloutSeconds : 0;
+  rec['time/wait_rollouts_s'] = t.waitRolloutsSeconds;
+  rec['time/wait_trainer_s'] = t.waitTrainerSeconds;
+  rec.train_seconds = s.train_seconds;
+  rec.rollout_seconds = t.rolloutSeconds;
+  rec.wall_time = t.wallSeconds;
+  return rec;
+}
+
+/** Keys that differ between two identical runs (wall-clock timing; what the prefix cache held depends on it too). */
+export const TIMING_KEYS = [
+  'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
+  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds',
+  'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
+];
