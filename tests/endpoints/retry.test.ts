@@ -85,7 +85,7 @@ describe('retried over HTTP', () => {
   });
 
   it('a reply slower than timeoutMs is a timeout, retried', async () => {
-    await start({ delayMs: (n) => (n === 0 ? 5000 : 0) });
+    await start({ delayMs: (n) => (n === 0 ? 1500 : 0) });
     const deps = recordingDeps();
     const reply = await createEndpoint(options(server!.baseUrl, { timeoutMs: 300 }), deps).chat(ask);
     expect(reply.text).toBe('fine');
