@@ -1,0 +1,40 @@
+// The one way gsteer builds an `openai` SDK client: the API key read from the environment
+// variable the config names ("EMPTY" when unset, vLLM's placeholder for servers started
+// without --api-key), the SDK's own retries off (maxRetries 0) because the retry rule is
+// ours (retry-rule.ts: it honours Retry-After on 429 and retries bad replies, which the SDK
+// cannot see), and the per-request timeout.
+import OpenAI from 'openai';
+import type { EndpointOptions } from './types.ts';
+
+export function openaiClient(o: Pick<EndpointOptions, 'baseUrl' | 'apiKeyEnv' | 'timeoutMs'>): OpenAI {
+  return new OpenAI({
+    baseURL: o.baseUrl,
+    apiKey: (o.apiKeyEnv && process.env[o.apiKeyEnv]) || 'EMPTY',
+    timeout: o.timeoutMs,
+    maxRetries: 0,
+  });
+}
+
+/** `${baseUrl}/${path}` with one slash between. */
+export function endpointUrl(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+}
+
+/**
+ * A URL fit for logs and records: user:password@ and the values of query parameters that
+ * look like credentials (key, token, secret, signature, password, auth) become "***".
+ */
+export function maskUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//***@');
+  }
+  if (u.username || u.password) {
+    u.username = '***';
+    u.password = '';
+  }
+  for (const k of [...u.searchParams.keys()]) if (/key|token|secret|sig|pass|auth/i.test(k)) u.searchParams.set(k, '***');
+  return u.toString().replace(/%2A/g, '*');
+}
