@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 // Moves to util/ with the layer change (the atomic-write module every writer shares).
-import { writeFileAtomicAsync } from '../checkpoints/atomic.ts';
+import { writeFileAtomicAsync } from '../util/atomic.ts';
 import { endpointUrl, maskUrl } from './client.ts';
 import type { Endpoint } from './endpoint.ts';
 import { readJson } from './reply.ts';

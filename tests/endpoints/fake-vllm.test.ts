@@ -2,7 +2,7 @@
 // every test built on it proves nothing.
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { startFakeVllm, type FakeVllm, type FakeVllmOptions } from '../helpers/fake-vllm.ts';
 
 let server: FakeVllm | null = null;

@@ -3,7 +3,7 @@
 // chat_template_kwargs.enable_thinking is false; the whole output cut at max_tokens counted
 // with the real Qwen3 tokenizer (finish_reason "length", possibly inside <think>); with a
 // reasoning parser, the thinking moved to message.reasoning_content (or .reasoning).
-import { qwen3Tokenizer, renderChatML, type ChatMessage } from '../../trainer/tokenizer.ts';
+import { qwen3Tokenizer, renderChatML, type ChatMessage } from '../../core/tokenizer.ts';
 
 export interface FakeChatRequest {
   model: string;

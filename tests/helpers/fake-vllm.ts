@@ -36,7 +36,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
-import { qwen3Tokenizer } from '../../trainer/tokenizer.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { buildChat, type FakeChatRequest } from './fake-vllm-chat.ts';
 import { fires, type Fault } from './fake-vllm-faults.ts';
 
