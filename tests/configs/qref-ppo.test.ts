@@ -1,0 +1,40 @@
+// The QREF and PPO config fragments (configs/qref.ts, configs/ppo.ts): defaults as documented
+// and the rules with their messages.
+import { describe, expect, it } from 'vitest';
+import { PpoSchema } from '../../configs/ppo.ts';
+import { QrefSchema } from '../../configs/qref.ts';
+
+describe('PpoSchema', () => {
+  it("defaults to the paper's PPO settings, verl's where the paper gives none", () => {
+    expect(PpoSchema.parse({})).toEqual({
+      actorLearningRate: 1e-6, criticLearningRate: 1e-5, batchSize: 64, rolloutsPerPrompt: 1, epochs: 1, ppoEpochs: 1,
+      maxPromptTokens: 2048, maxResponseTokens: 2048, gamma: 1, gaeLambda: 1, whitenAdvantages: true,
+      useKlInReward: true, klCoef: 0.001, klEstimator: 'k1', clipRatio: 0.2, cliprangeValue: 0.5,
+    });
+  });
+
+  it('refuses unknown keys and out-of-range values', () => {
+    expect(PpoSchema.safeParse({ lam: 0.9 }).success).toBe(false);
+    expect(PpoSchema.safeParse({ gamma: 1.5 }).success).toBe(false);
+    expect(PpoSchema.safeParse({ klEstimator: 'k2' }).success).toBe(false);
+  });
+});
+
+describe('QrefSchema', () => {
+  it('defaults: the demo data, BM25 top 10, 5 queries, query cost 0.1, the rule filter', () => {
+    const c = QrefSchema.parse({});
+    expect(c.data.corpus).toBe('data/qref/demo/corpus.jsonl');
+    expect(c.search).toEqual({ kind: 'bm25', topK: 10, bm25: { k1: 1.2, b: 0.75, delta: 0 } });
+    expect(c.turn).toEqual({ maxQueries: 5, maxQueryChars: 200, maxRationaleChars: 400 });
+    expect(c.reward).toEqual({ queryCost: 0.1, invalidPenalty: 1 });
+    expect(c.filter).toEqual({ kind: 'rule', minCoverage: 0.45 });
+  });
+
+  it('search.kind http needs search.http, with the rule and the fix in the message', () => {
+    const r = QrefSchema.safeParse({ search: { kind: 'http' } });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]).toMatchObject({ path: ['search', 'http'], message: expect.stringMatching(/qref\.search\.http is not set; set qref\.search\.http\.url/) });
+    const ok = QrefSchema.parse({ search: { kind: 'http', http: { url: 'https://google.serper.dev/search', method: 'POST', results: 'organic', id: 'link', text: 'snippet' } } });
+    expect(ok.search.http).toMatchObject({ queryParam: 'q', timeoutMs: 10_000, apiKeyHeader: 'Authorization' });
+  });
+});
