@@ -26,7 +26,7 @@
 // 2 cores), so lengths are checked here and,
 // for constrained sampling, are to be capped by a token filter as serve/structured/policy-filter.ts
 // does for the G-STEER turn. Hence: grammar-accepted => parse ok or a *_too_long reason.
-import { FIELD_SPACE, trimField } from '../grammar.ts';
+import { FIELD_SPACE, trimField } from '../../core/turn/grammar.ts';
 
 export interface RefinerTurn {
   rationale: string;
