@@ -113,7 +113,7 @@ export function table9(methods: readonly Method[], taus: readonly number[], x: I
 const SCORE_LABEL: Record<ScoreKey, string> = { p: 'P', goal: 'Goal', content: 'Content', presentation: 'Presentation', actionability: 'Actionability', q: 'Q', depth: 'Depth', logic: 'Logic', clarity: 'Clarity' };
 
 /** Rows of the downstream tables: per agent, the original query first, then the file's order. */
-function downstreamTable(id: string, title: string, files: readonly DownstreamScores[], cells: readonly { view: View; k: ScoreKey }[], s: Spread): Table {
+function downstreamTable(id: string, title: string, files: readonly DownstreamScores[], cells: readonly { view: View; k: ScoreKey; label: string }[], s: Spread, extra: string[]): Table {
   const rows: Table['rows'] = [];
   const standIns: string[] = [];
   for (const f of files) {
@@ -134,19 +134,19 @@ function downstreamTable(id: string, title: string, files: readonly DownstreamSc
   const judges = [...new Set(files.map((f) => `${f.judge.model ?? 'unnamed judge'}, ${f.judge.rounds} rounds`))].join('; ');
   return {
     id, title, labels: [{ key: 'dra', label: 'Downstream DRA' }, { key: 'method', label: 'Method' }],
-    columns: cells.map(({ view, k }) => ({ key: `${view}.${k}`, label: view === 'overall' && id === 'table4' ? SCORE_LABEL[k] : `${VIEW_LABEL[view]} ${SCORE_LABEL[k]}`, digits: 2 })),
+    columns: cells.map(({ view, k, label }) => ({ key: `${view}.${k}`, label, digits: 2 })),
     rows,
-    notes: [`A report's score is the mean of the judge's rounds (${judges}); a view's score the mean over its reports; ${spreadNote(s)}`, ...(id === 'table8' ? [COMBINED_NOTE] : []), ...standIns],
+    notes: [`A report's score is the mean of the judge's rounds (${judges}); a view's score the mean over its reports; ${spreadNote(s)}`, ...extra, ...standIns],
   };
 }
 
 export function table4(files: readonly DownstreamScores[], s: Spread): Table {
-  return downstreamTable('table4', 'Table 4: downstream utility (P: personalization, Q: quality)', files, SCORE_KEYS.map((k) => ({ view: 'overall' as const, k })), s);
+  return downstreamTable('table4', 'Table 4: downstream utility (P: personalization, Q: quality)', files, SCORE_KEYS.map((k) => ({ view: 'overall' as const, k, label: SCORE_LABEL[k] })), s, []);
 }
 
 export function table8(files: readonly DownstreamScores[], s: Spread): Table {
   const views = ['overall', 'unseen_user_combined', 'unseen_task_combined', 'both_unseen'] as const;
-  return downstreamTable('table8', 'Table 8: downstream P / Q on unseen settings', files, views.flatMap((view) => (['p', 'q'] as const).map((k) => ({ view, k }))), s);
+  return downstreamTable('table8', 'Table 8: downstream P / Q on unseen settings', files, views.flatMap((view) => (['p', 'q'] as const).map((k) => ({ view, k, label: `${VIEW_LABEL[view]} ${SCORE_LABEL[k]}` }))), s, [COMBINED_NOTE]);
 }
 
 /** Every table the inputs allow, in paper order, and the cache Figure 3 reuses. */
