@@ -23,6 +23,8 @@ export function runLayout(root: string) {
     adapter: (version: number) => join(root, 'adapters', `policy-v${pad(version)}`),
     checkpoints: join(root, 'checkpoints'),
     checkpoint: (step: number) => join(root, 'checkpoints', `step-${pad(step)}`),
+    /** `gsteer eval compare`'s tables and Figure 3 for results saved in eval/ (the dashboard serves them). */
+    compare: join(root, 'eval', 'compare'),
     abs: (rel: string) => join(root, rel),
   };
 }

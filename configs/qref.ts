@@ -81,7 +81,7 @@ export const QrefSchema = z
         // Ours: the paper names the cost of extra queries (GPT-5.2's recall came from issuing
         // more of them) but gives no value; 0.1 = a fifth of one evidence document of a 2-document step.
         queryCost: z.number().min(0).default(0.1),
-        invalidPenalty: z.number().min(0).default(1.0), // as G-STEER's invalid-output penalty (SPEC §4)
+        invalidPenalty: z.number().min(0).default(1.0), // as G-STEER's invalid-output penalty (method §4)
       })
       .strict()
       .default({ queryCost: 0.1, invalidPenalty: 1.0 }),

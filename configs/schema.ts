@@ -195,6 +195,15 @@ export const EvalSchema = z
     topP: z.number().gt(0).max(1).default(1.0), // paper: test-time top-p 1.0
     maxTokens: positiveInt.default(1024), // paper: at most 1024 new agent tokens (per policy call here)
     concurrency: positiveInt.default(4), // episodes in flight (not from the paper)
+    episodesPerInstance: positiveInt.default(1), // paper: one episode per test instance; more, each with its own seed, for spread
+    /** Standard errors and percentile intervals of the pooled metrics (eval/bootstrap.ts); not in the paper, which reports none. */
+    bootstrap: z
+      .object({
+        samples: positiveInt.default(1000), // B: resamples of the instances (Efron & Tibshirani: 200+ for an SE, 1000+ for percentiles)
+        level: z.number().gt(0).lt(1).default(0.95), // the percentile interval's coverage
+      })
+      .strict()
+      .default({ samples: 1000, level: 0.95 }),
     /** Factor extractor: LLM in real runs (paper: gpt-5.4-2026-03-05), documented rule-based one embedded. */
     extractor: z
       .object({

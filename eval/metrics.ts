@@ -81,14 +81,14 @@ export function episodeCounts(e: EpisodeSims, tau: number): PooledCounts {
   };
 }
 
-const ZERO: PooledCounts = {
+export const ZERO_COUNTS: PooledCounts = {
   episodes: 0, stopped: 0, targets: 0, coveredTargets: 0, factors: 0, matchedFactors: 0,
   weight: 0, coveredWeight: 0, essentialWeight: 0, essentialCoveredWeight: 0, asks: 0, retrieves: 0,
 };
 
 export function addCounts(a: PooledCounts, b: PooledCounts): PooledCounts {
   const out = { ...a };
-  for (const k of Object.keys(ZERO) as (keyof PooledCounts)[]) out[k] = a[k] + b[k];
+  for (const k of Object.keys(ZERO_COUNTS) as (keyof PooledCounts)[]) out[k] = a[k] + b[k];
   return out;
 }
 
@@ -113,5 +113,5 @@ export function metricsOf(c: PooledCounts): GroupMetrics {
 
 /** method §8: pool the episodes' counts, then take the ratios. */
 export function pooledMetrics(episodes: readonly EpisodeSims[], tau: number): GroupMetrics {
-  return metricsOf(episodes.reduce((acc, e) => addCounts(acc, episodeCounts(e, tau)), ZERO));
+  return metricsOf(episodes.reduce((acc, e) => addCounts(acc, episodeCounts(e, tau)), ZERO_COUNTS));
 }

@@ -1,9 +1,12 @@
 // The evaluation report (format in eval/README.md): pooled metrics overall and per split
 // group at every threshold, plus every scored episode (factors, best cosines), so a reader
-// can recompute any number. `formatTable` prints the paper's Table 2 columns.
+// can recompute any number. `formatTable` prints the paper's Table 2 columns. v2 adds the
+// bootstrap spread of every pooled metric per view (eval/spread.ts) and the episodes per
+// instance; `gsteer eval compare` reads v1 and v2 (it recomputes both from `episodes`).
 import { EVAL_GROUPS, type EvalGroup } from '../data/splits.ts';
 import { pooledMetrics, type GroupMetrics } from './metrics.ts';
 import { toSims, type ScoredEpisode } from './score.ts';
+import { spreadSection, type BootstrapSettings, type SpreadSection } from './spread.ts';
 
 export interface ThresholdResult {
   threshold: number;
@@ -13,12 +16,14 @@ export interface ThresholdResult {
 
 export interface EvalReport {
   format: 'gsteer-eval';
-  v: 1;
-  method: { baseline: string; label: string; model: string | null; source: 'episodes' | 'trajectories' };
+  v: 2;
+  method: { baseline: string; label: string; model: string | null; source: 'episodes' | 'trajectories'; adapter?: string };
   encoder: string;
   extractor: string;
   threshold: number; // the main threshold (method §8: 0.55)
   results: ThresholdResult[]; // one per threshold, ascending; the main one included
+  episodesPerInstance: number | null; // eval.episodesPerInstance when episodes were run; null for recorded trajectories
+  spread: SpreadSection; // per threshold of `results`
   episodes: ScoredEpisode[];
 }
 
@@ -29,16 +34,28 @@ export function thresholdResult(scored: readonly ScoredEpisode[], tau: number): 
   return { threshold: tau, overall: pooledMetrics(sims, tau), groups };
 }
 
-export function buildReport(scored: ScoredEpisode[], opts: { threshold: number; sweep: readonly number[]; method: EvalReport['method']; encoder: string; extractor: string }): EvalReport {
+export interface ReportOptions {
+  threshold: number;
+  sweep: readonly number[];
+  method: EvalReport['method'];
+  encoder: string;
+  extractor: string;
+  episodesPerInstance: number | null;
+  bootstrap: BootstrapSettings;
+}
+
+export function buildReport(scored: ScoredEpisode[], opts: ReportOptions): EvalReport {
   const taus = [...new Set([opts.threshold, ...opts.sweep])].sort((a, b) => a - b);
   return {
     format: 'gsteer-eval',
-    v: 1,
+    v: 2,
     method: opts.method,
     encoder: opts.encoder,
     extractor: opts.extractor,
     threshold: opts.threshold,
     results: taus.map((t) => thresholdResult(scored, t)),
+    episodesPerInstance: opts.episodesPerInstance,
+    spread: spreadSection(scored, taus, opts.bootstrap),
     episodes: scored,
   };
 }

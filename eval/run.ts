@@ -1,8 +1,9 @@
-// method §8 evaluation runner: one episode per instance (the shared environment: policy
-// server, simulator, frozen user memory; the method's action menu), then factor
-// extraction from q*, cosines, and pooled metrics per split group. Episodes use the eval
+// method §8 evaluation runner: eval.episodesPerInstance episodes per instance (paper: one) in
+// the shared environment (policy server, simulator, frozen user memory; the method's action
+// menu), then factor extraction from q*, cosines, and pooled metrics per split group
+// (eval/spread.ts adds their bootstrap spread over instances). Episodes use the eval
 // sampling settings (paper: temperature 0.7, top-p 1.0, up to 1024 new tokens) and a seed
-// derived from (run seed, "eval", instance id), so a rerun replays the same calls.
+// derived from (run seed, "eval", instance id[, episode]), so a rerun replays the same calls.
 import type { EvalConfig, RolloutConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { EvalGroup } from '../data/splits.ts';
@@ -19,6 +20,7 @@ import type { Baseline } from './baselines.ts';
 import type { FactorExtractor } from './extractor.ts';
 import { buildReport, type EvalReport } from './report.ts';
 import { scoreAll, type EpisodeOutcome } from './score.ts';
+import type { BootstrapSettings } from './spread.ts';
 import { frozenSnapshot, type FrozenStates } from './user-states.ts';
 
 export interface EpisodeEnv {
@@ -36,26 +38,31 @@ export interface EpisodeRunOptions {
   rollout: Pick<RolloutConfig, 'maxTurns' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained'>>;
   sampling: Pick<EvalConfig, 'temperature' | 'topP' | 'maxTokens'>;
   concurrency: number;
+  episodesPerInstance?: number; // eval.episodesPerInstance; 1 when absent
 }
 
-export const evalSeed = (seed: number, instanceId: string) => Rng.derive(seed, 'eval', instanceId).nextU32() & 0x7fffffff;
+/** Episode e of an instance; e = 0 keeps the seed one-episode evaluations always had. */
+export const evalSeed = (seed: number, instanceId: string, episode = 0) =>
+  (episode === 0 ? Rng.derive(seed, 'eval', instanceId) : Rng.derive(seed, 'eval', instanceId, episode)).nextU32() & 0x7fffffff;
 
-/** One episode per instance, bounded concurrency, results in instance order. */
+/** `episodesPerInstance` (default 1) episodes per instance, bounded concurrency, results instance-major. */
 export async function runEvalEpisodes(env: EpisodeEnv, instances: readonly Instance[], o: EpisodeRunOptions): Promise<Trajectory[]> {
-  const bar = progressBar('eval episodes', instances.length);
-  const out = new Array<Trajectory>(instances.length);
+  const E = o.episodesPerInstance ?? 1;
+  const jobs = instances.flatMap((inst) => Array.from({ length: E }, (_, e) => ({ inst, e })));
+  const bar = progressBar('eval episodes', jobs.length);
+  const out = new Array<Trajectory>(jobs.length);
   let next = 0;
   const worker = async () => {
-    while (next < instances.length) {
+    while (next < jobs.length) {
       const k = next++;
-      const inst = instances[k] as Instance;
+      const { inst, e } = jobs[k] as (typeof jobs)[number];
       out[k] = await runEpisode(
         { policy: env.policy, simulator: env.simulator, store: env.states.store, tokenizer: env.tokenizer },
         inst,
         {
-          runId: o.runId, groupId: `eval-${inst.id}`, index: 0, policyVersion: 0, model: env.model,
+          runId: o.runId, groupId: `eval-${inst.id}`, index: e, policyVersion: 0, model: env.model,
           snapshotId: await frozenSnapshot(env.states.store, inst.userId),
-          seed: evalSeed(o.seed, inst.id),
+          seed: evalSeed(o.seed, inst.id, e),
           rollout: {
             maxTurns: o.rollout.maxTurns, retrieveCandidates: o.rollout.retrieveCandidates, retrieveTopK: o.rollout.retrieveTopK,
             temperature: o.sampling.temperature, topP: o.sampling.topP, maxTokens: o.sampling.maxTokens,
@@ -67,7 +74,7 @@ export async function runEvalEpisodes(env: EpisodeEnv, instances: readonly Insta
       bar.tick(1, out[k].termination);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, instances.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, jobs.length)) }, worker));
   bar.done();
   return out;
 }
@@ -81,6 +88,8 @@ export interface ScoreOptions {
   threshold: number;
   sweep: readonly number[]; // [] = the main threshold only
   method: EvalReport['method'];
+  episodesPerInstance: number | null;
+  bootstrap: BootstrapSettings;
 }
 
 /** Extract, embed, pool: the report for finished episodes. */
@@ -96,5 +105,5 @@ export async function scoreOutcomes(outcomes: readonly (EpisodeOutcome & { where
     o.extractor, o.encoder, o.concurrency, bar,
   );
   bar.done();
-  return buildReport(scored, { threshold: o.threshold, sweep: o.sweep, method: o.method, encoder: o.encoder.name, extractor: o.extractor.name });
+  return buildReport(scored, { threshold: o.threshold, sweep: o.sweep, method: o.method, encoder: o.encoder.name, extractor: o.extractor.name, episodesPerInstance: o.episodesPerInstance, bootstrap: o.bootstrap });
 }

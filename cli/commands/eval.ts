@@ -1,7 +1,8 @@
 // `gsteer eval`: intrinsic evaluation (method §8; eval/README.md). Either runs one episode per
 // instance of a split against the policy server, or scores recorded trajectories; then
 // extracts factors from each q*, prints WCov / E-WCov / P / R / F1 overall and per split
-// group, and writes the JSON report (and, for episodes, the trajectories beside it).
+// group with their bootstrap spread, and writes the JSON report (and, for episodes, the
+// trajectories beside it). `gsteer eval compare` is cli/commands/eval-compare.ts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,15 +20,19 @@ import { writeJsonlLine } from '../../util/jsonl.ts';
 import { baselineNamed, BASELINES } from '../../eval/baselines.ts';
 import { extractorFrom } from '../../eval/extractors.ts';
 import { openPolicy } from '../../eval/policy-endpoint.ts';
+import { seededResampler } from '../../eval/bootstrap.ts';
+import { Intrinsic, table2Groups } from '../../eval/compare-tables.ts';
 import { formatSweep, formatTable, type EvalReport } from '../../eval/report.ts';
+import { toMarkdown } from '../../eval/table.ts';
 import { runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
 import { frozenUserStates } from '../../eval/user-states.ts';
+import { usage as compareUsage } from './eval-compare.ts';
 
 export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (method §8)';
 export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--adapter DIR | --policy-model NAME]
                    [--split test|train|all] [--baseline ${Object.keys(BASELINES).join('|')}]
-                   [--user-states FILE] [--threshold 0.55 | --sweep] [--out FILE]
+                   [--user-states FILE] [--threshold 0.55 | --sweep] [--label NAME] [--out FILE]
        gsteer eval --config FILE --trajectories DIR_OR_JSONL [--split ...] [--threshold T | --sweep] [--out FILE]
 
   --config / --set    run config: data.instances, policy.*, simulator.*, encoder.*, rollout.maxTurns,
@@ -46,8 +51,14 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
                       instead of running episodes
   --threshold T       cosine at which a target counts as covered (default eval.threshold, 0.55)
   --sweep             also report every threshold in eval.sweep (0.45 .. 0.70)
+  --label NAME        the method's name in the report and in gsteer eval compare (default: the
+                      baseline's, e.g. G-STEER)
   --out FILE          JSON report (default runs/<runName>/eval/<baseline>.json); episodes also
-                      go to FILE with .trajectories.jsonl, re-scorable with --trajectories`;
+                      go to FILE with .trajectories.jsonl, re-scorable with --trajectories
+  eval.episodesPerInstance episodes per instance (default 1); every pooled metric gets a bootstrap
+  SE over instances (eval.bootstrap.samples resamples, seeded by seed)
+
+${compareUsage}`;
 
 function threshold(raw: string | undefined, cfg: RunConfig): number {
   if (raw === undefined) return cfg.eval.threshold;
@@ -66,6 +77,7 @@ interface EpisodeFlags {
   adapter?: string;
   'policy-model'?: string;
   'user-states'?: string;
+  label?: string;
 }
 
 async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder) {
@@ -78,9 +90,10 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
     const trajs = await runEvalEpisodes(
       { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder), states, tokenizer: qwen3Tokenizer() },
       selected,
-      { runId: `${cfg.runName}-eval`, seed: cfg.seed, baseline, rollout: cfg.rollout, sampling: cfg.eval, concurrency: cfg.eval.concurrency },
+      { runId: `${cfg.runName}-eval`, seed: cfg.seed, baseline, rollout: cfg.rollout, sampling: cfg.eval, concurrency: cfg.eval.concurrency, episodesPerInstance: cfg.eval.episodesPerInstance },
     );
-    return { trajs, method: { baseline: baseline.name, label: baseline.label, model: policy.model, source: 'episodes' as const } };
+    const method = { baseline: baseline.name, label: v.label ?? baseline.label, model: policy.model, source: 'episodes' as const, ...(v.adapter ? { adapter: v.adapter } : {}) };
+    return { trajs, method };
   } finally {
     await policy.close();
   }
@@ -115,7 +128,7 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
     const splitOf = new Map(all.map((i) => [i.id, i.split]));
     outcomes = readOutcomes(v.trajectories as string).filter((o) => split === 'all' || !splitOf.has(o.instanceId) || splitOf.get(o.instanceId) === split);
     if (outcomes.length === 0) throw new InputError(`--trajectories ${v.trajectories}: no trajectory is of a "${split}" instance; pass --split all (or the split they were recorded on)`);
-    method = { baseline: 'trajectories', label: `trajectories ${v.trajectories}`, model: null, source: 'trajectories' };
+    method = { baseline: 'trajectories', label: v.label ?? `trajectories ${v.trajectories}`, model: null, source: 'trajectories' };
   } else {
     ({ trajs, method } = await episodes(cfg, v, selected, all, encoder));
     outcomes = trajs;
@@ -123,11 +136,13 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
   const report = await scoreOutcomes(outcomes, {
     instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`)), encoder,
     concurrency: cfg.eval.concurrency, threshold: tau, sweep: v.sweep ? cfg.eval.sweep : [], method,
+    episodesPerInstance: fromFiles ? null : cfg.eval.episodesPerInstance, bootstrap: { samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed },
   });
   return { report, trajs, tau };
 }
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv[0] === 'compare') return (await import('./eval-compare.ts')).runCompare(argv.slice(1));
   const { values: v } = parseArgs({
     args: argv,
     options: {
@@ -141,6 +156,7 @@ export async function run(argv: string[]): Promise<number> {
       trajectories: { type: 'string' },
       threshold: { type: 'string' },
       sweep: { type: 'boolean', default: false },
+      label: { type: 'string' },
       out: { type: 'string' },
     },
   });
@@ -151,6 +167,8 @@ export async function run(argv: string[]): Promise<number> {
   if (main) console.log(formatTable(main, `${method.label}${method.model ? ` (${method.model})` : ''}`));
   if (v.sweep) console.log(`\nthreshold sweep (overall)\n${formatSweep(report.results)}`);
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', `${method.baseline}.json`);
+  const b = report.spread;
+  console.log(`\n${toMarkdown(table2Groups([{ name: method.label, file: out, result: report }], tau, new Intrinsic({ resample: seededResampler(b.seed, b.samples), samples: b.samples, level: b.level, seed: b.seed })))}`);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   if (trajs) writeFileSync(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));

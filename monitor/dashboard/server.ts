@@ -5,6 +5,7 @@
 //   /api/runs/<run>/metrics   the run's records (JSON, one per update)
 //   /api/runs/<run>/config.yaml, /run.json    the resolved config (credentials masked), run.json
 //   /api/runs/<run>/trajectories?step=N       update N's groups and trajectories (default: latest)
+//   /api/runs/<run>/compare[/<file>]          gsteer eval compare's tables and Figure 3 (compare.ts)
 //   /api/charts?run=a&run=b   the chart plan for those runs' keys
 //   /api/events?run=a&run=b   server-sent events: plan, reset, update, live
 //   /metrics                  Prometheus text
@@ -19,6 +20,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { MetricsRecord } from '../sink.ts';
 import { authMiddleware } from './auth.ts';
 import { chartPlan } from './charts.ts';
+import { mountCompare } from './compare.ts';
 import type { PrometheusMetrics } from './prometheus.ts';
 import type { RunQueues } from './queues.ts';
 import { numericKeys } from './records.ts';
@@ -41,7 +43,7 @@ const require = createRequire(import.meta.url);
 const STATIC = new Map<string, string>([
   ['uPlot.esm.js', require.resolve('uplot/dist/uPlot.esm.js')],
   ['uPlot.min.css', require.resolve('uplot/dist/uPlot.min.css')],
-  ...['dashboard.css', 'index.js', 'run.js', 'charts.js', 'smooth.js', 'trajectories.js', 'api.js'].map((f): [string, string] => [f, here(f)]),
+  ...['dashboard.css', 'index.js', 'run.js', 'charts.js', 'smooth.js', 'trajectories.js', 'api.js', 'compare.js'].map((f): [string, string] => [f, here(f)]),
 ]);
 const PAGES = { index: here('index.html'), run: here('run.html') };
 
@@ -122,6 +124,7 @@ export function createApp(d: AppDeps): express.Express {
     const step = q ? Number(q) : (steps.at(-1) ?? 0);
     res.json({ run: r.name, step, steps, groups: updateTrajectories(r.layout, step) });
   });
+  mountCompare(app, runOf);
   app.get('/api/charts', (req, res) => {
     const runs = runsOf(req, res);
     if (runs) res.json(chartPlan(numericKeys(runs.flatMap((r) => r.records))));

@@ -5,7 +5,7 @@
 // (the paper uses Qwen3-8B) through the endpoints/ layer; an LLM reply that is not a valid
 // index set is a failed decision (checkKept), never forwarded.
 // Metrics: precision and recall of the kept results against the step's evidence ids,
-// pooled over queries (counts are summed, then divided, as SPEC §8 pools its counts).
+// pooled over queries (counts are summed, then divided, as method §8 pools its counts).
 import type { SearchHit } from './search.ts';
 
 export interface FilterInput {

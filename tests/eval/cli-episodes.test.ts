@@ -124,6 +124,34 @@ describe('gsteer eval (episodes)', () => {
     expect(r.overall).toMatchObject({ stopped: 1, coveredTargets: 1, factors: 1, matchedFactors: 1, wcov: 0.2, ewcov: 0.25 });
   });
 
+  it('eval.episodesPerInstance: E seeded episodes per instance, episode 0 as before; pooled over all, spread over instances', async () => {
+    server = await scriptedPolicy();
+    const ds = writeDataset(`policy:\n  server: external\n  baseUrl: ${server.baseUrl}\n  maxRetries: 0\neval:\n  concurrency: 2\n  episodesPerInstance: 2\n`);
+    const out = join(ds.dir, 'two.json');
+    await quiet(() => run(['--config', ds.config, '--label', 'G-STEER x2', '--out', out]));
+    const trajs = readTrajs(join(ds.dir, 'two.trajectories.jsonl'));
+    expect(trajs.map((t) => [t.instanceId, t.index])).toEqual([['seen-1', 0], ['seen-1', 1], ['uu-1', 0], ['uu-1', 1], ['ut-1', 0], ['ut-1', 1]]);
+    const twoSeeds = server.requests.map((r) => r.body.seed as number);
+    await server.close();
+    server = await scriptedPolicy();
+    const ds1 = writeDataset(`policy:\n  server: external\n  baseUrl: ${server.baseUrl}\n  maxRetries: 0\n`);
+    await quiet(() => run(['--config', ds1.config, '--out', join(ds1.dir, 'one.json')]));
+    const oneSeeds = server.requests.map((r) => r.body.seed as number);
+    // the second episodes sample with seeds of their own; the first ones with the one-episode seeds
+    expect(new Set(twoSeeds).size).toBe(14);
+    expect(oneSeeds.every((x) => twoSeeds.includes(x))).toBe(true);
+
+    const report = JSON.parse(readFileSync(out, 'utf8')) as EvalReport;
+    expect(report.method.label).toBe('G-STEER x2');
+    expect(report.episodesPerInstance).toBe(2);
+    // the same scripts twice: every count doubles, every ratio as with one episode (header)
+    expect(report.results[0]!.overall).toMatchObject({ episodes: 6, targets: 12, coveredTargets: 6, precision: 0.75, recall: 0.5, wcov: 0.5, ewcov: 0.5 });
+    const v = report.spread.results[0]!.views;
+    expect([v.overall.instances, v.unseen_user_combined.instances, v.unseen_task_combined.instances, v.both_unseen.instances]).toEqual([3, 1, 1, 0]);
+    expect(v.overall.est.wcov).toMatchObject({ value: 0.5, samples: 1000 });
+    expect(v.overall.est.wcov.se).toBeGreaterThan(0); // seen-1 covers 3/4 of its weight, uu-1 1/4: resamples differ
+  });
+
   it('refuses an unknown baseline and conflicting policy options with the fix', async () => {
     const ds = writeDataset();
     await expect(run(['--config', ds.config, '--baseline', 'oracle'])).rejects.toThrow('--baseline "oracle" is not a known method; use one of gsteer, direct, memory_rag, clarify, memory_clarify');
