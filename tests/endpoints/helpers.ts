@@ -5,7 +5,7 @@ import type { CallRecord } from '../../endpoints/records.ts';
 import type { EndpointOptions } from '../../endpoints/types.ts';
 
 export function options(baseUrl: string, over: Partial<EndpointOptions> = {}): EndpointOptions {
-  return { role: 'simulator', baseUrl, model: 'Qwen/Qwen3-32B', timeoutMs: 10_000, maxRetries: 2, concurrency: 4, ...over };
+  return { role: 'simulator', baseUrl, model: 'Qwen/Qwen3-32B', timeoutMs: 60_000, maxRetries: 2, concurrency: 4, ...over };
 }
 
 export function recordingDeps(now?: () => number): EndpointDeps & { sleeps: number[]; records: CallRecord[] } {
