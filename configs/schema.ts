@@ -254,13 +254,16 @@ export const RunConfigSchema = z
         backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
         /** Rollout job lock; a killed worker's job is retried once it expires (BullMQ stalled check). */
         rolloutLockMs: positiveInt.default(60_000),
-        /** Trainer job lock: must outlast one update, because a tfjs step blocks the event loop. */
-        trainerLockMs: positiveInt.default(600_000),
+        /**
+         * Trainer job lock, renewed every half of it while the step runs (tfjs computes in a worker
+         * thread, workers/trainer-thread.ts); a trainer that dies gives its update back at once (workers/reclaim.ts).
+         */
+        trainerLockMs: positiveInt.default(30_000),
         /** How often the controller polls job states (ms). */
         pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 600_000, pollMs: 200 }),
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, pollMs: 200 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints

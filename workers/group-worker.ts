@@ -14,6 +14,7 @@ import { shortcutOn } from './orch-options.ts';
 import { connect } from '../util/redis.ts';
 import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
+import { STALLED_CHECK_MS } from './reclaim.ts';
 import { unrecoverable } from './rollout-worker.ts';
 
 function dropped(p: GroupJob, reason: string): GroupFile {
@@ -92,7 +93,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
   };
   const connection = connect(q.redisUrl);
-  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
+  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS), maxStalledCount: q.attempts });
   worker.on('closed', () => void users.close().then(() => groups.close()).then(() => {
     connection.disconnect();
     queueConnection.disconnect();

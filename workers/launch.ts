@@ -18,6 +18,7 @@ import { connect } from '../util/redis.ts';
 import { metricsStreamKey, QUEUE } from '../checkpoints/run-keys.ts';
 import { ensureRedis } from './redis-local.ts';
 import { removeRunKeys } from './run-redis.ts';
+import { reclaimJobs } from './reclaim.ts';
 import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 import { Supervisor } from './supervisor.ts';
 import { newestVersion } from './trainer-worker.ts';
@@ -71,6 +72,11 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     giveUp = msg;
     rejectDied(new Error(msg));
     controller?.abort(msg);
+  }, (name, pid) => {
+    void reclaimJobs(redis, cfg.queues.prefix, o.info.runId, pid).then(
+      (ids) => ids.length && log(`${name}: returned ${ids.length} job(s) it held to the queue (${ids.join(', ')})`),
+      (e: Error) => log(`${name}: could not return its jobs (${e.message}); they are retried when their locks expire`),
+    );
   });
   const redis = connect(cfg.queues.redisUrl);
   const parts = await loadParts(cfg, o.info.runId);

@@ -9,6 +9,7 @@ import { shortcutOn } from './orch-options.ts';
 import { connect } from '../util/redis.ts';
 import { QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
+import { STALLED_CHECK_MS } from './reclaim.ts';
 
 export function unrecoverable(e: unknown): never {
   if (e instanceof InputError) throw new UnrecoverableError(e.message);
@@ -38,7 +39,7 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
     prefix: q.prefix,
     concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
     lockDuration: q.rolloutLockMs,
-    stalledInterval: Math.min(q.rolloutLockMs, 30_000),
+    stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS),
     maxStalledCount: q.attempts,
   }));
   let open = workers.length;
