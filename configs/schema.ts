@@ -259,11 +259,13 @@ export const RunConfigSchema = z
          * thread, workers/trainer-thread.ts); a trainer that dies gives its update back at once (workers/reclaim.ts).
          */
         trainerLockMs: positiveInt.default(30_000),
+        /** A dead worker's active jobs go back to the queue at once (off: they wait for their lock to expire, as before issue 22). */
+        reclaim: z.boolean().default(true),
         /** How often the controller polls job states (ms). */
         pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, pollMs: 200 }),
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, reclaim: true, pollMs: 200 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints

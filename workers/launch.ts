@@ -73,6 +73,7 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     rejectDied(new Error(msg));
     controller?.abort(msg);
   }, (name, pid) => {
+    if (!cfg.queues.reclaim) return;
     void reclaimJobs(redis, cfg.queues.prefix, o.info.runId, pid).then(
       (ids) => ids.length && log(`${name}: returned ${ids.length} job(s) it held to the queue (${ids.join(', ')})`),
       (e: Error) => log(`${name}: could not return its jobs (${e.message}); they are retried when their locks expire`),
