@@ -266,6 +266,26 @@ export const RunConfigSchema = z
       })
       .strict()
       .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, reclaim: true, pollMs: 200 }),
+    // Orchestration shortcuts (workers/; not from the paper): each on by default and each
+    // switchable, so bench/orchestrator/ measures a run with and without it in one invocation.
+    orchestrator: z
+      .object({
+        /** The controller wakes on BullMQ job events (QueueEvents); off: it polls every queues.pollMs only. */
+        events: z.boolean().default(true),
+        /**
+         * Update s + 1 is admitted before the group stage of s is done when none of its users is
+         * in s, and before update s - 1 - lag is recorded; off: strictly after both.
+         */
+        earlyAdmission: z.boolean().default(true),
+        /** A finished group stage starts the next (delayed) one at once; off: it waits out queues.pollMs. */
+        promoteGroups: z.boolean().default(true),
+        /** fsync per-update files (trajectories, group files, user-state dumps, adapter versions); off: checkpoints are the durable copy. */
+        fsyncRunFiles: z.boolean().default(false),
+        /** BullMQ workers per rollout worker process fetching jobs in parallel (capped by rollout.concurrency). */
+        rolloutFetchers: z.number().int().min(1).max(8).default(8),
+      })
+      .strict()
+      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints

@@ -73,8 +73,8 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
       const result: UpdateResult = { step: p.step, policyVersion: p.step, adapterPath: relative(ctx.layout.root, dir), stats, groupsTrained: groups.length, advantageStats: batch.advantageStats };
       await writeRunDir(dir, async (tmp) => {
         await trainer.save(tmp);
-        await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`);
-      });
+        await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`, ctx.cfg.orchestrator.fsyncRunFiles);
+      }, ctx.cfg.orchestrator.fsyncRunFiles);
       current = p.step;
       log(`update ${p.step}: ${groups.length} group(s), loss ${stats.loss.toFixed(4)}, grad_norm ${stats.grad_norm.toFixed(4)}`);
       return result;

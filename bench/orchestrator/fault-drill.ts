@@ -10,7 +10,8 @@
 //             (--before-lock-ms, default 30000): the job waits for its lock to expire and
 //             BullMQ's stalled check, the mechanism main had with a 600 s lock (604 s
 //             measured in issue 22; set --before-lock-ms 600000 to measure that again)
-// Run: node --import tsx bench/orchestrator/fault-drill.ts [--updates 6] [--kill-at 4] [--before] [--before-lock-ms 30000] [--config configs/demo.yaml]
+// --ref RUN_DIR reuses the ref leg of an earlier invocation (same --updates and config; --keep keeps it).
+// Run: node --import tsx bench/orchestrator/fault-drill.ts [--updates 6] [--kill-at 4] [--before] [--before-lock-ms 30000] [--config configs/demo.yaml] [--ref RUN_DIR] [--keep]
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { readMetrics } from '../../monitor/sink.ts';
 import { TIMING_KEYS } from '../../workers/update-metrics.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
 
-const { values } = parseArgs({ options: { updates: { type: 'string', default: '6' }, 'kill-at': { type: 'string', default: '4' }, before: { type: 'boolean', default: false }, 'before-lock-ms': { type: 'string', default: '30000' }, config: { type: 'string', default: 'configs/demo.yaml' }, keep: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { updates: { type: 'string', default: '6' }, 'kill-at': { type: 'string', default: '4' }, before: { type: 'boolean', default: false }, 'before-lock-ms': { type: 'string', default: '30000' }, config: { type: 'string', default: 'configs/demo.yaml' }, keep: { type: 'boolean', default: false }, ref: { type: 'string' } } });
 const updates = Number(values.updates);
 const killAt = Number(values['kill-at']);
 if (!(killAt >= 2 && killAt <= updates)) throw new Error(`--kill-at ${killAt}: expected 2..--updates (${updates})`);
@@ -57,7 +58,8 @@ async function runLeg(leg: Leg): Promise<LegResult> {
     while (killedAt === null) {
       if (proc.exitCode !== null) throw new Error(`${leg.name}: the run ended before update ${killAt} trained:\n${stderr.slice(-2000)}`);
       const lines = trainerLines(runDir);
-      const pid = [...readFileSync(join(runDir, 'logs', 'trainer-0.log'), 'utf8').matchAll(/started \(.*pid (\d+)\)/g)].pop()?.[1];
+      const log = join(runDir, 'logs', 'trainer-0.log');
+      const pid = existsSync(log) ? [...readFileSync(log, 'utf8').matchAll(/started \(.*pid (\d+)\)/g)].pop()?.[1] : undefined;
       if (pid && lines.some((l) => training.test(l.msg))) {
         await sleep(1000); // inside the step, not at its start
         process.kill(Number(pid), 'SIGKILL');
@@ -94,6 +96,10 @@ const legs: Leg[] = [
 console.log(`fault drill: ${values.config}, ${updates} updates, SIGKILL of the trainer during update ${killAt}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 const results: LegResult[] = [];
 for (const leg of legs) {
+  if (leg.name === 'ref' && values.ref) {
+    results.push({ leg: { ...leg, name: 'ref (earlier)' }, runDir: values.ref, seconds: 0, trainOwn: null });
+    continue;
+  }
   results.push(await runLeg(leg));
   console.error(`${leg.name}: done in ${results.at(-1)!.seconds.toFixed(0)} s`);
 }
