@@ -159,7 +159,9 @@ async function act(
     }
     case 'ASK': {
       const a = await deps.simulator.answer(t.execute, instance, dialogue);
-      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId };
+      // The simulator's accepted reply rides along for the trajectories view; prompts read `answer` only.
+      const raw = a.reply !== undefined ? { simulatorReply: a.reply } : {};
+      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId, ...raw, ...(a.replyError ? { simulatorError: a.replyError } : {}) };
     }
     case 'STOP':
       return { kind: 'none' };
