@@ -114,6 +114,8 @@ export const RolloutSchema = z
     constrained: z.boolean().default(true),
     retrieveCandidates: positiveInt.default(15), // method §2: Retrieve examines up to 15
     retrieveTopK: positiveInt.default(3), // method §2: returns at most 3
+    /** How Retrieve pre-selects its candidates: embedding cosine (paper: FAISS memory index) or content-word overlap (rollout/retrieval.ts). */
+    retrievePreselect: z.enum(['embedding', 'lexical']).default('embedding'),
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
     concurrency: positiveInt.default(4), // episodes in flight per rollout worker
   })
@@ -165,6 +167,12 @@ export const GrpoSchema = z
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
+    /**
+     * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
+     * protocol ("GRPO begins with empty memory and profile states"). The dataset's offline
+     * states (data.userStates) are never read by GRPO.
+     */
+    initialUserStates: z.string().optional(),
   })
   .strict();
 
@@ -253,6 +261,7 @@ export const RunConfigSchema = z
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),
+        /** The dataset's offline user states (gsteer data stats, the SFT stage's data); GRPO starts from grpo.initialUserStates instead. */
         userStates: z.string().optional().default('data/demo/user_states.jsonl'),
       })
       .strict()
