@@ -19,6 +19,7 @@ import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
+import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { promoteGroup } from './group-worker.ts';
@@ -96,6 +97,7 @@ export class RunController {
   private readonly plan;
   private readonly started = Date.now();
   private readonly inflight = new Map<number, InFlight>();
+  private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
   private lastGroupsDoneAt = this.started;
@@ -109,6 +111,7 @@ export class RunController {
   private unrecorded: { step: number; result: UpdateResult; groupFiles: GroupFile[]; prevUpdateDoneAt: number } | null = null;
 
   constructor(private readonly d: ControllerDeps) {
+    this.llmCalls = new RunCallReader(d.layout.llmCalls);
     this.plan = updateSchedule(d.instances, d.cfg.grpo, d.cfg.seed);
     this.lastCheckpoint = d.startStep;
   }
@@ -284,6 +287,8 @@ export class RunController {
       waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
       waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
     });
+    // llm/<role>/...: the calls this update's groups made, from RUN_DIR/llm_calls.jsonl
+    Object.assign(rec, this.llmCalls.take(groupFiles.map((g) => g.groupId)));
     await this.d.sink.write(rec);
     this.d.onUpdate?.(rec, this.total);
     if (step % cfg.checkpoint.every === 0 || step === this.total) await this.checkpoint(step);
