@@ -1,6 +1,6 @@
 // The one mapping from a config section (policy, simulator, judge, eval.extractor, encoder)
 // to the endpoints/ layer's EndpointOptions, so every LLM caller gets the same retry rule,
-// concurrency cap, thinking switch and JSON mode from its section (method §9.8).
+// concurrency cap, thinking switch and JSON mode from its section (method §14.6).
 import { defaultChatTemplateKwargs, type EndpointOptions, type ResponseFormatMode } from '../endpoints/index.ts';
 
 export interface EndpointSection {

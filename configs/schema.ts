@@ -9,7 +9,7 @@ const url = z.string().url();
 const positiveInt = z.number().int().positive();
 
 /**
- * What every LLM endpoint section adds (endpoints/; method §9.8): vLLM's chat_template_kwargs
+ * What every LLM endpoint section adds (endpoints/; method §14.6): vLLM's chat_template_kwargs
  * (absent: {enable_thinking: false} for Qwen3-family models, nothing for others, since
  * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
  * and the most requests in flight through the endpoint per process.

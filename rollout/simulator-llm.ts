@@ -8,7 +8,7 @@
 // A reply that is cut at max_tokens, still inside <think>, repeats the system prompt or is not
 // the JSON asked for is a failed call (retried by endpoints/); when every attempt fails the
 // user gives the non-committal answer. The raw reply is never forwarded to the policy: only
-// the schema-checked `answer` is (method §9.8).
+// the schema-checked `answer` is (method §14.6).
 import { z } from 'zod';
 import { personaLines } from '../data/persona.ts';
 import type { Instance, Target } from '../data/schema.ts';

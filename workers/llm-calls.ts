@@ -1,4 +1,4 @@
-// Call records of a run (method §9.8): every LLM call attempt any process of the run makes
+// Call records of a run (method §14.6): every LLM call attempt any process of the run makes
 // (rollout workers: policy and simulator; the group worker: judge and an http encoder) is
 // one line of RUN_DIR/llm_calls.jsonl (endpoints/ CallRecord: role, endpoint, model, status,
 // latency, tokens, retries; never a key, a prompt or a reply), tagged with the group whose
