@@ -15,6 +15,7 @@ import type { Encoder } from '../../core/encoder.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { simulatorFrom } from '../../rollout/from-config.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { CallAggregator, JsonlCallSink, teeSinks, type CallSink } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { writeJsonlLine } from '../../util/jsonl.ts';
 import { baselineNamed, BASELINES } from '../../eval/baselines.ts';
@@ -97,7 +98,7 @@ export function frozenStatesSource(cfg: RunConfig, v: Pick<EpisodeFlags, 'user-s
   return { file: null, why: 'no --run, --user-states or grpo.initialUserStates: every user starts empty' };
 }
 
-async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder) {
+async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder, calls: CallSink) {
   const baseline = baselineNamed(v.baseline ?? 'gsteer');
   const source = frozenStatesSource(cfg, v);
   console.error(`gsteer eval: frozen user states: ${source.file ?? '(none)'} (${source.why})`);
@@ -106,7 +107,7 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
   const policy = await openPolicy(cfg, { adapter: v.adapter, policyModel: v['policy-model'], log: (l) => console.error(`gsteer eval: ${l}`) });
   try {
     const trajs = await runEvalEpisodes(
-      { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder), states, tokenizer: qwen3Tokenizer() },
+      { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder, calls), states, tokenizer: qwen3Tokenizer() },
       selected,
       { runId: `${cfg.runName}-eval`, seed: cfg.seed, baseline, rollout: cfg.rollout, sampling: cfg.eval, concurrency: cfg.eval.concurrency, episodesPerInstance: cfg.eval.episodesPerInstance },
     );
@@ -136,7 +137,10 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
   const split = v.split ?? (fromFiles ? 'all' : 'test');
   const selected = selectSplit(all, split).filter((i) => !v.ids || v.ids.includes(i.id));
   if (!fromFiles && selected.length === 0) throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
-  const encoder = createEncoder(cfg.encoder);
+  // LLM calls (simulator, extractor, http encoder): RUN/eval/llm_calls.jsonl, summarized at the end
+  const aggregate = new CallAggregator();
+  const calls = teeSinks(new JsonlCallSink(join(cfg.runDir, cfg.runName, 'eval', 'llm_calls.jsonl')), aggregate);
+  const encoder = createEncoder(cfg.encoder, calls);
 
   let outcomes;
   let method: EvalReport['method'];
@@ -148,14 +152,16 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
     if (outcomes.length === 0) throw new InputError(`--trajectories ${v.trajectories}: no trajectory is of a "${split}" instance; pass --split all (or the split they were recorded on)`);
     method = { baseline: 'trajectories', label: v.label ?? `trajectories ${v.trajectories}`, model: null, source: 'trajectories' };
   } else {
-    ({ trajs, method } = await episodes(cfg, v, selected, all, encoder));
+    ({ trajs, method } = await episodes(cfg, v, selected, all, encoder, calls));
     outcomes = trajs;
   }
   const report = await scoreOutcomes(outcomes, {
-    instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`)), encoder,
+    instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`), calls), encoder,
     concurrency: cfg.eval.concurrency, threshold: tau, sweep: v.sweep ? cfg.eval.sweep : [], method,
     episodesPerInstance: fromFiles ? null : cfg.eval.episodesPerInstance, bootstrap: { samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed },
   });
+  const summary = Object.entries(aggregate.takeWindow()).filter(([k]) => /\/(calls|errors|retries)$/.test(k));
+  if (summary.length) console.error(`gsteer eval: LLM calls: ${summary.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   return { report, trajs, tau };
 }
 

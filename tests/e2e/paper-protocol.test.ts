@@ -39,8 +39,8 @@ function answer(req: FakeChatRequest): string {
     }
     case 'framing_factors':
       return JSON.stringify({ factors: [/REFINED QUERY: (.*)/.exec(lastUser(req))?.[1] ?? ''].filter(Boolean) });
-    default:
-      return '{}';
+    default: // the SFT teacher: plain text, q* on one line
+      return 'Find research on this topic within the constraints the user gave.';
   }
 }
 
@@ -55,7 +55,7 @@ beforeAll(async () => {
   writeFileSync(instances, all.filter((l) => IDS.includes(JSON.parse(l).id)).join('\n') + '\n');
 }, 120_000);
 
-async function train(runName: string, fake: FakeVllmOptions) {
+async function configure(runName: string, fake: FakeVllmOptions) {
   const server = await startFakeVllm({ answer, ...fake });
   servers.push(server);
   const over = {
@@ -73,14 +73,28 @@ async function train(runName: string, fake: FakeVllmOptions) {
     checkpoint: { every: 1, keep: 2 },
     queues: { prefix: `${t.prefix}:${runName}` },
   };
-  const file = writeConfig(t.dir, over);
-  const x = await cli(['train', '--config', join(REPO, 'configs/paper.yaml'), '--config', file], { GSTEER_PARTS: 'real' }).done;
+  return { server, file: writeConfig(t.dir, over), runDir: join(t.dir, 'runs', runName) };
+}
+
+async function train(runName: string, fake: FakeVllmOptions) {
+  const c = await configure(runName, fake);
+  const x = await cli(['train', '--config', join(REPO, 'configs/paper.yaml'), '--config', c.file], { GSTEER_PARTS: 'real' }).done;
   expect(x.code, x.stderr).toBe(0);
-  return { server, file, runDir: join(t.dir, 'runs', runName), stderr: x.stderr };
+  return { ...c, stderr: x.stderr };
 }
 
 describe('e2e: the paper protocol against local endpoints', () => {
   it('GRPO starts empty, eval freezes the run\'s final states, and 429/5xx faults change no reward', async () => {
+    // SFT's scaffolds with the LLM teacher (the judge's server, role "teacher")
+    const sft = await configure('sft', {});
+    const examples = join(t.dir, 'sft-examples.jsonl');
+    const b = await cli(['sft', 'build', '--data', instances, '--out', examples, '--config', join(REPO, 'configs/paper.yaml'), '--config', sft.file], { GSTEER_PARTS: 'real' }).done;
+    expect(b.code, b.stderr).toBe(0);
+    const teacherCalls = sft.server.requests.filter((r) => String((r.body.messages as { content: string }[] | undefined)?.[0]?.content).startsWith('You rewrite a research request'));
+    expect(teacherCalls.length).toBeGreaterThan(0);
+    expect(teacherCalls.every((r) => (r.body.chat_template_kwargs as { enable_thinking?: boolean } | undefined)?.enable_thinking === false)).toBe(true);
+    expect(readFileSync(examples, 'utf8')).toContain('Find research on this topic within the constraints the user gave.');
+
     const clean = await train('clean', {});
     expect(clean.stderr).toContain('GRPO starts with every user state empty');
     const m = readMetrics(join(clean.runDir, 'metrics.jsonl'));
@@ -88,6 +102,7 @@ describe('e2e: the paper protocol against local endpoints', () => {
     // every role that called went through endpoints/ and was recorded per update
     const sum = (k: string) => m.reduce((s, r) => s + ((r[k] as number | undefined) ?? 0), 0);
     expect(sum('llm/policy/calls')).toBeGreaterThan(0);
+    expect(sum('llm/simulator/calls')).toBeGreaterThan(0);
     expect(sum('llm/judge/calls')).toBe(2); // one group per update, one verdict each
     expect(sum('llm/simulator/errors') + sum('llm/judge/errors')).toBe(0);
     expect(clean.server.counts.thinking ?? 0).toBe(0); // thinking switched off for Qwen3
@@ -103,7 +118,8 @@ describe('e2e: the paper protocol against local endpoints', () => {
     expect(readFileSync(finalStates, 'utf8')).toBe(before);
     const evalTrajs = readFileSync(out.replace(/\.json$/, '.trajectories.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { instanceId: string });
     expect(evalTrajs.map((x) => x.instanceId).sort()).toEqual(['dev-cafe', 'maya-car']);
-    expect(clean.server.counts.requests).toBeGreaterThan(0);
+    // the eval's simulator and extractor calls, recorded under the run's eval/
+    expect(ev.stderr).toMatch(/LLM calls: .*llm\/extractor\/calls 2/);
 
     // the same run with 429 (Retry-After 0) and 5xx at seeded rates
     const faulty = await train('faults', { rateLimit: { rate: 0.3, retryAfter: '0' }, serverError: { rate: 0.2, status: 503 }, seed: 11 });
