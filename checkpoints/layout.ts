@@ -10,6 +10,7 @@ export function runLayout(root: string) {
     config: join(root, 'config.yaml'), // the resolved run config
     runJson: join(root, 'run.json'), // run id, epoch (resume count), init adapter
     metrics: join(root, 'metrics.jsonl'),
+    llmCalls: join(root, 'llm_calls.jsonl'), // one record per LLM call attempt (workers/llm-calls.ts)
     logs: join(root, 'logs'),
     log: (name: string) => join(root, 'logs', `${name}.log`),
     trajectories: join(root, 'trajectories'),

@@ -22,7 +22,7 @@ describe('e2e: real parts', () => {
       data: { instances: [join(REPO, 'data/demo/instances.jsonl')], userStates: join(REPO, 'data/demo/user_states.jsonl') },
       policy: { server: 'embedded', model },
       rollout: { groupSize: 2, maxTurns: 1, maxTokens: 64, concurrency: 2 }, // constrained (the default): 64 >= the shortest turn
-      grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2 },
+      grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2, initialUserStates: join(REPO, 'data/demo/user_states.jsonl') },
       lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
       checkpoint: { every: 1, keep: 2 },
       queues: { prefix: t.prefix },

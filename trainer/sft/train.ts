@@ -14,6 +14,7 @@ import { formatCounts, writeSftDataset } from './dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { epochBatches, heldOutMask, readSftExamples, tokenizeExample, type TokenizedExample } from './tokens.ts';
+import { JsonlCallSink } from '../../endpoints/index.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
@@ -57,10 +58,12 @@ export interface SftRunResult {
 async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, log: (l: string) => void): Promise<string> {
   if (cfg.sft.examples) return cfg.sft.examples;
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
+  const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
     seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
-    encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
+    // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
+    encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),
   });
   log(`built ${layout.examples}\n${formatCounts(counts)}`);
   return layout.examples;
