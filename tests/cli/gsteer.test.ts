@@ -55,7 +55,8 @@ async function expectFrontDoor(start: (args: string[]) => Promise<Ran>) {
 
 let tmp: string;
 beforeAll(() => void (tmp = mkdtempSync(join(tmpdir(), 'gsteer-bin-'))));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+// the packed install leaves a node_modules tree; removing it can take a while on a loaded machine
+afterAll(() => rmSync(tmp, { recursive: true, force: true }), 600_000);
 
 describe('gsteer in the checkout', () => {
   it('runs through a symlink to cli/gsteer.mjs', async () => {
