@@ -124,7 +124,7 @@ export async function build(argv: string[]): Promise<number> {
     : undefined;
   const s = await runBuild({ raw: positionals[0] as string, out: values.out, split: splitOptions(values), llm, dryRun: values['dry-run'] });
   if (values['dry-run']) {
-    console.log(`${llm ? 'LLM' : 'rule'} build of ${s.placements.length} pairs: ${s.planned.perPair} step calls (5 per pair) + ${s.planned.profiles} profile calls = ${s.planned.total} calls${llm ? ' (fewer when cached in DIR/cache)' : ' (embedded rules: no endpoint is called)'}`);
+    console.log(`${llm ? 'LLM' : 'rule'} build of ${s.placements.length} pairs: ${s.planned.candidates} candidates calls (one per distinct query and rubric) + ${s.planned.perPair} step calls (4 per pair) + ${s.planned.profiles} profile calls = at most ${s.planned.total} calls${llm ? ' (fewer when cached in DIR/cache)' : ' (embedded rules: no endpoint is called)'}`);
     console.log(splitTable(s.placements));
     return 0;
   }

@@ -9,6 +9,7 @@
 import type { Instance, UserState } from '../schema.ts';
 import { personaLines } from '../persona.ts';
 import type { RawDataset } from '../raw/schema.ts';
+import { PROMPTS } from './prompts.ts';
 import { rubricWeights, type ProfileSource } from './rules.ts';
 import type { Placement } from './split.ts';
 import { StepError, type BuildSteps } from './steps.ts';
@@ -114,13 +115,13 @@ export async function buildDataset(ds: RawDataset, placements: readonly Placemen
     const err = e instanceof StepError ? e.cause : (e as Error);
     failures.push({ instanceId, step: e instanceof StepError ? e.step : 'build', error: err.message, reply: (err as { reply?: string | null }).reply ?? null });
   };
-  const candidates: Record<string, CandidateFate[]> = {};
+  const fatesOf = new Map<string, CandidateFate[]>();
   // Every pair at once: the endpoint's concurrency cap bounds the calls in flight.
   const built = await Promise.all(
     ds.pairs.map(async (raw) => {
       try {
         const r = await buildOne(raw, steps, (step) => hooks.tick?.(raw.id, step));
-        candidates[raw.id] = r.fates;
+        fatesOf.set(raw.id, r.fates);
         return r.built;
       } catch (e) {
         fail(raw.id, e);
@@ -154,12 +155,22 @@ export async function buildDataset(ds: RawDataset, placements: readonly Placemen
     userStates.push({ userId: u.id, profile: u.profile, memories });
   }
   failures.sort((a, b) => a.instanceId.localeCompare(b.instanceId));
+  // In pair order, whatever order the calls finished in (the report is byte-stable).
+  const candidates = Object.fromEntries(ds.pairs.filter((p) => fatesOf.has(p.id)).map((p) => [p.id, fatesOf.get(p.id) as CandidateFate[]]));
   return { instances, userStates, candidates, failures };
 }
 
-/** LLM calls a build makes (5 per pair, 1 per training pair with other training pairs of its user), for --dry-run. */
-export function plannedCalls(ds: RawDataset, placements: readonly Placement[]): { perPair: number; profiles: number; total: number } {
+/**
+ * LLM calls a build sends at most, for --dry-run (retries not counted): one candidates call per distinct (domain, query,
+ * rubric) (pairs sharing a task's wording and rubric send one identical request), 4 more
+ * per pair (validate, seeds, ieg, slots), 1 per training pair whose user has other training
+ * pairs (the profile). Fewer go out when other steps' requests coincide too (pairs of one
+ * task keeping the same targets) or are cached from an earlier run.
+ */
+export function plannedCalls(ds: RawDataset, placements: readonly Placement[]): { candidates: number; perPair: number; profiles: number; total: number } {
   const train = placements.filter((p) => p.split === 'train');
   const profiles = train.filter((p) => train.some((o) => o.userId === p.userId && o.id !== p.id)).length;
-  return { perPair: 5 * ds.pairs.length, profiles, total: 5 * ds.pairs.length + profiles };
+  const candidates = new Set(ds.pairs.map((p) => PROMPTS.candidates(p)[1]?.content)).size;
+  const perPair = 4 * ds.pairs.length;
+  return { candidates, perPair, profiles, total: candidates + perPair + profiles };
 }

@@ -69,7 +69,8 @@ export async function runBuild(o: RunOptions): Promise<RunSummary> {
         { temperature: o.llm.temperature, maxTokens: o.llm.maxTokens },
       )
     : ruleSteps;
-  const bar = (o.progress ?? progressBar)(`data build (${steps.kind})`, planned.total);
+  // One tick per step per pair (5) and per training pair's profile.
+  const bar = (o.progress ?? progressBar)(`data build (${steps.kind})`, 5 * ds.pairs.length + placements.filter((p) => p.split === 'train').length);
   const info = () => (steps.kind === 'llm' ? `calls ${calls.sent} cached ${calls.cached} tokens ${calls.promptTokens + calls.completionTokens}` : '');
   const result = await buildDataset(ds, placements, steps, { tick: () => bar.tick(1, info()) });
   bar.done(info());
