@@ -9,6 +9,7 @@ import { renderTurn } from '../../core/turn/grammar.ts';
 import type { EvidenceSlot } from '../../core/types.ts';
 import { SCENARIO_KINDS } from '../../data/sft/scenario.ts';
 import type { SftTrajectory } from '../../data/sft/build.ts';
+import { sftProfile } from '../../data/sft/memory.ts';
 
 /** One line of the examples JSONL (`gsteer sft build --out FILE`). */
 export const SftExampleSchema = z
@@ -30,7 +31,7 @@ export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: n
   const history: HistoryEntry[] = [];
   let state: EvidenceSlot[] = [];
   return t.steps.map((s, i) => {
-    const input = buildPolicyMessages({ query: inst.query, profile: inst.profile, state, history: [...history], turn: i + 1, maxTurns });
+    const input = buildPolicyMessages({ query: inst.query, profile: sftProfile(inst), state, history: [...history], turn: i + 1, maxTurns });
     const ex: SftExample = {
       instanceId: inst.id,
       userId: inst.userId,
