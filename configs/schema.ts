@@ -4,6 +4,7 @@
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { DownstreamSchema } from './downstream.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -216,6 +217,8 @@ export const EvalSchema = z
       })
       .strict()
       .default({ kind: 'rule', model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, maxRetries: 3 }),
+    /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
+    downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
   })
   .strict();
 
