@@ -29,7 +29,7 @@ export function standInReport(query: string): string {
   const parts = [...new Set(sentences(query).flatMap(clauses))];
   const title = (sentences(query)[0] ?? query).slice(0, 80);
   return [
-    `# Report: ${title}`,
+    `Report: ${title}`,
     '',
     '## Scope',
     query.trim(),
