@@ -173,6 +173,8 @@ export const SftSchema = z
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
     ordersPerSubgraph: positiveInt.default(2),
+    /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
+    order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
     weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
     epochs: positiveInt.default(2), // paper Table 6: 2 epochs

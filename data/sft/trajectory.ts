@@ -41,6 +41,8 @@ export interface WalkContext {
   teacher: Teacher;
   maxTurns: number;
   topK: number;
+  /** false: the random-order ablation (sft.order = random): targets are acquired in schedule order, parents or not. */
+  respectIeg?: boolean;
 }
 
 export interface Walk {
@@ -105,10 +107,10 @@ class WalkState {
     });
   }
 
-  /** Active, uncovered, every parent covered; schedule order. */
-  ready(): string[] {
+  /** Active, uncovered, every parent covered (unless `respectIeg` is false); schedule order. */
+  ready(respectIeg = true): string[] {
     const cov = this.covered();
-    return this.slotIds.filter((id) => !cov.has(id) && (this.parents.get(id) ?? []).every((p) => cov.has(p)));
+    return this.slotIds.filter((id) => !cov.has(id) && (!respectIeg || (this.parents.get(id) ?? []).every((p) => cov.has(p))));
   }
 
   cover(id: string, value: string, source: SlotInfo['source']): void {
@@ -168,7 +170,7 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
       steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });
       return { steps, essentialAt, acquisitions };
     }
-    const ready = w.ready();
+    const ready = w.ready(ctx.respectIeg ?? true);
     assert(ready.length > 0, `sft walk ${ctx.instance.id}: active slots uncovered but none ready (a lateActivatable target without parents?)`);
     const toCheck = ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
     const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : askTurn(w, ready[0] as string, state, changes);
