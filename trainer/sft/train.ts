@@ -48,6 +48,7 @@ export interface SftRunResult {
   droppedTooLong: number;
   trainLoss: number | null; // last update
   heldOutLoss: number | null; // at the end
+  heldOutLossBefore: number | null; // before the first update (a fresh LoRA: the base alone); null on resume
   adapterDir: string;
   examplesFile: string;
   seconds: number;
@@ -197,6 +198,8 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   const bar = o.progress === false ? null : progressBar('sft train', end - start);
   let trainLoss: number | null = null;
   let heldLoss: number | null = null;
+  // The same held-out examples before any update: what SFT changed, on a measure that can move.
+  const heldBefore = start === 0 && end > 0 && heldEval.length ? heldOutLoss(model, adapter, heldEval, cfg.sft.microBatchSize) : null;
   for (let step = start; step < end; step++) {
     const epoch = Math.floor(step / stepsPerEpoch);
     const idx = epochBatches(cfg.seed, epoch, train.length, cfg.sft.batchSize)[step % stepsPerEpoch] as number[];
@@ -224,7 +227,7 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   if (finished) await o.onTrained?.(model, adapter);
   dispose();
   return {
-    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss,
+    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
     adapterDir: finished ? layout.adapter : '', examplesFile: p.file, seconds: (performance.now() - t0) / 1000,
   };
 }
