@@ -230,6 +230,12 @@ export const RunConfigSchema = z
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
+    /**
+     * What is trained: `gsteer` (Retrieve / Ask / Stop with evidence slots) or `clarifier`, the
+     * IntentRL-style Ask/Stop baseline trained the same way (IEG-scaffolded SFT, GRPO): empty
+     * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
+     */
+    variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),

@@ -47,7 +47,7 @@ async function build(argv: string[]): Promise<number> {
   const counts = await writeSftDataset(instances, values.out, {
     seed,
     optionalRatios: cfg.sft.optionalRatios,
-    ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order,
+    ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
     maxTurns: cfg.rollout.maxTurns,
     topK: cfg.rollout.retrieveTopK,
     candidates: cfg.rollout.retrieveCandidates,

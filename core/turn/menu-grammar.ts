@@ -17,6 +17,9 @@
 import type { ActionKind } from '../types.ts';
 import { ACTIONS } from './grammar.ts';
 
+/** The trainable IntentRL-style clarifier's menu (`variant: clarifier`): Ask and Stop only. */
+export const CLARIFIER_ACTIONS: readonly ActionKind[] = ['ASK', 'STOP'];
+
 /** The menu in the canonical order (RETRIEVE, ASK, STOP), checked. */
 export function menuOf(actions: readonly ActionKind[]): ActionKind[] {
   const bad = actions.filter((a) => !ACTIONS.includes(a));

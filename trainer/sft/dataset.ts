@@ -41,7 +41,7 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
     for (const inst of train) {
       const trajectories = await buildInstance(inst, { ...o, memory });
       for (const t of trajectories) {
-        const examples = trajectoryExamples(inst, t, o.maxTurns);
+        const examples = trajectoryExamples(inst, t, o.maxTurns, o.variant ?? 'gsteer');
         for (const ex of examples) {
           writeSync(fd, `${JSON.stringify(ex)}\n`);
           counts.byAction[ex.action]++;
