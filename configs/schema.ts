@@ -4,6 +4,7 @@
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { DownstreamSchema } from './downstream.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -203,6 +204,8 @@ export const SftSchema = z
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
     ordersPerSubgraph: positiveInt.default(2),
+    /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
+    order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
     weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
     epochs: positiveInt.default(2), // paper Table 6: 2 epochs
@@ -249,6 +252,8 @@ export const EvalSchema = z
       })
       .strict()
       .prefault({}),
+    /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
+    downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
   })
   .strict();
 
@@ -258,6 +263,12 @@ export const RunConfigSchema = z
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
+    /**
+     * What is trained: `gsteer` (Retrieve / Ask / Stop with evidence slots) or `clarifier`, the
+     * IntentRL-style Ask/Stop baseline trained the same way (IEG-scaffolded SFT, GRPO): empty
+     * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
+     */
+    variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),

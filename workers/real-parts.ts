@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { Trajectory } from '../core/types.ts';
+import { CLARIFIER_ACTIONS } from '../core/turn/menu-grammar.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
 import type { CallSink } from '../endpoints/index.ts';
 import { connect } from '../util/redis.ts';
@@ -33,6 +34,7 @@ async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Prom
       return await withCallGroup(job.groupId, () => runEpisode(deps, instance, {
         runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
         snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
+        ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS, dialogueOnly: true } : {}), // the Ask/Stop clarifier (method §8.5)
       }));
     },
     async close() {

@@ -30,6 +30,7 @@ import { runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
 import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';
 import { usage as compareUsage } from './eval-compare.ts';
+import { usage as downstreamUsage } from './eval-downstream.ts';
 
 export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (method §8)';
 export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--adapter DIR | --policy-model NAME]
@@ -64,7 +65,9 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
   eval.episodesPerInstance episodes per instance (default 1); every pooled metric gets a bootstrap
   SE over instances (eval.bootstrap.samples resamples, seeded by seed)
 
-${compareUsage}`;
+${compareUsage}
+
+${downstreamUsage}`;
 
 function threshold(raw: string | undefined, cfg: RunConfig): number {
   if (raw === undefined) return cfg.eval.threshold;
@@ -168,6 +171,7 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
 
 export async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'compare') return (await import('./eval-compare.ts')).runCompare(argv.slice(1));
+  if (argv[0] === 'downstream') return (await import('./eval-downstream.ts')).runDownstreamCommand(argv.slice(1));
   const { values: v } = parseArgs({
     args: argv,
     options: {

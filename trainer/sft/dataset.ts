@@ -38,7 +38,7 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
     for (const inst of train) {
       const trajectories = await buildInstance(inst, { ...o, memory });
       for (const t of trajectories) {
-        const examples = trajectoryExamples(inst, t, o.maxTurns);
+        const examples = trajectoryExamples(inst, t, o.maxTurns, o.variant ?? 'gsteer');
         for (const ex of examples) {
           file.write(`${JSON.stringify(ex)}\n`);
           counts.byAction[ex.action]++;

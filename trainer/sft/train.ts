@@ -49,6 +49,7 @@ export interface SftRunResult {
   droppedTooLong: number;
   trainLoss: number | null; // last update
   heldOutLoss: number | null; // at the end
+  heldOutLossBefore: number | null; // before the first update (a fresh LoRA: the base alone); null on resume
   adapterDir: string;
   examplesFile: string;
   seconds: number;
@@ -60,7 +61,7 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
   const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
-    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
     // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
     encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),
@@ -200,6 +201,8 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   const bar = o.progress === false ? null : progressBar('sft train', end - start);
   let trainLoss: number | null = null;
   let heldLoss: number | null = null;
+  // The same held-out examples before any update: what SFT changed, on a measure that can move.
+  const heldBefore = start === 0 && end > 0 && heldEval.length ? heldOutLoss(model, adapter, heldEval, cfg.sft.microBatchSize) : null;
   for (let step = start; step < end; step++) {
     const epoch = Math.floor(step / stepsPerEpoch);
     const idx = epochBatches(cfg.seed, epoch, train.length, cfg.sft.batchSize)[step % stepsPerEpoch] as number[];
@@ -227,7 +230,7 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   if (finished) await o.onTrained?.(model, adapter);
   dispose();
   return {
-    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss,
+    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
     adapterDir: finished ? layout.adapter : '', examplesFile: p.file, seconds: (performance.now() - t0) / 1000,
   };
 }
