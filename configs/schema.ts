@@ -4,9 +4,22 @@
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { DownstreamSchema } from './downstream.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
+
+/**
+ * What every LLM endpoint section adds (endpoints/; method §14.6): vLLM's chat_template_kwargs
+ * (absent: {enable_thinking: false} for Qwen3-family models, nothing for others, since
+ * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
+ * and the most requests in flight through the endpoint per process.
+ */
+const llmEndpointFields = {
+  chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
+  responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
+  concurrency: positiveInt.default(8),
+};
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
 export const PolicySchema = z
@@ -24,6 +37,7 @@ export const PolicySchema = z
     /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
+    concurrency: positiveInt.default(64), // policy requests in flight per rollout process
   })
   .strict();
 
@@ -36,9 +50,13 @@ export const SimulatorSchema = z
     apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
-    temperature: z.number().min(0).max(2).default(0),
+    // paper, "User Simulator": temperature 0.7, top-p 1.0, at most 768 new tokens
+    temperature: z.number().min(0).max(2).default(0.7),
+    topP: z.number().gt(0).max(1).default(1.0),
+    maxTokens: positiveInt.default(768),
     timeoutMs: positiveInt.default(60_000),
     maxRetries: z.number().int().min(0).default(3),
+    ...llmEndpointFields,
   })
   .strict();
 
@@ -60,6 +78,7 @@ export const EncoderSchema = z
     maxRetries: z.number().int().min(0).default(3),
     /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
     cacheSize: z.number().int().min(0).default(10_000),
+    concurrency: positiveInt.default(8), // http: requests in flight per process
   })
   .strict();
 
@@ -70,6 +89,11 @@ export const JudgeSchema = z
     baseUrl: url.optional(),
     model: z.string().default('Qwen/Qwen3-32B'),
     apiKeyEnv: z.string().default('GSTEER_JUDGE_API_KEY'),
+    temperature: z.number().min(0).max(2).default(0), // not in the paper: a judge decides, it does not sample
+    maxTokens: positiveInt.default(768),
+    timeoutMs: positiveInt.default(60_000),
+    maxRetries: z.number().int().min(0).default(3),
+    ...llmEndpointFields,
   })
   .strict();
 
@@ -91,6 +115,8 @@ export const RolloutSchema = z
     constrained: z.boolean().default(true),
     retrieveCandidates: positiveInt.default(15), // method §2: Retrieve examines up to 15
     retrieveTopK: positiveInt.default(3), // method §2: returns at most 3
+    /** How Retrieve pre-selects its candidates: embedding cosine (paper: FAISS memory index) or content-word overlap (rollout/retrieval.ts). */
+    retrievePreselect: z.enum(['embedding', 'lexical']).default('embedding'),
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
     concurrency: positiveInt.default(4), // episodes in flight per rollout worker
   })
@@ -142,6 +168,12 @@ export const GrpoSchema = z
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
+    /**
+     * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
+     * protocol ("GRPO begins with empty memory and profile states"). The dataset's offline
+     * states (data.userStates) are never read by GRPO.
+     */
+    initialUserStates: z.string().optional(),
   })
   .strict();
 
@@ -172,6 +204,8 @@ export const SftSchema = z
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
     ordersPerSubgraph: positiveInt.default(2),
+    /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
+    order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
     weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
     epochs: positiveInt.default(2), // paper Table 6: 2 epochs
@@ -213,9 +247,13 @@ export const EvalSchema = z
         apiKeyEnv: z.string().default('GSTEER_EXTRACTOR_API_KEY'),
         timeoutMs: positiveInt.default(60_000),
         maxRetries: z.number().int().min(0).default(3),
+        maxTokens: positiveInt.default(1024),
+        ...llmEndpointFields,
       })
       .strict()
-      .default({ kind: 'rule', model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, maxRetries: 3 }),
+      .prefault({}),
+    /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
+    downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
   })
   .strict();
 
@@ -225,9 +263,16 @@ export const RunConfigSchema = z
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
+    /**
+     * What is trained: `gsteer` (Retrieve / Ask / Stop with evidence slots) or `clarifier`, the
+     * IntentRL-style Ask/Stop baseline trained the same way (IEG-scaffolded SFT, GRPO): empty
+     * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
+     */
+    variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),
+        /** The dataset's offline user states (gsteer data stats, the SFT stage's data); GRPO starts from grpo.initialUserStates instead. */
         userStates: z.string().optional().default('data/demo/user_states.jsonl'),
       })
       .strict()

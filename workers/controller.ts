@@ -18,6 +18,7 @@ import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
+import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { promoteGroup } from './group-worker.ts';
@@ -115,6 +116,7 @@ export class RunController {
   private readonly started = Date.now();
   private readonly st: RunState;
   private readonly inflight = new Map<number, InFlight>();
+  private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
   private lastGroupsDoneAt = this.started;
@@ -140,6 +142,7 @@ export class RunController {
   ];
 
   constructor(private readonly d: ControllerDeps) {
+    this.llmCalls = new RunCallReader(d.layout.llmCalls);
     this.plan = updateSchedule(d.instances, d.cfg.grpo, d.cfg.seed);
     this.lastCheckpoint = d.startStep;
     this.st = { admitted: d.startStep, groupsDone: d.startStep, processed: d.startStep };
@@ -345,6 +348,8 @@ export class RunController {
       waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
       waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
     });
+    // llm/<role>/...: the calls this update's groups made, from RUN_DIR/llm_calls.jsonl
+    Object.assign(rec, this.llmCalls.take(groupFiles.map((g) => g.groupId)));
     await this.d.sink.write(rec);
     this.d.onUpdate?.(rec, this.total);
     if (step % cfg.checkpoint.every === 0 || step === this.total) await this.checkpoint(step);

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
-import { numberedName } from '../checkpoints/layout.ts';
+import { adapterDirName, numberedName } from '../checkpoints/layout.ts';
 import type { RunContext } from './context.ts';
 import { readGroupFile } from '../checkpoints/group-file.ts';
 import type { TrainerPart } from './parts.ts';
@@ -26,7 +26,7 @@ export function newestVersion(adaptersDir: string): number | null {
   if (!existsSync(adaptersDir)) return null;
   const vs = readdirSync(adaptersDir)
     .map((n) => numberedName(n, 'policy-v'))
-    .filter((v): v is number => v !== null && existsSync(join(adaptersDir, `policy-v${String(v).padStart(6, '0')}`, TRAINER_FILE)));
+    .filter((v): v is number => v !== null && existsSync(join(adaptersDir, adapterDirName(v), TRAINER_FILE)));
   return vs.length ? Math.max(...vs) : null;
 }
 

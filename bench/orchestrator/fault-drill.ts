@@ -19,7 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readMetrics } from '../../monitor/sink.ts';
-import { TIMING_KEYS } from '../../workers/update-metrics.ts';
+import { reproducible } from '../../workers/update-metrics.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
 
 const { values } = parseArgs({ options: { updates: { type: 'string', default: '6' }, 'kill-at': { type: 'string', default: '4' }, before: { type: 'boolean', default: false }, 'before-lock-ms': { type: 'string', default: '30000' }, config: { type: 'string', default: 'configs/demo.yaml' }, keep: { type: 'boolean', default: false }, ref: { type: 'string' } } });
@@ -85,7 +85,7 @@ async function runLeg(leg: Leg): Promise<LegResult> {
 }
 
 const sha = (f: string) => createHash('sha256').update(readFileSync(f)).digest('hex');
-const repro = (runDir: string) => JSON.stringify(readMetrics(join(runDir, 'metrics.jsonl')).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !TIMING_KEYS.includes(k)))));
+const repro = (runDir: string) => JSON.stringify(readMetrics(join(runDir, 'metrics.jsonl')).map(reproducible));
 const adapterSha = (runDir: string) => sha(join(runLayout(runDir).adapter(updates), 'adapter_model.safetensors'));
 
 const legs: Leg[] = [
