@@ -9,12 +9,14 @@ import { loraMismatch } from '../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import { loadInstances, loadUserStates } from '../data/load.ts';
-import type { Instance, UserState } from '../data/schema.ts';
+import type { UserState } from '../data/schema.ts';
+import type { EnvInstance } from '../rollout/env/types.ts';
+import { asQrefInstances, loadQrefData } from '../rollout/qref/env.ts';
 import { InputError } from '../util/errors.ts';
 import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 
 export interface Prepared {
-  instances: Instance[];
+  instances: EnvInstance[];
   states: UserState[];
   warnings: string[];
 }
@@ -22,7 +24,7 @@ export interface Prepared {
 export function validateRunInputs(cfg: RunConfig): Prepared {
   const problems: string[] = [];
   const warnings: string[] = [];
-  let instances: Instance[] = [];
+  let instances: EnvInstance[] = [];
   let states: UserState[] = [];
   const collect = (f: () => void) => {
     try {
@@ -32,16 +34,19 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
       problems.push(...e.problems);
     }
   };
-  collect(() => (instances = loadInstances(cfg.data.instances)));
-  if (cfg.data.userStates) {
+  // method §13: the environment's instances (QREF: the questions, validated with the corpus).
+  const files = cfg.env === 'qref' ? [cfg.qref.data.questions] : cfg.data.instances;
+  if (cfg.env === 'qref') collect(() => (instances = asQrefInstances(loadQrefData(cfg).questions)));
+  else collect(() => (instances = loadInstances(cfg.data.instances)));
+  if (cfg.env === 'gsteer' && cfg.data.userStates) {
     if (existsSync(cfg.data.userStates)) collect(() => (states = loadUserStates([cfg.data.userStates as string])));
     else warnings.push(`data.userStates = ${cfg.data.userStates} does not exist; every user starts with an empty state`);
   }
   if (!problems.length && !instances.some((i) => i.split === 'train'))
-    problems.push(`${cfg.data.instances.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
+    problems.push(`${files.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
   for (const id of problems.length ? [] : cfg.grpo.trainIds ?? []) {
     const inst = instances.find((i) => i.id === id);
-    if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${cfg.data.instances.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
+    if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${files.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
     else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
   }
   if (cfg.initAdapter) {
