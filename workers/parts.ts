@@ -31,7 +31,10 @@ export interface TrainSequence {
   promptIds: number[];
   completionIds: number[];
   oldLogprobs: number[]; // server logprobs at sampling time
-  advantage: number; // A_i of the trajectory, shared by all of its turns
+  advantage: number; // A_i of the trajectory, shared by all of its turns (GRPO; 0 under PPO)
+  /** PPO (method §13): the trajectory's index in the update (its turns come in order) and its reward. */
+  trajectory?: number;
+  reward?: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;
 }

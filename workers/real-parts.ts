@@ -1,7 +1,7 @@
 // The real parts behind workers/parts.ts: the configured environment's episodes, reward and
 // user state (rollout/env/: G-STEER or QREF, method §13), and the trainer/ LoRA step on the
 // tfjs Qwen3 model. Modules load lazily so a rollout worker never imports tfjs.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readOptimizerFile, writeOptimizerFile } from '../trainer/optim/state-file.ts';
 import { join } from 'node:path';
 import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import { environmentOf } from '../rollout/env/index.ts';
@@ -53,8 +53,7 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     },
     async load(dir) {
       use(lora.loadPeftAdapter(dir, model));
-      const s = JSON.parse(readFileSync(join(dir, 'optimizer.json'), 'utf8')) as { step: number; names: string[]; shapes: number[][]; m: number[][]; v: number[][] };
-      optimizer.load({ ...s, m: s.m.map((x) => Float32Array.from(x)), v: s.v.map((x) => Float32Array.from(x)) });
+      readOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
     async step(batch, step) {
       const replay = await replayTurnMasks(batch, model);
@@ -67,8 +66,7 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     },
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
-      const s = optimizer.state();
-      writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ ...s, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
+      writeOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
   };
 }
@@ -86,7 +84,8 @@ export async function realParts(cfg: RunConfig, runId: string): Promise<Parts> {
     users: () => env.users(runId),
     trainer: async () => {
       const n = await total();
-      return trainerPart(cfg, () => n);
+      // method §13: PPO's actor + critic, or GRPO's LoRA step
+      return cfg.algorithm === 'ppo' ? (await import('./ppo-trainer.ts')).ppoTrainerPart(cfg) : trainerPart(cfg, () => n);
     },
   };
 }
