@@ -21,6 +21,11 @@ export interface Prepared {
   warnings: string[];
 }
 
+/** The instances of the config's environment (method §13): G-STEER instances, or QREF questions with their corpus. */
+export function loadEnvInstances(cfg: RunConfig): EnvInstance[] {
+  return cfg.env === 'qref' ? asQrefInstances(loadQrefData(cfg).questions) : loadInstances(cfg.data.instances);
+}
+
 export function validateRunInputs(cfg: RunConfig): Prepared {
   const problems: string[] = [];
   const warnings: string[] = [];
@@ -36,8 +41,7 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   };
   // method §13: the environment's instances (QREF: the questions, validated with the corpus).
   const files = cfg.env === 'qref' ? [cfg.qref.data.questions] : cfg.data.instances;
-  if (cfg.env === 'qref') collect(() => (instances = asQrefInstances(loadQrefData(cfg).questions)));
-  else collect(() => (instances = loadInstances(cfg.data.instances)));
+  collect(() => (instances = loadEnvInstances(cfg)));
   if (cfg.env === 'gsteer' && cfg.data.userStates) {
     if (existsSync(cfg.data.userStates)) collect(() => (states = loadUserStates([cfg.data.userStates as string])));
     else warnings.push(`data.userStates = ${cfg.data.userStates} does not exist; every user starts with an empty state`);
