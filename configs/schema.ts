@@ -229,7 +229,7 @@ export const RunConfigSchema = z
     seed: z.number().int().default(42), // paper: seed 42
     /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
     env: z.enum(['gsteer', 'qref']).default('gsteer'),
-    /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §16, configs/ppo.ts). */
+    /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
     algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
     data: z
       .object({
