@@ -59,7 +59,8 @@ describe('e2e: a run cleans up its Redis keys', () => {
     let cleaned = await cli(['clean', runK]).done;
     for (let t = 0; cleaned.code === 2 && /look(s)? alive/.test(cleaned.stderr) && t < 50; t++) cleaned = await cli(['clean', runK]).done;
     expect(cleaned.code, cleaned.stderr).toBe(0);
-    expect(cleaned.stdout).toContain(`removed ${left.length} key(s) of run cln`);
+    // (not exactly left.length: BullMQ's own short-lived keys, e.g. the stalled-check lock, may expire meanwhile)
+    expect(cleaned.stdout).toMatch(/removed [1-9]\d* key\(s\) of run cln under prefix/);
     expect(await keysUnder(`${k.prefix}`)).toEqual(planted.slice(0, 2).sort());
     expect(await redis.get(planted[2]!)).toBe('1');
 
