@@ -25,8 +25,8 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { force: { type: 'boolean', default: false } } });
   if (positionals.length !== 1) throw new InputError(`expected one RUN_DIR, got ${positionals.length}\n${usage}`);
   const layout = runLayout(resolve(positionals[0] as string));
+  const info = readRunInfo(layout); // first: a clear error when RUN_DIR is not a run directory
   const cfg = readRunConfig(layout.config);
-  const info = readRunInfo(layout);
   const url = cfg.queues.redisUrl;
   if (!(await pingRedis(url))) throw new InputError(`Redis at ${showUrl(url)} (queues.redisUrl in ${layout.config}) does not answer; start it, then run gsteer clean again`);
   const redis = connect(url);
