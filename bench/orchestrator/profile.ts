@@ -97,7 +97,7 @@ async function profileRun(run: string, disable: string): Promise<{ phases: numbe
       };
     },
   });
-  const r = await runInProcess(cfg, instances, { latencyMs, parts: timed, trace: (e, s) => marks.set(`${e}:${s}`, Date.now()) });
+  const r = await runInProcess(cfg, instances, { latencyMs, parts: timed, trace: (e, s) => marks.set(`${e}:${s}`, Date.now()), keepKeys: true });
   if (r.outcome.kind !== 'done') throw new Error(`${run}: ${r.outcome.kind} ${r.outcome.message ?? ''}`);
   const [ro, gr, up] = await Promise.all([QUEUE.rollouts, QUEUE.groups, QUEUE.updates].map((q) => jobEvents(p, q)));
   const at = (m: Map<string, Map<string, number>> | undefined, id: string, ev: string) => m!.get(id)?.get(ev) ?? NaN;

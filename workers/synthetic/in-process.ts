@@ -28,7 +28,7 @@ export interface InProcessResult {
   completions: number; // policy server completions served
 }
 
-export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace'] }): Promise<InProcessResult> {
+export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace']; /** Leave the run's Redis keys (the profile reads BullMQ's event streams afterwards; it deletes them itself). */ keepKeys?: boolean }): Promise<InProcessResult> {
   const log = o.log ?? (() => {});
   const server = await startSyntheticServer({ latencyMs: o.latencyMs });
   const layout = runLayout(join(cfg.runDir, cfg.runName));
@@ -51,7 +51,7 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
   } finally {
     await Promise.all(workers.map((w) => w.close()));
     await users.close();
-    await removeRunKeys(redis, cfg.queues.prefix, info.runId);
+    if (!o.keepKeys) await removeRunKeys(redis, cfg.queues.prefix, info.runId);
     redis.disconnect();
     await server.close();
   }
