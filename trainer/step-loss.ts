@@ -15,6 +15,8 @@ export interface GrpoBatch {
   inputIds: number[][];
   completionMask: number[][]; // 1 on policy-generated tokens
   advantages: number[]; // [B]
+  /** [B] the trajectory each row (turn) belongs to; needed by grpo.lossAggregation = trajectory. */
+  trajectories?: number[];
   /** logp under pi_old; omitted = the current policy, detached (on-policy, one update per batch). */
   oldLogprobs?: number[][];
   rolloutLogprobs?: number[][]; // inference-server logprobs (needed when tisCap is set)
@@ -32,6 +34,8 @@ export interface SftBatch {
 
 export interface MicroOptions {
   normalizer: LossNormalizer; // of the whole batch
+  /** [B of the whole batch] loss tokens of each row's unit (trainer/grpo/loss-units.ts); GRPO only. */
+  unitTokens?: readonly number[];
   recompute?: boolean;
   dropoutSeed?: number;
   withEntropy?: boolean;
@@ -74,6 +78,7 @@ export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: numb
         mask: t2(batch.completionMask, idx),
         rolloutLogp: batch.rolloutLogprobs && t2(batch.rolloutLogprobs, idx),
         refLogp: batch.refLogprobs && t2(batch.refLogprobs, idx),
+        unitTokens: o.unitTokens && tf.tensor1d(idx.map((b) => o.unitTokens![b]!)),
       };
       const opts = { ...o.grpo, normalizer: o.normalizer };
       return { loss: grpoLoss(x, opts), sums: grpoTokenSums(x, opts, entropy) };

@@ -15,6 +15,7 @@ export function grpoLossOptions(cfg: RunConfig): Omit<GrpoLossOptions, 'normaliz
   const g = cfg.grpo;
   return {
     lossType: g.lossType,
+    aggregation: g.lossAggregation,
     epsilon: g.epsilon,
     epsilonHigh: g.epsilonHigh,
     betaKl: g.betaKl,

@@ -58,6 +58,8 @@ export interface TrainSequence {
   completionIds: number[];
   oldLogprobs: number[]; // server logprobs at sampling time
   advantage: number; // A_i of the trajectory, shared by all of its turns
+  /** Index of its trajectory in the update (group * G + i): the loss unit of grpo.lossAggregation = trajectory. */
+  trajectory: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;
 }

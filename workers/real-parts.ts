@@ -89,6 +89,7 @@ function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: rea
     inputIds,
     completionMask,
     advantages: seqs.map((s) => s.advantage),
+    trajectories: seqs.map((s) => s.trajectory),
     rolloutLogprobs,
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).
