@@ -143,6 +143,8 @@ export const GrpoSchema = z
     maxUpdates: positiveInt.optional(), // stop early (demo, smoke runs)
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),
+    /** method §5.11: prefixes shared by a micro-batch's sequences computed once (same loss and gradients within 1e-5). */
+    prefixGrouping: z.boolean().default(true),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
   })
   .strict();

@@ -37,6 +37,7 @@ export function grpoStepOptions(cfg: RunConfig, step: number, totalSteps: number
     microBatchSize: g.microBatchSize,
     maxGradNorm: g.maxGradNorm,
     recompute: g.gradientCheckpointing,
+    prefixGrouping: g.prefixGrouping,
     dropoutSeed: (cfg.seed * 1_000_003 + step * 7919) >>> 0,
     withEntropy: true,
     grpo: grpoLossOptions(cfg),

@@ -9,6 +9,7 @@ import { checkAligned, microBatches, sumRows } from './step-batch.ts';
 import { lossRows, microLoss, type GrpoBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
 import { ZERO_SUMS, addSums, grpoStatMeans, type GrpoTokenSums } from './grpo/stats.ts';
 import { lossUnits } from './grpo/loss-units.ts';
+import { prefixOrder } from '../model/prefix-tree.ts';
 import { InputError } from '../util/errors.ts';
 
 export type { GrpoBatch, SftBatch } from './step-loss.ts';
@@ -75,7 +76,8 @@ export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<S
   const rowTokens = lossRows(batch).map((r) => sumRows([r]));
   const units = batch.kind === 'grpo' ? lossUnits(rowTokens, o.grpo?.aggregation ?? 'turn', batch.trajectories) : null;
   const normalizer = { sequences: units ? units.units : batch.inputIds.length, tokens: rowTokens.reduce((s, n) => s + n, 0) };
-  const parts = microBatches(batch.inputIds.length, o.microBatchSize);
+  const order = o.prefixGrouping ? prefixOrder(batch.inputIds) : null;
+  const parts = microBatches(batch.inputIds.length, o.microBatchSize).map((idx) => (order ? idx.map((i) => order[i]!) : idx));
   let acc: tf.Tensor[] | null = null;
   let loss = 0;
   let sums: GrpoTokenSums = ZERO_SUMS;
