@@ -80,7 +80,7 @@ async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> 
  * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
  * trajectory; constrained turns carry the allowed sets they were sampled under.
  */
-function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
+export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
   const inputIds = seqs.map((s) => [...s.promptIds, ...s.completionIds]);
   const completionMask = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.completionIds.map(() => 1)]);
   const rolloutLogprobs = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.oldLogprobs]);

@@ -13,6 +13,7 @@ export const planUsage = `usage: gsteer model plan --model DIR --seq-len N --mic
                         [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
                         [--backend gpu|node|wasm|cpu] [--recompute]
                         [--constrained [--distinct-masks M]] [--loss-tokens S]
+                        [--shared-prefix P]
 
 Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
 state, activations of one micro-batch (with and without per-layer recomputation,
@@ -23,7 +24,10 @@ grammar masks of constrained turns (rollout.constrained): a [M, V] table of the 
 allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
 (a policy turn has far fewer distinct sets: one per grammar state). --loss-tokens S: the
 completion (GRPO) or target (SFT) tokens of a micro-batch, the only positions the trainer
-runs through lm_head; default B*T, the bound.`;
+runs through lm_head; default B*T, the bound. --shared-prefix P: tokens at the head of
+the micro-batch's sequences that they all share (a group's first-turn prompt, an episode's
+system prompt), computed once under grpo.prefixGrouping (default on): the forward holds
+P + B*(T-P) token rows instead of B*T; default 0.`;
 
 const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
 
@@ -54,6 +58,7 @@ export async function runPlan(argv: string[]): Promise<number> {
       constrained: { type: 'boolean', default: false },
       'distinct-masks': { type: 'string' },
       'loss-tokens': { type: 'string' },
+      'shared-prefix': { type: 'string' },
     },
   });
   if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
@@ -77,12 +82,15 @@ export async function runPlan(argv: string[]): Promise<number> {
     ...(values.constrained ? { distinctMasks: positive('distinct-masks', values['distinct-masks'], seqLen * microBatch) } : {}),
     lossTokens: positive('loss-tokens', values['loss-tokens'], seqLen * microBatch),
   };
+  const sharedPrefix = values['shared-prefix'] === undefined ? 0 : positive('shared-prefix', values['shared-prefix']);
+  if (sharedPrefix > seqLen) throw new InputError(`model plan: --shared-prefix ${sharedPrefix} is longer than --seq-len ${seqLen}; the shared head is part of each sequence`);
+  Object.assign(base, { sharedPrefix });
   if (base.lossTokens > seqLen * microBatch) throw new InputError(`model plan: --loss-tokens ${base.lossTokens} is more than the micro-batch's ${seqLen * microBatch} tokens (--seq-len x --micro-batch); lower it`);
   const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
   const chosen = values.recompute ? plans.on : plans.off;
   const total = (p: PlanLine[]) => p[p.length - 1]!.bytes;
   console.log(`${values.model}: Qwen3 ${cfg.numHiddenLayers} layers, D ${cfg.hiddenSize}, FFN ${cfg.intermediateSize}, heads ${cfg.numAttentionHeads}/${cfg.numKeyValueHeads}, V ${base.vocabRows}`);
-  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
+  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens${sharedPrefix ? ` (${sharedPrefix} shared, computed once)` : ''}, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
   console.log(table(chosen));
   console.log(`\n  total without recompute ${fmtBytes(total(plans.off))}, with recompute ${fmtBytes(total(plans.on))}\n`);
   // primary verdict for the chosen mode; the other mode is mentioned when it changes the answer
