@@ -1,7 +1,7 @@
 // Prefix-grouped training (method §5.11, issue 22) against the current path, in one run:
 //
 //   node --import tsx bench/trainer/prefix.ts --run runs/demo [--updates 2] [--backend wasm]
-//        [--reps 1] [--micro 2] [--full-seqs 4]
+//        [--reps 1] [--micro 2] [--full-seqs 4] [--only demo|full]
 //
 // The demo's real update batches: the first `--updates` groups of a run (a demo run's
 // trajectories, one group per update as in configs/demo.yaml), each turn a row with its
@@ -45,6 +45,9 @@ const { values } = parseArgs({
     reps: { type: 'string', default: '1' },
     micro: { type: 'string', default: '2' },
     'full-seqs': { type: 'string', default: '4' },
+    // one part per process: the wasm heap never shrinks, so after the demo batches the
+    // full-vocabulary logits can find too little of the 4 GiB address space (bench/trainer/README.md)
+    only: { type: 'string', default: 'demo,full' },
   },
 });
 const REPS = Number(values.reps);
@@ -118,16 +121,19 @@ for (const f of groupFiles) {
   batches.push({ name: `demo update ${f.replace('.json', '')} (${rows.inputIds.length} turns)`, batch: { ...rows, advantages: rows.advantages.map((a, i) => a || (i % 2 ? -0.5 : 0.5)) } });
 }
 const out: Row[] = [];
-for (const b of batches) out.push(...runBatch(b.name, model, b.batch));
+const only = values.only!.split(',');
+if (only.includes('demo')) for (const b of batches) out.push(...runBatch(b.name, model, b.batch));
 
-// Full vocabulary: the demo model's shape with an untrimmed 151,936-row head (random weights).
-const full = randomQwen3({ ...model.config }, 3);
-const first = batches[0]!.batch;
-const k = Math.min(Number(values['full-seqs']), first.inputIds.length);
-const pick = <T>(xs: readonly T[] | undefined) => xs && xs.slice(0, k);
-const sub: GrpoBatch = { kind: 'grpo', inputIds: pick(first.inputIds)!, completionMask: pick(first.completionMask)!, advantages: pick(first.advantages)!, trajectories: pick(first.trajectories) };
-out.push(...runBatch(`full vocabulary (V 151,936), first ${k} turns of update 1, unmasked`, full, sub));
-full.dispose();
+if (only.includes('full')) {
+  // Full vocabulary: the demo model's shape with an untrimmed 151,936-row head (random weights).
+  const full = randomQwen3({ ...model.config }, 3);
+  const first = batches[0]!.batch;
+  const k = Math.min(Number(values['full-seqs']), first.inputIds.length);
+  const pick = <T>(xs: readonly T[] | undefined) => xs && xs.slice(0, k);
+  const sub: GrpoBatch = { kind: 'grpo', inputIds: pick(first.inputIds)!, completionMask: pick(first.completionMask)!, advantages: pick(first.advantages)!, trajectories: pick(first.trajectories) };
+  out.push(...runBatch(`full vocabulary (V 151,936), first ${k} turns of update 1, unmasked`, full, sub));
+  full.dispose();
+}
 model.dispose();
 
 const table = (header: string[], body: string[][]) => {
