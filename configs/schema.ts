@@ -151,6 +151,8 @@ export const GrpoSchema = z
     epsilonHigh: z.number().positive().optional(), // TRL `epsilon_high`; defaults to epsilon
     /** TRL `loss_type`: grpo = sequence mean, bnpo/dapo = token mean over the batch, dr_grpo = constant. */
     lossType: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo']).default('grpo'),
+    /** method §5.5: the unit of the loss: a trajectory (all its turns' policy tokens; the paper's trajectory-level GRPO) or each turn. */
+    lossAggregation: z.enum(['trajectory', 'turn']).default('trajectory'),
     betaKl: z.number().min(0).default(0), // TRL `beta`: 0 (paper), k3 estimator when > 0
     /** Truncated importance sampling cap for server/trainer mismatch (null = off). */
     tisCap: z.number().positive().nullable().default(null),
@@ -169,6 +171,8 @@ export const GrpoSchema = z
     maxUpdates: positiveInt.optional(), // stop early (demo, smoke runs)
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),
+    /** method §5.11: prefixes shared by a micro-batch's sequences computed once (same loss and gradients within 1e-5). */
+    prefixGrouping: z.boolean().default(true),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
     /**
      * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's

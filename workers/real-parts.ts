@@ -13,7 +13,7 @@ import type { Parts, TrainerPart, TrainSequence } from './parts.ts';
  * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
  * trajectory; constrained turns carry the allowed sets they were sampled under.
  */
-function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
+export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
   const inputIds = seqs.map((s) => [...s.promptIds, ...s.completionIds]);
   const completionMask = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.completionIds.map(() => 1)]);
   const rolloutLogprobs = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.oldLogprobs]);
@@ -22,6 +22,7 @@ function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: rea
     inputIds,
     completionMask,
     advantages: seqs.map((s) => s.advantage),
+    trajectories: seqs.map((s) => s.trajectory),
     rolloutLogprobs,
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).

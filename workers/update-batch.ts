@@ -21,16 +21,19 @@ export function buildUpdateBatch(groups: readonly GroupFile[], layout: RunLayout
   const rewards = groups.map((g) => g.scores.map((s) => s.reward)); // [numGroups, G]
   const { advantages, stats } = groupAdvantages(rewards, grpo.advantageScaling, grpo.advantageEps); // [numGroups, G]
   const sequences: TrainSequence[] = [];
+  let trajectories = -1; // index of the current trajectory in the update
   groups.forEach((g, gi) => {
     g.trajPaths.forEach((rel, i) => {
       const traj = JSON.parse(readFileSync(layout.abs(rel), 'utf8')) as Trajectory;
       const advantage = advantages[gi]?.[i] ?? 0;
+      trajectories += 1;
       for (const turn of traj.turns)
         sequences.push({
           promptIds: turn.tokens.promptIds,
           completionIds: turn.tokens.completionIds,
           oldLogprobs: turn.tokens.logprobs,
           advantage,
+          trajectory: trajectories,
           ...(turn.constraint ? { constraint: turn.constraint } : {}),
         });
     });
