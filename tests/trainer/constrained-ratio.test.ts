@@ -97,6 +97,9 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     expect(stats['constraint/replay_rejected']).toBe(0);
     const inputIds = turns.map((t) => [...t.promptIds, ...t.completionIds]);
     const [masked, raw] = tf.tidy(() => [masks, undefined].map((m) => tokenLogprobs(model, adapter, { inputIds, masks: m }).logprobs.arraySync()));
+    // the grouped masks (one bias row per distinct mask) give the [N, V] bias path's numbers (issue 22)
+    const viaBias = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds, masks }, { maskBias: true }).logprobs.arraySync());
+    expect(Math.max(...viaBias.flatMap((r, b) => r.map((x, t) => Math.abs(x - masked![b]![t]!))))).toBeLessThan(1e-6);
     let below = 0;
     turnsOf().forEach((t, b) => {
       const P = t.tokens.promptIds.length;
@@ -107,7 +110,7 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     });
     // most positions of a turn are inside a grammar state that excludes some ids with mass
     expect(below).toBeGreaterThan(turnsOf().reduce((n, t) => n + t.tokens.logprobs.length, 0) / 4);
-  });
+  }, 120_000);
 
   it('the first GRPO step at policy lag 0 reports the sampling ratio 1 within 1e-5', async () => {
     const turns = turnsOf();
