@@ -33,9 +33,11 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
     }
   };
   collect(() => (instances = loadInstances(cfg.data.instances)));
-  if (cfg.data.userStates) {
-    if (existsSync(cfg.data.userStates)) collect(() => (states = loadUserStates([cfg.data.userStates as string])));
-    else warnings.push(`data.userStates = ${cfg.data.userStates} does not exist; every user starts with an empty state`);
+  // GRPO starts from grpo.initialUserStates, or with every user empty (the paper's protocol).
+  const initial = cfg.grpo.initialUserStates;
+  if (initial) {
+    if (existsSync(initial)) collect(() => (states = loadUserStates([initial])));
+    else problems.push(`grpo.initialUserStates = ${initial}: file not found; point it at a user_states.jsonl, or drop it so every user starts empty (the paper's GRPO)`);
   }
   if (!problems.length && !instances.some((i) => i.split === 'train'))
     problems.push(`${cfg.data.instances.join(', ')}: no instance has split "train"; GRPO trains on the train split`);

@@ -8,29 +8,32 @@ import type { RunConfig } from '../configs/schema.ts';
 import type { Instance } from '../data/schema.ts';
 import type { Trajectory } from '../core/types.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
+import type { CallSink } from '../endpoints/index.ts';
 import { connect } from '../util/redis.ts';
+import { runCallSink, withCallGroup } from './llm-calls.ts';
 import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, TrainSequence, UserStatePart } from './parts.ts';
 
-async function encoderOf(cfg: RunConfig) {
-  return (await import('../reward/encoders/index.ts')).createEncoder(cfg.encoder);
+async function encoderOf(cfg: RunConfig, sink?: CallSink) {
+  return (await import('../reward/encoders/index.ts')).createEncoder(cfg.encoder, sink);
 }
 
-async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> {
+async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Promise<RolloutPart> {
   const [{ runEpisode }, fc, { qwen3Tokenizer }] = await Promise.all([import('../rollout/episode.ts'), import('../rollout/from-config.ts'), import('../core/tokenizer.ts')]);
-  const encoder = await encoderOf(cfg);
+  const encoder = await encoderOf(cfg, sink);
   const redis = connect(cfg.queues.redisUrl);
   const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const simulator = fc.simulatorFrom(cfg, encoder);
+  const simulator = fc.simulatorFrom(cfg, encoder, sink);
   const tokenizer = qwen3Tokenizer();
   const clients = new Map<string, ReturnType<typeof fc.policyClientFrom>>();
   return {
     async run({ job, instance, policyUrl }) {
       let policy = clients.get(policyUrl);
-      if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl)));
-      return await runEpisode({ policy, simulator, store, tokenizer }, instance, {
+      if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
+      const deps = { policy, simulator, store, tokenizer };
+      return await withCallGroup(job.groupId, () => runEpisode(deps, instance, {
         runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
         snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
-      });
+      }));
     },
     async close() {
       redis.disconnect();
@@ -39,12 +42,12 @@ async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> 
 }
 
 /** The reward's numeric fields are its components (method §4: each reported separately). */
-async function rewardPart(cfg: RunConfig): Promise<RewardPart> {
+async function rewardPart(cfg: RunConfig, sink?: CallSink): Promise<RewardPart> {
   const { computeReward, rewardInputFromTrajectory } = await import('../reward/index.ts');
-  const encoder = await encoderOf(cfg);
+  const encoder = await encoderOf(cfg, sink);
   return {
     async score(traj: Trajectory, instance: Instance): Promise<Scored> {
-      const b = await computeReward(rewardInputFromTrajectory(traj, instance), cfg.reward, encoder);
+      const b = await withCallGroup(traj.groupId, () => computeReward(rewardInputFromTrajectory(traj, instance), cfg.reward, encoder));
       const components: Record<string, number> = {};
       for (const [k, v] of Object.entries(b)) if (typeof v === 'number' && k !== 'reward') components[k] = v;
       return { reward: b.reward, components };
@@ -52,17 +55,18 @@ async function rewardPart(cfg: RunConfig): Promise<RewardPart> {
   };
 }
 
-async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> {
+async function usersPart(cfg: RunConfig, runId: string, sink?: CallSink): Promise<UserStatePart> {
   const [fc, { updateUserState }, { snapshotId }] = await Promise.all([import('../rollout/from-config.ts'), import('../rollout/state-update.ts'), import('../rollout/user-store.ts')]);
-  const encoder = await encoderOf(cfg);
+  const encoder = await encoderOf(cfg, sink);
   const redis = connect(cfg.queues.redisUrl);
   const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const judge = fc.judgeFrom(cfg, encoder);
+  const judge = fc.judgeFrom(cfg, encoder, sink);
   return {
     snapshot: async (userId) => snapshotId(userId, await store.latestVersion(userId)),
     version: (userId) => store.latestVersion(userId),
     async applyBest(group, instance) {
-      await updateUserState({ store, judge }, instance, group);
+      const run = () => updateUserState({ store, judge }, instance, group);
+      await (group[0] ? withCallGroup(group[0].trajectory.groupId, run) : run());
     },
     async init(states) {
       await store.clear();
@@ -146,22 +150,25 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
       const s = optimizer.state();
+      // a plain write: `dir` is the temp folder writeRunDir (util/atomic.ts writeDirAtomic) renames whole
       writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ ...s, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
     },
   };
 }
 
-export async function realParts(cfg: RunConfig, runId: string): Promise<Parts> {
+/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (workers/llm-calls.ts). */
+export async function realParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
+  const sink = callsFile ? runCallSink(callsFile) : undefined;
   const total = async () => {
     const { loadInstances } = await import('../data/load.ts');
-    const { updateSchedule } = await import('./schedule.ts');
-    return updateSchedule(loadInstances(cfg.data.instances), cfg.grpo, cfg.seed).length; // the controller's plan
+    const { trainInstances, updateCount } = await import('./schedule.ts');
+    return updateCount(trainInstances(loadInstances(cfg.data.instances), cfg.grpo).length, cfg.grpo); // the controller's plan length
   };
   return {
     kind: 'real',
-    rollout: () => rolloutPart(cfg, runId),
-    reward: () => rewardPart(cfg),
-    users: () => usersPart(cfg, runId),
+    rollout: () => rolloutPart(cfg, runId, sink),
+    reward: () => rewardPart(cfg, sink),
+    users: () => usersPart(cfg, runId, sink),
     trainer: async () => {
       const n = await total();
       return trainerPart(cfg, () => n);

@@ -13,6 +13,8 @@ export interface TurnView {
   execute: string;
   plan: string;
   observation: string;
+  /** LLM simulator: the reply the answer came from (JSON, thinking removed), or why none was accepted. */
+  simulatorReply?: string;
 }
 
 export interface TrajectoryView {
@@ -48,6 +50,13 @@ function observationText(o: Trajectory['turns'][number]['observation']): string 
     case 'none':
       return '';
   }
+}
+
+/** The LLM simulator's reply next to its answer; absent for the embedded simulator and other actions. */
+function simulatorReply(o: Trajectory['turns'][number]['observation']): { simulatorReply?: string } {
+  if (o.kind !== 'answer') return {};
+  if (o.simulatorError) return { simulatorReply: `(no reply accepted: ${o.simulatorError}; answered non-committally)` };
+  return typeof o.simulatorReply === 'string' ? { simulatorReply: clip(o.simulatorReply) } : {};
 }
 
 function readTrajectory(layout: RunLayout, rel: string): Trajectory | null {
@@ -87,7 +96,7 @@ export function updateTrajectories(layout: RunLayout, step: number): GroupView[]
         reward: score.reward, components: score.components, termination: t.termination,
         ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
         turns: t.turns.map((turn) => turn.parsed.ok
-          ? { action: turn.parsed.turn.action, execute: clip(turn.parsed.turn.execute), plan: clip(turn.parsed.turn.plan, 200), observation: clip(observationText(turn.observation)) }
+          ? { action: turn.parsed.turn.action, execute: clip(turn.parsed.turn.execute), plan: clip(turn.parsed.turn.plan, 200), observation: clip(observationText(turn.observation)), ...simulatorReply(turn.observation) }
           : { action: 'INVALID', execute: clip(turn.completionText), plan: `${turn.parsed.reason}: ${turn.parsed.detail}`, observation: '' }),
         refinedQuery: t.refinedQuery,
       }];
