@@ -288,13 +288,38 @@ export const RunConfigSchema = z
         backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
         /** Rollout job lock; a killed worker's job is retried once it expires (BullMQ stalled check). */
         rolloutLockMs: positiveInt.default(60_000),
-        /** Trainer job lock: must outlast one update, because a tfjs step blocks the event loop. */
-        trainerLockMs: positiveInt.default(600_000),
+        /**
+         * Trainer job lock, renewed every half of it while the step runs (tfjs computes in a worker
+         * thread, workers/trainer-thread.ts); a trainer that dies gives its update back at once (workers/reclaim.ts).
+         */
+        trainerLockMs: positiveInt.default(30_000),
+        /** A dead worker's active jobs go back to the queue at once (off: they wait for their lock to expire, as before issue 22). */
+        reclaim: z.boolean().default(true),
         /** How often the controller polls job states (ms). */
         pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 600_000, pollMs: 200 }),
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, reclaim: true, pollMs: 200 }),
+    // Orchestration shortcuts (workers/; not from the paper): each on by default and each
+    // switchable, so bench/orchestrator/ measures a run with and without it in one invocation.
+    orchestrator: z
+      .object({
+        /** The controller wakes on BullMQ job events (QueueEvents); off: it polls every queues.pollMs only. */
+        events: z.boolean().default(true),
+        /**
+         * Update s + 1 is admitted before the group stage of s is done when none of its users is
+         * in s, and before update s - 1 - lag is recorded; off: strictly after both.
+         */
+        earlyAdmission: z.boolean().default(true),
+        /** A finished group stage starts the next (delayed) one at once; off: it waits out queues.pollMs. */
+        promoteGroups: z.boolean().default(true),
+        /** fsync per-update files (trajectories, group files, user-state dumps, adapter versions); off: checkpoints are the durable copy. */
+        fsyncRunFiles: z.boolean().default(false),
+        /** BullMQ workers per rollout worker process fetching jobs in parallel (capped by rollout.concurrency). */
+        rolloutFetchers: z.number().int().min(1).max(8).default(8),
+      })
+      .strict()
+      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints

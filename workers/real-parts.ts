@@ -140,6 +140,7 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
       const s = optimizer.state();
+      // a plain write: `dir` is the temp folder writeRunDir (util/atomic.ts writeDirAtomic) renames whole
       writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ ...s, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
     },
   };
@@ -150,8 +151,8 @@ export async function realParts(cfg: RunConfig, runId: string, callsFile?: strin
   const sink = callsFile ? runCallSink(callsFile) : undefined;
   const total = async () => {
     const { loadInstances } = await import('../data/load.ts');
-    const { updateSchedule } = await import('./schedule.ts');
-    return updateSchedule(loadInstances(cfg.data.instances), cfg.grpo, cfg.seed).length; // the controller's plan
+    const { trainInstances, updateCount } = await import('./schedule.ts');
+    return updateCount(trainInstances(loadInstances(cfg.data.instances), cfg.grpo).length, cfg.grpo); // the controller's plan length
   };
   return {
     kind: 'real',

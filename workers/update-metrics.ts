@@ -3,9 +3,8 @@
 import type { GroupFile } from '../checkpoints/group-file.ts';
 import type { UpdateResult } from './payloads.ts';
 import type { MetricsRecord } from '../monitor/sink.ts';
+import { mean, populationStd } from '../util/stats.ts';
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-const std = (xs: readonly number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
 
 export interface UpdateTiming {
   wallSeconds: number; // since the run (or resume) started
@@ -36,7 +35,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   for (const c of components) {
     const xs = scores.map((s) => s.components[c] ?? 0);
     rec[`rewards/${c}/mean`] = mean(xs);
-    rec[`rewards/${c}/std`] = std(xs);
+    rec[`rewards/${c}/std`] = populationStd(xs); // the spread of this batch, as TRL logs it
   }
   for (const [k, v] of Object.entries(result.advantageStats)) if (k !== 'reward_std') rec[k] = v;
   const s = result.stats;

@@ -3,7 +3,8 @@
 // extracts factors from each q*, prints WCov / E-WCov / P / R / F1 overall and per split
 // group with their bootstrap spread, and writes the JSON report (and, for episodes, the
 // trajectories beside it). `gsteer eval compare` is cli/commands/eval-compare.ts.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
@@ -195,8 +196,8 @@ export async function run(argv: string[]): Promise<number> {
   const b = report.spread;
   console.log(`\n${toMarkdown(table2Groups([{ name: method.label, file: out, result: report }], tau, new Intrinsic({ resample: seededResampler(b.seed, b.samples), samples: b.samples, level: b.level, seed: b.seed })))}`);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-  if (trajs) writeFileSync(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
+  writeFileAtomic(out, `${JSON.stringify(report, null, 2)}\n`);
+  if (trajs) writeFileAtomic(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
   console.log(`\nreport: ${out}`);
   return 0;
 }

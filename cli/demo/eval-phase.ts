@@ -5,7 +5,7 @@
 // run and the first-vs-last-quarter trend (monitor/learning.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { adapterName, numberedName, runLayout } from '../../checkpoints/layout.ts';
+import { adapterDirName, adapterName, numberedName, runLayout } from '../../checkpoints/layout.ts';
 import { formatSideBySide } from '../../eval/report.ts';
 import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning.ts';
 import { readMetrics } from '../../monitor/sink.ts';
@@ -19,7 +19,7 @@ function latestAdapter(adaptersDir: string): { version: number; dir: string } | 
   const versions = readdirSync(adaptersDir).map((n) => numberedName(n, 'policy-v')).filter((v): v is number => v !== null);
   if (!versions.length) return null;
   const version = Math.max(...versions);
-  return { version, dir: resolve(adaptersDir, `policy-v${String(version).padStart(6, '0')}`) };
+  return { version, dir: resolve(adaptersDir, adapterDirName(version)) };
 }
 
 export const demoEvalPhase = {

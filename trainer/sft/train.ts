@@ -2,14 +2,14 @@
 // examples (data/sft/), micro-batched (trainer/step.ts), AdamW, held-out loss, a progress
 // bar with ETA, checkpoints + exact resume (trainer/sft/checkpoint.ts), and the final PEFT
 // adapter in <runDir>/<runName>/sft/adapter, which `gsteer train --init-adapter` resumes.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../../configs/schema.ts';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
-import { sha256File, writeDirAtomic } from '../../util/atomic.ts';
+import { sha256File, writeDirAtomic, writeFileAtomic } from '../../util/atomic.ts';
 import { formatCounts, writeSftDataset } from './dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
@@ -113,7 +113,7 @@ export function heldOutLoss(model: Qwen3Model, adapter: LoraAdapter | null, exam
 function metricsUpTo(file: string, step: number): void {
   if (!existsSync(file)) return;
   const keep = readFileSync(file, 'utf8').split('\n').filter((l) => l && (JSON.parse(l) as { step: number }).step <= step);
-  writeFileSync(file, keep.map((l) => `${l}\n`).join(''));
+  writeFileAtomic(file, keep.map((l) => `${l}\n`).join(''));
 }
 
 interface Plan {
