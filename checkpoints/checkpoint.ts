@@ -35,8 +35,8 @@ function listFiles(dir: string): string[] {
     .sort();
 }
 
-/** Files of a trainer-written adapter version dir that are trainer state, not the PEFT adapter. */
-const isOptimizerFile = (name: string) => name.startsWith('optimizer.');
+/** Files of a trainer-written adapter version dir that are trainer state, not the PEFT adapter (PPO's critic.*: method §13). */
+const isOptimizerFile = (name: string) => name.startsWith('optimizer.') || name.startsWith('critic.');
 const TRAINER_FILE = 'trainer.json';
 /** The trainer's record of the update (trainer.json in the version dir). */
 const UPDATE_RESULT = 'update_result.json';

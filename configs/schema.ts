@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
 import { DownstreamSchema } from './downstream.ts';
+import { PpoSchema } from './ppo.ts';
+import { QrefSchema } from './qref.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -269,6 +271,10 @@ export const RunConfigSchema = z
      * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
      */
     variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
+    /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
+    env: z.enum(['gsteer', 'qref']).default('gsteer'),
+    /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
+    algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),
@@ -288,6 +294,8 @@ export const RunConfigSchema = z
     trainer: TrainerSchema.default(TrainerSchema.parse({})),
     sft: SftSchema.default(SftSchema.parse({})),
     eval: EvalSchema.default(EvalSchema.parse({})),
+    qref: QrefSchema.default(QrefSchema.parse({})),
+    ppo: PpoSchema.default(PpoSchema.parse({})),
     queues: z
       .object({
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
@@ -361,7 +369,9 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
-    if (c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
+    if (c.env === 'qref' && c.rollout.constrained)
+      ctx.addIssue({ code: 'custom', path: ['rollout', 'constrained'], message: 'rollout.constrained is true but env is "qref": constrained sampling and its trainer replay cover the G-STEER turn only so far (the refiner grammar is rollout/qref/turn.ebnf); set rollout.constrained=false' });
+    if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
   });
 
@@ -372,3 +382,11 @@ export type GrpoConfig = RunConfig['grpo'];
 export type LoraConfig = RunConfig['lora'];
 export type RolloutConfig = RunConfig['rollout'];
 export type EvalConfig = RunConfig['eval'];
+export type EnvName = RunConfig['env'];
+
+/** Rollouts per prompt: rollout.groupSize under GRPO, ppo.rolloutsPerPrompt under PPO (paper: 1). */
+export const groupSizeOf = (c: Pick<RunConfig, 'algorithm' | 'rollout' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.rolloutsPerPrompt : c.rollout.groupSize);
+/** Prompts per update: grpo.groupsPerUpdate under GRPO, ppo.batchSize under PPO (paper: 64). */
+export const groupsPerUpdateOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.batchSize : c.grpo.groupsPerUpdate);
+/** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size. */
+export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c) });

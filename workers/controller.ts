@@ -14,8 +14,8 @@ import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
-import type { RunConfig } from '../configs/schema.ts';
-import type { Instance } from '../data/schema.ts';
+import type { EnvInstance } from '../rollout/env/types.ts';
+import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
 import { RunCallReader } from './llm-calls.ts';
@@ -34,7 +34,7 @@ export interface ControllerDeps {
   cfg: RunConfig;
   layout: RunLayout;
   info: RunInfo;
-  instances: Instance[];
+  instances: EnvInstance[];
   users: UserStatePart;
   redis: Redis;
   sink: MetricsSink;
@@ -143,7 +143,7 @@ export class RunController {
 
   constructor(private readonly d: ControllerDeps) {
     this.llmCalls = new RunCallReader(d.layout.llmCalls);
-    this.plan = updateSchedule(d.instances, d.cfg.grpo, d.cfg.seed);
+    this.plan = updateSchedule(d.instances, scheduleOf(d.cfg), d.cfg.seed);
     this.lastCheckpoint = d.startStep;
     this.st = { admitted: d.startStep, groupsDone: d.startStep, processed: d.startStep };
   }
@@ -363,7 +363,7 @@ export class RunController {
     if (step === 0) return;
     const state: TrainerState = {
       v: 1, step, policyVersion: step, epoch: info.epoch, seed: cfg.seed, scheduleCursor: step,
-      rng: scheduleRngState(cfg.seed, step, trainInstances(this.d.instances, cfg.grpo).length, cfg.grpo.groupsPerUpdate),
+      rng: scheduleRngState(cfg.seed, step, trainInstances(this.d.instances, cfg.grpo).length, scheduleOf(cfg).groupsPerUpdate),
       metricsLines: this.d.sink.lines(),
       baseModel: cfg.policy.model,
       lora: { r: cfg.lora.r, alpha: cfg.lora.alpha, targetModules: [...cfg.lora.targetModules] },

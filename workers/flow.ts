@@ -3,7 +3,7 @@
 // runs out of attempts is ignored by its parent (ignoreDependencyOnFailure), so its group
 // is dropped (group stage) or its update trains on the other groups. Nothing hangs.
 import type { FlowJob, JobsOptions } from 'bullmq';
-import type { RunConfig } from '../configs/schema.ts';
+import { groupSizeOf, type RunConfig } from '../configs/schema.ts';
 import { adapterName, runLayout } from '../checkpoints/layout.ts';
 import type { GroupJob, RolloutJob, UpdateJob } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
@@ -44,7 +44,7 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
   };
   const groups: FlowJob[] = plan.groups.map((pg, g) => {
     const groupId = groupIdOf(step, g);
-    const rollouts: FlowJob[] = Array.from({ length: cfg.rollout.groupSize }, (_, i) => {
+    const rollouts: FlowJob[] = Array.from({ length: groupSizeOf(cfg) }, (_, i) => {
       const data: RolloutJob = {
         v: 1, runId, epoch, step, groupId, index: i, instanceId: pg.instanceId, userId: pg.userId,
         policyVersion: plan.policyVersion, model: adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
@@ -54,7 +54,7 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
     });
     const data: GroupJob = {
       v: 1, runId, epoch, step, groupId, groupIndex: g, instanceId: pg.instanceId, userId: pg.userId,
-      policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: cfg.rollout.groupSize, groupPath: rel.groupRel(groupId),
+      policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: groupSizeOf(cfg), groupPath: rel.groupRel(groupId),
       ...(g === 0 && plan.afterStep !== undefined ? { afterStep: plan.afterStep } : {}),
     };
     return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, ...keep.groups, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };

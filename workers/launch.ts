@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import type { RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
-import type { Instance, UserState } from '../data/schema.ts';
+import type { UserState } from '../data/schema.ts';
+import type { EnvInstance } from '../rollout/env/types.ts';
 import { metricsSink, readMetrics, type MetricsRecord } from '../monitor/sink.ts';
 import { summaryTable } from '../monitor/summary.ts';
 import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
@@ -27,7 +28,7 @@ export interface LaunchOptions {
   cfg: RunConfig;
   layout: RunLayout;
   info: RunInfo;
-  instances: Instance[];
+  instances: EnvInstance[];
   /** Fresh run: the initial user states; resume: the checkpoint's dumped records. */
   userStates: { kind: 'init'; states: UserState[] } | { kind: 'restore'; records: unknown[] };
   startStep: number;

@@ -1,86 +1,13 @@
-// The real parts behind workers/parts.ts: rollout/ episodes (policy client, simulator,
-// Redis user-state store, Qwen3 tokenizer), reward/ with the configured encoder, the
-// online user-state update with the configured judge, and the trainer/ LoRA step on the
+// The real parts behind workers/parts.ts: the configured environment's episodes, reward and
+// user state (rollout/env/: G-STEER or QREF, method §13), and the trainer/ LoRA step on the
 // tfjs Qwen3 model. Modules load lazily so a rollout worker never imports tfjs.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readOptimizerFile, writeOptimizerFile } from '../trainer/optim/state-file.ts';
 import { join } from 'node:path';
-import type { RunConfig } from '../configs/schema.ts';
-import type { Instance } from '../data/schema.ts';
-import type { Trajectory } from '../core/types.ts';
-import { CLARIFIER_ACTIONS } from '../core/turn/menu-grammar.ts';
+import { scheduleOf, type RunConfig } from '../configs/schema.ts';
+import { environmentOf } from '../rollout/env/index.ts';
+import { runCallSink } from '../endpoints/index.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
-import type { CallSink } from '../endpoints/index.ts';
-import { connect } from '../util/redis.ts';
-import { runCallSink, withCallGroup } from './llm-calls.ts';
-import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, TrainSequence, UserStatePart } from './parts.ts';
-
-async function encoderOf(cfg: RunConfig, sink?: CallSink) {
-  return (await import('../reward/encoders/index.ts')).createEncoder(cfg.encoder, sink);
-}
-
-async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Promise<RolloutPart> {
-  const [{ runEpisode }, fc, { qwen3Tokenizer }] = await Promise.all([import('../rollout/episode.ts'), import('../rollout/from-config.ts'), import('../core/tokenizer.ts')]);
-  const encoder = await encoderOf(cfg, sink);
-  const redis = connect(cfg.queues.redisUrl);
-  const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const simulator = fc.simulatorFrom(cfg, encoder, sink);
-  const tokenizer = qwen3Tokenizer();
-  const clients = new Map<string, ReturnType<typeof fc.policyClientFrom>>();
-  return {
-    async run({ job, instance, policyUrl }) {
-      let policy = clients.get(policyUrl);
-      if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
-      const deps = { policy, simulator, store, tokenizer };
-      return await withCallGroup(job.groupId, () => runEpisode(deps, instance, {
-        runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
-        snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
-        ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS, dialogueOnly: true } : {}), // the Ask/Stop clarifier (method §8.5)
-      }));
-    },
-    async close() {
-      redis.disconnect();
-    },
-  };
-}
-
-/** The reward's numeric fields are its components (method §4: each reported separately). */
-async function rewardPart(cfg: RunConfig, sink?: CallSink): Promise<RewardPart> {
-  const { computeReward, rewardInputFromTrajectory } = await import('../reward/index.ts');
-  const encoder = await encoderOf(cfg, sink);
-  return {
-    async score(traj: Trajectory, instance: Instance): Promise<Scored> {
-      const b = await withCallGroup(traj.groupId, () => computeReward(rewardInputFromTrajectory(traj, instance), cfg.reward, encoder));
-      const components: Record<string, number> = {};
-      for (const [k, v] of Object.entries(b)) if (typeof v === 'number' && k !== 'reward') components[k] = v;
-      return { reward: b.reward, components };
-    },
-  };
-}
-
-async function usersPart(cfg: RunConfig, runId: string, sink?: CallSink): Promise<UserStatePart> {
-  const [fc, { updateUserState }, { snapshotId }] = await Promise.all([import('../rollout/from-config.ts'), import('../rollout/state-update.ts'), import('../rollout/user-store.ts')]);
-  const encoder = await encoderOf(cfg, sink);
-  const redis = connect(cfg.queues.redisUrl);
-  const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const judge = fc.judgeFrom(cfg, encoder, sink);
-  return {
-    snapshot: async (userId) => snapshotId(userId, await store.latestVersion(userId)),
-    version: (userId) => store.latestVersion(userId),
-    async applyBest(group, instance) {
-      const run = () => updateUserState({ store, judge }, instance, group);
-      await (group[0] ? withCallGroup(group[0].trajectory.groupId, run) : run());
-    },
-    async init(states) {
-      await store.clear();
-      await store.init(states);
-    },
-    dump: async () => (await store.dump()).users,
-    restore: async (records) => store.restore({ format: 'gsteer-user-store', v: 1, users: records as never }),
-    async close() {
-      redis.disconnect();
-    },
-  };
-}
+import type { Parts, TrainerPart, TrainSequence } from './parts.ts';
 
 /**
  * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
@@ -127,8 +54,7 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     },
     async load(dir) {
       use(lora.loadPeftAdapter(dir, model));
-      const s = JSON.parse(readFileSync(join(dir, 'optimizer.json'), 'utf8')) as { step: number; names: string[]; shapes: number[][]; m: number[][]; v: number[][] };
-      optimizer.load({ ...s, m: s.m.map((x) => Float32Array.from(x)), v: s.v.map((x) => Float32Array.from(x)) });
+      readOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
     async step(batch, step) {
       const replay = await replayTurnMasks(batch, model);
@@ -141,29 +67,27 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     },
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
-      const s = optimizer.state();
-      // a plain write: `dir` is the temp folder writeRunDir (util/atomic.ts writeDirAtomic) renames whole
-      writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ ...s, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
+      writeOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
   };
 }
 
-/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (workers/llm-calls.ts). */
+/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (endpoints/call-group.ts). */
 export async function realParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
-  const sink = callsFile ? runCallSink(callsFile) : undefined;
   const total = async () => {
-    const { loadInstances } = await import('../data/load.ts');
-    const { trainInstances, updateCount } = await import('./schedule.ts');
-    return updateCount(trainInstances(loadInstances(cfg.data.instances), cfg.grpo).length, cfg.grpo); // the controller's plan length
+    const { updateSchedule } = await import('./schedule.ts');
+    return updateSchedule(env.load().instances, scheduleOf(cfg), cfg.seed).length; // the controller's plan
   };
+  const env = await environmentOf(cfg, callsFile ? runCallSink(callsFile) : undefined); // method §13: the task's episode, reward and user state
   return {
     kind: 'real',
-    rollout: () => rolloutPart(cfg, runId, sink),
-    reward: () => rewardPart(cfg, sink),
-    users: () => usersPart(cfg, runId, sink),
+    rollout: () => env.rollout(runId),
+    reward: () => env.reward(),
+    users: () => env.users(runId),
     trainer: async () => {
       const n = await total();
-      return trainerPart(cfg, () => n);
+      // method §13: PPO's actor + critic, or GRPO's LoRA step
+      return cfg.algorithm === 'ppo' ? (await import('./ppo-trainer.ts')).ppoTrainerPart(cfg) : trainerPart(cfg, () => n);
     },
   };
 }

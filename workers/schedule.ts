@@ -12,7 +12,7 @@ export interface PlannedGroup {
 }
 
 /** [numUpdates][<= groupsPerUpdate] */
-export function updateSchedule(instances: readonly Instance[], grpo: GrpoConfig, seed: number): PlannedGroup[][] {
+export function updateSchedule(instances: readonly Pick<Instance, 'id' | 'userId' | 'split'>[], grpo: GrpoConfig, seed: number): PlannedGroup[][] {
   const train = trainInstances(instances, grpo);
   const order: PlannedGroup[] = [];
   for (let pass = 0; pass < grpo.passes; pass++)

@@ -64,7 +64,7 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
       .filter((r) => !r.dropped)
       .map((r) => readGroupFile(ctx.layout.abs(r.groupPath)))
       .sort((a, b) => a.groupId.localeCompare(b.groupId));
-    const batch = buildUpdateBatch(groups, ctx.layout, ctx.cfg.grpo);
+    const batch = buildUpdateBatch(groups, ctx.layout, ctx.cfg.grpo, ctx.cfg.algorithm);
     log(`update ${p.step}: training on ${groups.length} group(s), ${batch.sequences.length} sequence(s)`);
     try {
       const stats = batch.sequences.length

@@ -37,6 +37,13 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
     rec[`rewards/${c}/mean`] = mean(xs);
     rec[`rewards/${c}/std`] = populationStd(xs); // the spread of this batch, as TRL logs it
   }
+  // QREF's evidence filter (method §13): precision / recall pooled over the update's queries.
+  if (components.includes('filter_kept')) {
+    const sum = (c: string) => scores.reduce((n, s) => n + (s.components[c] ?? 0), 0);
+    const [kept, evRetrieved, evKept] = [sum('filter_kept'), sum('filter_evidence_retrieved'), sum('filter_evidence_kept')];
+    if (kept > 0) rec['filter/precision'] = evKept / kept;
+    if (evRetrieved > 0) rec['filter/recall'] = evKept / evRetrieved;
+  }
   for (const [k, v] of Object.entries(result.advantageStats)) if (k !== 'reward_std') rec[k] = v;
   const s = result.stats;
   Object.assign(rec, { loss: s.loss, clip_ratio: s.clip_ratio, grad_norm: s.grad_norm, entropy: s.entropy }, s.diagnostics ?? {});

@@ -13,7 +13,8 @@ import { sha256File, writeDirAtomic, writeFileAtomic } from '../../util/atomic.t
 import { formatCounts, writeSftDataset } from './dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
-import { epochBatches, heldOutMask, readSftExamples, tokenizeExample, type TokenizedExample } from './tokens.ts';
+import { epochBatches, heldOutMask, readTrainableExamples, tokenizeExample, type TokenizedExample } from './tokens.ts';
+import { writeQrefSftExamples } from './qref-examples.ts';
 import { JsonlCallSink } from '../../endpoints/index.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
@@ -60,6 +61,10 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
   if (cfg.sft.examples) return cfg.sft.examples;
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
   const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
+  if (cfg.env === 'qref') {
+    log(writeQrefSftExamples(cfg, layout.examples)); // method §13: the refiner's demonstrations
+    return layout.examples;
+  }
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
     seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
@@ -72,7 +77,7 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
 
 function splitExamples(cfg: RunConfig, file: string) {
   const tok = qwen3Tokenizer();
-  const raw = readSftExamples(file);
+  const raw = readTrainableExamples(file);
   const heldOut = heldOutMask(raw, cfg.seed, cfg.sft.heldOutFraction);
   const train: TokenizedExample[] = [];
   const held: TokenizedExample[] = [];

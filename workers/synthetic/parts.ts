@@ -30,7 +30,7 @@ function rolloutPart(cfg: RunConfig): RolloutPart {
   };
   return {
     async run({ job, instance, policyUrl }) {
-      const promptIds = [...instance.query].slice(0, 16).map((ch) => ch.charCodeAt(0) % 900);
+      const promptIds = [...(instance as Instance).query].slice(0, 16).map((ch) => ch.charCodeAt(0) % 900);
       const res = await client(policyUrl).complete({ promptIds, maxTokens: Math.min(cfg.rollout.maxTokens, TOY_LEN), temperature: cfg.rollout.temperature, topP: cfg.rollout.topP, seed: job.seed, model: job.model });
       const parsed = parseTurn(res.text);
       const ok = parsed.ok && parsed.turn.action === 'STOP';
