@@ -59,6 +59,7 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
     seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    memorySamples: cfg.sft.memorySamples, stopPoints: cfg.sft.stopPoints, lateActivation: cfg.sft.lateActivation,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
     encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
   });
