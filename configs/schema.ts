@@ -209,7 +209,12 @@ export const SftSchema = z
     enabled: z.boolean().default(false),
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
-    ordersPerSubgraph: positiveInt.default(2),
+    // method §7 scenario knobs (data/sft/README.md), at paper scale: on data/demo these give
+    // 302 trajectories / 2,155 steps per training instance (paper: 31,081 / 105 = 296 and 1,755).
+    ordersPerSubgraph: positiveInt.default(3),
+    memorySamples: positiveInt.default(8), // memory-hit samples per order (memory_mixed, early_stop)
+    stopPoints: positiveInt.default(3), // stopping points per early_stop sample
+    lateActivation: z.enum(['graph', 'vary']).default('vary'), // vary: also each scenario with late targets active from the start
     /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
     order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
