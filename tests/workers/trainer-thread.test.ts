@@ -16,8 +16,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const cfg = resolveConfig({ runName: 'thr', runDir: root, seed: 3, data: { instances: ['unused.jsonl'] }, grpo: { learningRate: 0.1 } });
 const batch: TrainSequence[] = [
-  { promptIds: [1001, 1002], completionIds: [1005, 1006, 1007], oldLogprobs: [-1.2, -0.7, -2.0], advantage: 1.5 },
-  { promptIds: [1001, 1002], completionIds: [1008, 1009], oldLogprobs: [-0.4, -1.1], advantage: -1.5 },
+  { promptIds: [1001, 1002], completionIds: [1005, 1006, 1007], oldLogprobs: [-1.2, -0.7, -2.0], advantage: 1.5, trajectory: 0 },
+  { promptIds: [1001, 1002], completionIds: [1008, 1009], oldLogprobs: [-0.4, -1.1], advantage: -1.5, trajectory: 1 },
 ];
 /** Stats without the wall-clock field. */
 const stats = ({ train_seconds: _, ...rest }: Awaited<ReturnType<TrainerPart['step']>>) => rest;

@@ -67,6 +67,7 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
   }
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
     seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
+    memorySamples: cfg.sft.memorySamples, stopPoints: cfg.sft.stopPoints, lateActivation: cfg.sft.lateActivation,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
     // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
     encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),
