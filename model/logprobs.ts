@@ -11,7 +11,7 @@ import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model.ts';
 import { gatherRows, headMatMul, logSumExpRows, scatterRows } from './fused.ts';
 import { runStack } from './stack.ts';
-import { applyMaskBias, maskBias, selectBias, type TokenMasks } from './token-masks.ts';
+import { applyMaskBias, maskBias, selectBias, type MaskBias, type TokenMasks } from './token-masks.ts';
 import { idsToRows } from './vocab-map.ts';
 
 export interface LogprobOptions {
@@ -91,21 +91,30 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
     // `scored`) go through lm_head.
     const hp = (cols ? gatherRows(h, cols.h) : tf.reshape(tf.slice(tf.reshape(h, [B, T, D]), [0, 0, 0], [B, T - 1, D]), [N, D])) as tf.Tensor2D; // [N, D]
     const targets = cols ? tf.tensor1d(Int32Array.from(cols.out, (i) => rows[i]!), 'int32') : tf.reshape(tf.slice(rowsT, [0, 1], [B, T - 1]), [N]); // [N]
-    const { embed, lmHeadT } = model.weights;
-    // [N, rows]; tied: backward multiplies by the embedding itself
-    const raw = model.config.tieWordEmbeddings ? headMatMul(hp, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
-    const logits = bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw; // [N, rows], masked where constrained
-    const lse = logSumExpRows(logits as tf.Tensor2D); // [N]
-    const targetRows = tf.transpose(tf.gather(model.weights.lmHeadT, targets, 1)); // [N, D]
-    const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]
     // [N] -> [B, T] with column 0 (and unscored columns) 0
     const place = (v: tf.Tensor): tf.Tensor2D =>
       (cols ? tf.reshape(scatterRows(v, cols.out, B * T), [B, T]) : tf.concat([tf.zeros([B, 1]), tf.reshape(v, [B, T - 1])], 1)) as tf.Tensor2D;
-    const logprobs = place(tf.sub(targetLogit, lse));
-    if (!opts.withEntropy) return { logprobs };
-    // H = lse - sum_v p_v * logit_v
-    const p = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
-    const ent = tf.sub(lse, tf.sum(tf.mul(p, logits), -1));
-    return { logprobs, entropy: place(ent) };
+    const head = headLogprobs(model, hp, targets as tf.Tensor1D, bias, opts.withEntropy ?? false);
+    return head.entropy ? { logprobs: place(head.logprobs), entropy: place(head.entropy) } : { logprobs: place(head.logprobs) };
   });
+}
+
+/**
+ * lm_head, log-softmax and (optionally) entropy of N scored positions: hidden states
+ * hp [N, D] and the target row ids [N] -> logprobs [N] (and entropy [N]). `bias`: the mask
+ * bias of each of the N positions (constrained turns), or null.
+ */
+export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Tensor1D, bias: MaskBias | null, withEntropy: boolean): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
+  const { embed, lmHeadT } = model.weights;
+  // [N, rows]; tied: backward multiplies by the embedding itself
+  const raw = model.config.tieWordEmbeddings ? headMatMul(hp, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
+  const logits = bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw; // [N, rows], masked where constrained
+  const lse = logSumExpRows(logits as tf.Tensor2D); // [N]
+  const targetRows = tf.transpose(tf.gather(lmHeadT, targets, 1)); // [N, D]
+  const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]
+  const logprobs = tf.sub(targetLogit, lse) as tf.Tensor1D;
+  if (!withEntropy) return { logprobs };
+  // H = lse - sum_v p_v * logit_v
+  const p = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
+  return { logprobs, entropy: tf.sub(lse, tf.sum(tf.mul(p, logits), -1)) as tf.Tensor1D };
 }

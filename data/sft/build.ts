@@ -7,7 +7,7 @@ import type { Instance } from '../schema.ts';
 import { backbone, hopsFrom } from '../ieg.ts';
 import { Rng } from '../../util/rng.ts';
 import type { OfflineMemory } from './memory.ts';
-import { prioritizedOrders, type Rank } from './orders.ts';
+import { prioritizedOrders, randomOrders, type Rank } from './orders.ts';
 import { SCENARIO_KINDS, hasRandomHits, sampleHits, sampleStop, wantsEarlyStop, type Scenario, type ScenarioKind } from './scenario.ts';
 import { subgraphs } from './subgraphs.ts';
 import { templateTeacher, type Teacher } from './teacher.ts';
@@ -39,7 +39,14 @@ export interface BuildOptions {
   stopPoints?: number;
   /** `graph`: late-activatable targets wait for a parent; `vary`: also each scenario with them active from the start (when the subgraph has any); default graph. */
   lateActivation?: 'graph' | 'vary';
+  /** sft.order: `ieg` (method §7, default) or `random` (the ablation: random target orders, acquisitions ignore the IEG). */
+  order?: 'ieg' | 'random';
+  /** variant: `clarifier` builds Ask/Stop trajectories (no memory: scenario kinds dialogue and early_stop). */
+  variant?: 'gsteer' | 'clarifier';
 }
+
+/** The clarifier has no memory: only the scenario kinds that do not depend on memory hits. */
+export const CLARIFIER_KINDS: readonly ScenarioKind[] = ['dialogue', 'early_stop'];
 
 /** The instance with late activation switched off (every target active from the start). */
 const lateOff = (g: Instance): Instance => ({ ...g, targets: g.targets.map((t) => ({ ...t, lateActivatable: false })) });
@@ -58,24 +65,27 @@ export async function buildInstance(inst: Instance, o: BuildOptions): Promise<Sf
   const out: SftTrajectory[] = [];
   const subs = subgraphs(inst, o.optionalRatios, Rng.derive(o.seed, 'sft', inst.id, 'subgraphs'));
   for (const [si, sub] of subs.entries()) {
-    const orders = prioritizedOrders(inst, sub.ids, o.ordersPerSubgraph, rank, Rng.derive(o.seed, 'sft', inst.id, 'orders', si));
+    const random = o.order === 'random';
+    const clarifier = o.variant === 'clarifier';
+    const orderRng = Rng.derive(o.seed, 'sft', inst.id, 'orders', si);
+    const orders = random ? randomOrders(sub.ids, o.ordersPerSubgraph, orderRng) : prioritizedOrders(inst, sub.ids, o.ordersPerSubgraph, rank, orderRng);
     const hasLate = sub.ids.some((id) => inst.targets.find((t) => t.id === id)?.lateActivatable);
     const variants: [Instance, string][] = [[inst, '']];
     if (o.lateActivation === 'vary' && hasLate) variants.push([lateOff(inst), '/late-off']);
     for (const [oi, order] of orders.entries()) {
-      for (const kind of o.kinds ?? SCENARIO_KINDS) {
+      for (const kind of o.kinds ?? (clarifier ? CLARIFIER_KINDS : SCENARIO_KINDS)) {
         // Sample 0 draws hits then the stop from the same stream as ever (ids unchanged);
         // further samples and stops come from streams derived from it. Repeats are skipped.
-        const samples = hasRandomHits(kind) ? Math.max(1, o.memorySamples ?? 1) : 1;
+        const samples = hasRandomHits(kind) && !clarifier ? Math.max(1, o.memorySamples ?? 1) : 1;
         const seenHits = new Set<string>();
         for (let m = 0; m < samples; m++) {
           const rng = m === 0 ? Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind) : Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind, 'm', m);
-          const memoryHits = sampleHits(kind, sub.ids, rng);
+          const memoryHits = clarifier ? [] : sampleHits(kind, sub.ids, rng);
           const hitKey = memoryHits.join('\u0000');
           if (seenHits.has(hitKey)) continue;
           seenHits.add(hitKey);
           for (const [g, lateTag] of variants) {
-            const ctx = { instance: g, memory: o.memory, maxTurns: o.maxTurns, topK: o.topK };
+            const ctx = { instance: g, memory: o.memory, maxTurns: o.maxTurns, topK: o.topK, respectIeg: !random, clarifier };
             const base = `${inst.id}/s${si}/o${oi}/${kind}${m ? `/m${m}` : ''}`;
             const stops: (number | null)[] = [null];
             if (wantsEarlyStop(kind)) {

@@ -41,6 +41,10 @@ export interface WalkContext {
   teacher: Teacher;
   maxTurns: number;
   topK: number;
+  /** false: the random-order ablation (sft.order = random): targets are acquired in schedule order, parents or not. */
+  respectIeg?: boolean;
+  /** The Ask/Stop clarifier (variant = clarifier): no Retrieve, empty STATE, q* from the dialogue alone (no profile). */
+  clarifier?: boolean;
 }
 
 export interface Walk {
@@ -107,10 +111,10 @@ class WalkState {
     });
   }
 
-  /** Active, uncovered, every parent covered; schedule order. */
-  ready(): string[] {
+  /** Active, uncovered, every parent covered (unless `respectIeg` is false); schedule order. */
+  ready(respectIeg = true): string[] {
     const cov = this.covered();
-    return this.slotIds.filter((id) => !cov.has(id) && (this.parents.get(id) ?? []).every((p) => cov.has(p)));
+    return this.slotIds.filter((id) => !cov.has(id) && (!respectIeg || (this.parents.get(id) ?? []).every((p) => cov.has(p))));
   }
 
   cover(id: string, value: string, source: SlotInfo['source']): void {
@@ -162,17 +166,18 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
   for (let turn = 1; ; turn++) {
     const newly = w.activate();
     if (newly.length && turn > 1) changes.push({ kind: 'activated', slots: newly });
-    const state = w.state();
+    const slots = w.state();
+    const state = ctx.clarifier ? [] : slots; // the clarifier writes no evidence slots
     const stop = stopReason(w, scenario, acquisitions, turn, ctx.maxTurns);
     if (stop) {
-      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: sftProfile(ctx.instance), slots: state });
+      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: ctx.clarifier ? '' : sftProfile(ctx.instance), slots: state });
       const turnOut: PolicyTurn = { state, plan: planText(changes, { kind: 'stop', reason: stop }, w.name), action: 'STOP', execute };
       steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });
       return { steps, essentialAt, acquisitions };
     }
-    const ready = w.ready();
+    const ready = w.ready(ctx.respectIeg ?? true);
     assert(ready.length > 0, `sft walk ${ctx.instance.id}: active slots uncovered but none ready (a lateActivatable target without parents?)`);
-    const toCheck = ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
+    const toCheck = ctx.clarifier ? [] : ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
     const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : askTurn(w, ready[0] as string, state, changes);
     steps.push(step);
     changes = [change];
