@@ -39,6 +39,8 @@ function answer(req: FakeChatRequest): string {
     }
     case 'framing_factors':
       return JSON.stringify({ factors: [/REFINED QUERY: (.*)/.exec(lastUser(req))?.[1] ?? ''].filter(Boolean) });
+    case 'gsteer_sft_turn': // the SFT teacher rendering a turn's Plan / Execute (data/sft/render.ts)
+      return JSON.stringify({ plan: 'Teacher plan: the evidence changed, so the next action follows.', execute: /Action: ASK/.test(lastUser(req)) ? 'What matters most to you here?' : 'user preferences for this request' });
     default: // the SFT teacher: plain text, q* on one line
       return 'Find research on this topic within the constraints the user gave.';
   }
