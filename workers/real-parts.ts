@@ -27,7 +27,8 @@ export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, mas
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).
     ...(offPolicy ? { oldLogprobs: rolloutLogprobs } : {}),
-    ...(masks.some((m) => m) ? { masks } : {}),
+    // masks may still be arriving (trainer/replay-pool.ts): decide by the turns, not by reading them
+    ...(seqs.some((s) => s.constraint) ? { masks } : {}),
   };
 }
 
@@ -35,10 +36,12 @@ export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, mas
 const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
 
 async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }] = await Promise.all([
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }] = await Promise.all([
     import('../model/backend.ts'), import('../model/model.ts'), import('../model/lora/index.ts'),
-    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/constraint-masks.ts'),
+    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/replay-pool.ts'),
   ]);
+  // constrained turns' masks are replayed in worker threads while the step computes (issue 22)
+  let pool: InstanceType<typeof ReplayPool> | null = null;
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
@@ -58,12 +61,19 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
       readOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
     async step(batch, step) {
-      const replay = await replayTurnMasks(batch, model);
-      const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay.masks);
-      // k3 KL against the base model (no adapter), scored under the same masks
-      const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, replay.masks) } : {};
-      const m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
-      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay.stats };
+      const replay = batch.some((s) => s.constraint) ? (pool ??= new ReplayPool()).start(batch, model) : null;
+      let m: ReturnType<typeof trainStep>;
+      let replayStats = NO_REPLAY_STATS;
+      try {
+        const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay?.masks ?? batch.map(() => null));
+        // k3 KL against the base model (no adapter), scored under the same masks
+        const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, rows.masks) } : {};
+        m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
+        replayStats = replay?.stats() ?? NO_REPLAY_STATS;
+      } finally {
+        if (replay) pool!.release(replay);
+      }
+      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replayStats };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
     },
     async save(dir) {

@@ -9,6 +9,7 @@ import type { RunLayout } from '../checkpoints/layout.ts';
 import type { Trajectory } from '../core/types.ts';
 import type { GroupFile } from '../checkpoints/group-file.ts';
 import type { TrainSequence } from './parts.ts';
+import { populationStd } from '../util/stats.ts';
 
 export interface UpdateBatch {
   sequences: TrainSequence[];
@@ -68,7 +69,5 @@ function ppoBatch(groups: readonly GroupFile[], layout: RunLayout): UpdateBatch 
           ...(turn.constraint ? { constraint: turn.constraint } : {}),
         });
     });
-  const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
-  const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / rewards.length);
-  return { sequences: sequences.filter((s) => s.completionIds.length > 0), advantageStats: { reward_std: std } };
+  return { sequences: sequences.filter((s) => s.completionIds.length > 0), advantageStats: { reward_std: populationStd(rewards) } };
 }

@@ -33,23 +33,23 @@ export interface BuildOptions {
   memory: OfflineMemory;
   teacher?: Teacher;
   kinds?: readonly ScenarioKind[];
+  /** sft.order: `ieg` (method §7, default) or `random` (the ablation: random target orders, acquisitions ignore the IEG). */
+  order?: 'ieg' | 'random';
+  /** variant: `clarifier` builds Ask/Stop trajectories (no memory: scenario kinds dialogue and early_stop). */
+  variant?: 'gsteer' | 'clarifier';
   /** Memory-hit samples per (subgraph, order) for the kinds with random hits (memory_mixed, early_stop); default 1. */
   memorySamples?: number;
   /** Stopping points per early_stop sample; default 1. */
   stopPoints?: number;
   /** `graph`: late-activatable targets wait for a parent; `vary`: also each scenario with them active from the start (when the subgraph has any); default graph. */
   lateActivation?: 'graph' | 'vary';
-  /** sft.order: `ieg` (method §7, default) or `random` (the ablation: random target orders, acquisitions ignore the IEG). */
-  order?: 'ieg' | 'random';
-  /** variant: `clarifier` builds Ask/Stop trajectories (no memory: scenario kinds dialogue and early_stop). */
-  variant?: 'gsteer' | 'clarifier';
 }
-
-/** The clarifier has no memory: only the scenario kinds that do not depend on memory hits. */
-export const CLARIFIER_KINDS: readonly ScenarioKind[] = ['dialogue', 'early_stop'];
 
 /** The instance with late activation switched off (every target active from the start). */
 const lateOff = (g: Instance): Instance => ({ ...g, targets: g.targets.map((t) => ({ ...t, lateActivatable: false })) });
+
+/** The clarifier has no memory: only the scenario kinds that do not depend on memory hits. */
+export const CLARIFIER_KINDS: readonly ScenarioKind[] = ['dialogue', 'early_stop'];
 
 /** Backbone targets rank 0; an optional target ranks by its hop distance to the backbone. */
 export function backboneRank(g: Instance): Rank {
