@@ -6,6 +6,7 @@
 // (plan.ts; Retrieve = the targets' purposes, Ask = the seed question), which is also the
 // draft the teacher is shown. A reply that breaks the rules below is refused and retried
 // with the error fed back (endpoints/ chatJson with feedback).
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { EvidenceSlot } from '../../core/types.ts';
 import type { Endpoint } from '../../endpoints/index.ts';
@@ -61,10 +62,24 @@ export function renderMessages(i: TurnRenderInput): { role: 'system' | 'user'; c
   ];
 }
 
-/** The teacher's turn renderer over an endpoint (role "teacher"). */
+/**
+ * The teacher's turn renderer over an endpoint (role "teacher"). Trajectories of one
+ * instance share their first turns (same state, same action), so identical prompts are
+ * asked once per process: answers are kept by the sha256 of the messages (temperature 0).
+ */
 export function llmTurnRenderer(ep: Endpoint, maxTokens: number): (i: TurnRenderInput) => Promise<RenderedTurn> {
-  return async (i) => {
-    const r = await ep.chatJson({ messages: renderMessages(i), temperature: 0, maxTokens }, { name: 'gsteer_sft_turn', schema: renderSchema(i.action), feedback: true });
-    return { plan: r.value.plan.trim(), execute: i.action === 'STOP' ? '' : r.value.execute.trim() };
+  const seen = new Map<string, Promise<RenderedTurn>>();
+  return (i) => {
+    const messages = renderMessages(i);
+    const key = createHash('sha256').update(JSON.stringify(messages)).digest('hex');
+    let answer = seen.get(key);
+    if (!answer) {
+      answer = ep
+        .chatJson({ messages, temperature: 0, maxTokens }, { name: 'gsteer_sft_turn', schema: renderSchema(i.action), feedback: true })
+        .then((r) => ({ plan: r.value.plan.trim(), execute: i.action === 'STOP' ? '' : r.value.execute.trim() }));
+      answer.catch(() => seen.delete(key)); // a failed call is not remembered
+      seen.set(key, answer);
+    }
+    return answer;
   };
 }

@@ -36,7 +36,8 @@ describe('teacher-rendered SFT turns', () => {
     const inst: Instance = { id: 'i', userId: 'u', taskId: 'k', split: 'train', query: 'Plan a trip.', profile: '', persona: [], targets: [t('c1', true, 'trip_budget'), t('c2', false, 'travel_dates')], edges: [], offlineProfile: 'From earlier requests: vegan.' };
     const memory = await OfflineMemory.build([inst], new HashedEncoder(64));
     const teacher = llmTeacher({ endpoint: createEndpoint({ role: 'teacher', baseUrl: fake.baseUrl, model: 'Qwen/Qwen3-32B', timeoutMs: 60_000, maxRetries: 2, concurrency: 2, chatTemplateKwargs: { enable_thinking: false }, retry: { baseDelayMs: 1 } }), maxTokens: 512 });
-    const [dialogue] = await buildInstance(inst, { seed: 1, optionalRatios: [1], ordersPerSubgraph: 1, maxTurns: 12, topK: 3, memory, teacher, kinds: ['dialogue'] });
+    const built = await buildInstance(inst, { seed: 1, optionalRatios: [1], ordersPerSubgraph: 1, maxTurns: 12, topK: 3, memory, teacher, kinds: ['dialogue', 'memory_all'] });
+    const dialogue = built.find((x) => x.scenario.kind === 'dialogue');
     const steps = dialogue!.steps;
     expect(steps.map((s) => s.turn.action)).toEqual(['RETRIEVE', 'ASK', 'ASK', 'STOP']);
     const [ret, ask1, ask2, stop] = steps as [(typeof steps)[0], (typeof steps)[0], (typeof steps)[0], (typeof steps)[0]];
@@ -56,5 +57,9 @@ describe('teacher-rendered SFT turns', () => {
     // each Ask was first answered with two questions, refused, and repaired with the error fed back
     const repaired = turnReqs.filter((r) => /one question/.test(user(r.body as never)));
     expect(repaired).toHaveLength(2);
+    // both trajectories open with the same Retrieve turn: its prompt was sent once
+    const opening = first(turnReqs[0]!.body as never);
+    expect(built.every((x) => x.steps[0]!.turn.plan === 'T-PLAN RETRIEVE trip_budget')).toBe(true);
+    expect(turnReqs.filter((r) => first(r.body as never) === opening)).toHaveLength(1);
   });
 });
