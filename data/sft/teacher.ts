@@ -4,6 +4,7 @@
 // followed by each covered slot's value phrased as a constraint, in slot order.
 import type { EvidenceSlot } from '../../core/types.ts';
 import type { Endpoint } from '../../endpoints/index.ts';
+import { llmTurnRenderer, type RenderedTurn, type TurnRenderInput } from './render.ts';
 import { InputError } from '../../util/errors.ts';
 
 export interface TeacherInput {
@@ -16,6 +17,8 @@ export interface Teacher {
   readonly name: string;
   /** One line: the refined query q*. */
   refine(input: TeacherInput): Promise<string>;
+  /** Plan (every turn) and Execute (Retrieve, Ask) written by the teacher (render.ts); absent: the templates. */
+  turn?(input: TurnRenderInput): Promise<RenderedTurn>;
 }
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
@@ -67,6 +70,7 @@ export function llmTeacher(o: LlmTeacherOptions): Teacher {
   const { model } = o.endpoint.options;
   return {
     name: `llm:${model}`,
+    turn: llmTurnRenderer(o.endpoint, o.maxTokens),
     async refine(input) {
       const r = await o.endpoint.chat({ messages: teacherMessages(input), temperature: 0, maxTokens: o.maxTokens });
       // q* on one line (the grammar's EXECUTE); thinking was removed by endpoints/.

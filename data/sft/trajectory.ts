@@ -130,26 +130,36 @@ function stopReason(w: WalkState, scenario: Scenario, acquisitions: number, turn
 
 /** One Retrieve for `ids`: hits are covered from memory, every id is marked checked. */
 async function retrieveTurn(ctx: WalkContext, w: WalkState, ids: string[], hits: ReadonlySet<string>, state: EvidenceSlot[], changes: Change[]) {
-  const execute = ids.map((id) => w.target(id).description).join('; ');
+  const draft = { plan: planText(changes, { kind: 'retrieve', slots: ids }, w.name), execute: ids.map((id) => w.target(id).description).join('; ') };
+  const { plan, execute } = await rendered(ctx, w, 'RETRIEVE', ids, state, draft);
   const found = ids.filter((id) => hits.has(id));
   const results = await ctx.memory.retrieve(ctx.instance, execute, found.map(w.target));
   for (const id of ids) w.slot(id).checked = true;
   for (const id of found) w.cover(id, w.target(id).seedAnswer, 'memory');
   const step: SftStep = {
-    turn: { state, plan: planText(changes, { kind: 'retrieve', slots: ids }, w.name), action: 'RETRIEVE', execute },
+    turn: { state, plan, action: 'RETRIEVE', execute },
     observation: { kind: 'memory', query: execute, results },
     acts: ids,
   };
   return { step, change: { kind: 'memory', covered: found, missed: ids.filter((id) => !found.includes(id)) } satisfies Change };
 }
 
-/** One Ask for `id` with its seed question; the seed answer covers it from dialogue. */
-function askTurn(w: WalkState, id: string, state: EvidenceSlot[], changes: Change[]) {
+/** The teacher's Plan/Execute for a turn when it renders turns (render.ts), else the template draft. */
+async function rendered(ctx: WalkContext, w: WalkState, action: 'RETRIEVE' | 'ASK' | 'STOP', ids: readonly string[], state: EvidenceSlot[], draft: { plan: string; execute: string }) {
+  if (!ctx.teacher.turn) return draft;
+  const slots = ids.map((id) => ({ ...slotOf(w.target(id)), seedQuestion: w.target(id).seedQuestion }));
+  const profile = ctx.clarifier ? '' : sftProfile(ctx.instance);
+  return ctx.teacher.turn({ action, query: ctx.instance.query, profile, state, slots, draft });
+}
+
+/** One Ask for `id` (the seed question, or the teacher's); the seed answer covers it from dialogue. */
+async function askTurn(ctx: WalkContext, w: WalkState, id: string, state: EvidenceSlot[], changes: Change[]) {
   const t = w.target(id);
+  const { plan, execute } = await rendered(ctx, w, 'ASK', [id], state, { plan: planText(changes, { kind: 'ask', slot: id }, w.name), execute: t.seedQuestion });
   w.cover(id, t.seedAnswer, 'dialogue');
   const step: SftStep = {
-    turn: { state, plan: planText(changes, { kind: 'ask', slot: id }, w.name), action: 'ASK', execute: t.seedQuestion },
-    observation: { kind: 'answer', question: t.seedQuestion, answer: t.seedAnswer, targetId: id },
+    turn: { state, plan, action: 'ASK', execute },
+    observation: { kind: 'answer', question: execute, answer: t.seedAnswer, targetId: id },
     acts: [id],
   };
   return { step, change: { kind: 'answer', covered: id } satisfies Change };
@@ -171,14 +181,15 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
     const stop = stopReason(w, scenario, acquisitions, turn, ctx.maxTurns);
     if (stop) {
       const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: ctx.clarifier ? '' : sftProfile(ctx.instance), slots: state });
-      const turnOut: PolicyTurn = { state, plan: planText(changes, { kind: 'stop', reason: stop }, w.name), action: 'STOP', execute };
+      const { plan } = await rendered(ctx, w, 'STOP', [], state, { plan: planText(changes, { kind: 'stop', reason: stop }, w.name), execute });
+      const turnOut: PolicyTurn = { state, plan, action: 'STOP', execute };
       steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });
       return { steps, essentialAt, acquisitions };
     }
     const ready = w.ready(ctx.respectIeg ?? true);
     assert(ready.length > 0, `sft walk ${ctx.instance.id}: active slots uncovered but none ready (a lateActivatable target without parents?)`);
     const toCheck = ctx.clarifier ? [] : ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
-    const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : askTurn(w, ready[0] as string, state, changes);
+    const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : await askTurn(ctx, w, ready[0] as string, state, changes);
     steps.push(step);
     changes = [change];
     acquisitions++;

@@ -41,6 +41,19 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     expect(placed.filter((p) => p.split === 'test')).toHaveLength(6); // round(0.3 x 20)
   });
 
+  it('--dry-run counts the calls by hand: 7 distinct candidates prompts + 4 x 20 + 14 profiles = 101; --show-prompts prints every step', async () => {
+    // candidates: 5 task wordings + maya-trip's and tomas-laptop's own = 7 distinct requests;
+    // profiles: every one of the 14 training pairs (seed 1) has another training pair of its user.
+    const logs: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((l: string) => void logs.push(l));
+    const rc = await dataCommand(['build', raw, '--out', join(root, 'dry'), '--seed', '1', '--dry-run', '--llm-base-url', 'http://127.0.0.1:9/v1', '--llm-model', 'm']);
+    expect(await dataCommand(['build', '--show-prompts'])).toBe(0);
+    vi.restoreAllMocks();
+    expect(rc).toBe(0);
+    expect(logs[0]).toBe('LLM build of 20 pairs: 7 candidates calls (one per distinct query and rubric) + 80 step calls (4 per pair) + 14 profile calls = at most 101 calls (fewer when cached in DIR/cache)');
+    expect(logs.filter((l) => l.startsWith('== ')).map((l) => l.split('\n')[0])).toEqual(['candidates', 'validate', 'seeds', 'ieg', 'slots', 'profile'].map((s) => `== ${s} (system)`));
+  });
+
   it('writes what data validate accepts: canonical slots, offline profiles for train only, memories of train targets only', () => {
     const files = [join(out, 'instances.jsonl'), join(out, 'user_states.jsonl')];
     expect(validateFiles(files)).toEqual([]);

@@ -39,6 +39,8 @@ function answer(req: FakeChatRequest): string {
     }
     case 'framing_factors':
       return JSON.stringify({ factors: [/REFINED QUERY: (.*)/.exec(lastUser(req))?.[1] ?? ''].filter(Boolean) });
+    case 'gsteer_sft_turn': // the SFT teacher rendering a turn's Plan / Execute (data/sft/render.ts)
+      return JSON.stringify({ plan: 'Teacher plan: the evidence changed, so the next action follows.', execute: /Action: ASK/.test(lastUser(req)) ? 'What matters most to you here?' : 'user preferences for this request' });
     default: // the SFT teacher: plain text, q* on one line
       return 'Find research on this topic within the constraints the user gave.';
   }
@@ -67,7 +69,7 @@ async function configure(runName: string, fake: FakeVllmOptions) {
     rollout: { groupSize: 2, maxTurns: 2, maxTokens: 64, concurrency: 2, constrained: true },
     grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2 },
     lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
-    sft: { enabled: false },
+    sft: { enabled: false, ordersPerSubgraph: 2, memorySamples: 1, stopPoints: 1, lateActivation: 'graph' }, // the one-sample scale: few teacher calls
     eval: { maxTokens: 64, concurrency: 2, extractor: { baseUrl: server.baseUrl, model: 'Qwen/Qwen3-32B', chatTemplateKwargs: { enable_thinking: false }, maxRetries: 8 } },
     trainer: { backend: 'auto' },
     checkpoint: { every: 1, keep: 2 },
