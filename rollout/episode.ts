@@ -43,7 +43,7 @@ export interface EpisodeOptions {
   snapshotId: string; // `{userId}@{version}`, the same for the whole group
   /** The rollout's seed (derived by the controller from run seed, step, group, index). */
   seed: number;
-  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained'>>;
+  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained' | 'retrievePreselect'>>;
   /**
    * method §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
    * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
@@ -158,12 +158,16 @@ async function act(
 ): Promise<Observation> {
   switch (t.action) {
     case 'RETRIEVE': {
-      const r = await deps.store.search(snap.userId, snap.version, t.execute, { candidates: opts.rollout.retrieveCandidates, topK: opts.rollout.retrieveTopK });
+      const r = await deps.store.search(snap.userId, snap.version, t.execute, {
+        candidates: opts.rollout.retrieveCandidates, topK: opts.rollout.retrieveTopK, ...(opts.rollout.retrievePreselect ? { preselect: opts.rollout.retrievePreselect } : {}),
+      });
       return { kind: 'memory', query: t.execute, results: r.hits };
     }
     case 'ASK': {
       const a = await deps.simulator.answer(t.execute, instance, dialogue);
-      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId };
+      // The simulator's accepted reply rides along for the trajectories view; prompts read `answer` only.
+      const raw = a.reply !== undefined ? { simulatorReply: a.reply } : {};
+      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId, ...raw, ...(a.replyError ? { simulatorError: a.replyError } : {}) };
     }
     case 'STOP':
       return { kind: 'none' };

@@ -15,17 +15,13 @@ export function grpoLossOptions(cfg: RunConfig): Omit<GrpoLossOptions, 'normaliz
   const g = cfg.grpo;
   return {
     lossType: g.lossType,
+    aggregation: g.lossAggregation,
     epsilon: g.epsilon,
     epsilonHigh: g.epsilonHigh,
     betaKl: g.betaKl,
     tisCap: g.tisCap,
     maxCompletionLength: cfg.rollout.maxTurns * cfg.rollout.maxTokens,
   };
-}
-
-/** Total updates of a run: maxUpdates, else passes x ceil(instances / groupsPerUpdate). */
-export function totalUpdates(cfg: RunConfig, trainInstances: number): number {
-  return cfg.grpo.maxUpdates ?? cfg.grpo.passes * Math.ceil(trainInstances / cfg.grpo.groupsPerUpdate);
 }
 
 /** Options of GRPO update `step` (0-based); dropout seeded per update so a resume replays it. */
@@ -36,6 +32,7 @@ export function grpoStepOptions(cfg: RunConfig, step: number, totalSteps: number
     microBatchSize: g.microBatchSize,
     maxGradNorm: g.maxGradNorm,
     recompute: g.gradientCheckpointing,
+    prefixGrouping: g.prefixGrouping,
     dropoutSeed: (cfg.seed * 1_000_003 + step * 7919) >>> 0,
     withEntropy: true,
     grpo: grpoLossOptions(cfg),

@@ -1,6 +1,7 @@
 // `gsteer model plan`: will LoRA training of this model fit? Reads config.json (and
 // vocab_map.json when present) only, so it works on a folder holding just Qwen3-8B's
-// config.json. The `model` command dispatches its `plan` subcommand here (runPlan).
+// config.json. The `model` command dispatches its `plan` subcommand here (runPlan); its help
+// is the `model` command's usage (cli/commands/model.ts).
 import { totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { readQwen3Config } from '../../model/config.ts';
@@ -8,22 +9,6 @@ import { readVocabMap } from '../../model/vocab-map.ts';
 import { PROJ_NAMES, type ProjName } from '../../model/lora/types.ts';
 import { fmtBytes, planMemory, verdicts, type PlanLine } from '../../trainer/plan.ts';
 import { InputError } from '../../util/errors.ts';
-
-export const planUsage = `usage: gsteer model plan --model DIR --seq-len N --micro-batch B
-                        [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
-                        [--backend gpu|node|wasm|cpu] [--recompute]
-                        [--constrained [--distinct-masks M]] [--loss-tokens S]
-
-Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
-state, activations of one micro-batch (with and without per-layer recomputation,
-including the [B,T,V] logits), and a verdict: for --backend gpu (default) against
-A100-40GB / A100-80GB / H100-80GB (90% usable), for wasm against its 4 GiB heap, for
-cpu/node against this machine's RAM. DIR needs only config.json. --constrained adds the
-grammar masks of constrained turns (rollout.constrained): a [M, V] table of the distinct
-allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
-(a policy turn has far fewer distinct sets: one per grammar state). --loss-tokens S: the
-completion (GRPO) or target (SFT) tokens of a micro-batch, the only positions the trainer
-runs through lm_head; default B*T, the bound.`;
 
 const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
 
@@ -54,6 +39,7 @@ export async function runPlan(argv: string[]): Promise<number> {
       constrained: { type: 'boolean', default: false },
       'distinct-masks': { type: 'string' },
       'loss-tokens': { type: 'string' },
+      'shared-prefix': { type: 'string' },
     },
   });
   if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
@@ -77,12 +63,15 @@ export async function runPlan(argv: string[]): Promise<number> {
     ...(values.constrained ? { distinctMasks: positive('distinct-masks', values['distinct-masks'], seqLen * microBatch) } : {}),
     lossTokens: positive('loss-tokens', values['loss-tokens'], seqLen * microBatch),
   };
+  const sharedPrefix = values['shared-prefix'] === undefined ? 0 : positive('shared-prefix', values['shared-prefix']);
+  if (sharedPrefix > seqLen) throw new InputError(`model plan: --shared-prefix ${sharedPrefix} is longer than --seq-len ${seqLen}; the shared head is part of each sequence`);
+  Object.assign(base, { sharedPrefix });
   if (base.lossTokens > seqLen * microBatch) throw new InputError(`model plan: --loss-tokens ${base.lossTokens} is more than the micro-batch's ${seqLen * microBatch} tokens (--seq-len x --micro-batch); lower it`);
   const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
   const chosen = values.recompute ? plans.on : plans.off;
   const total = (p: PlanLine[]) => p[p.length - 1]!.bytes;
   console.log(`${values.model}: Qwen3 ${cfg.numHiddenLayers} layers, D ${cfg.hiddenSize}, FFN ${cfg.intermediateSize}, heads ${cfg.numAttentionHeads}/${cfg.numKeyValueHeads}, V ${base.vocabRows}`);
-  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
+  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens${sharedPrefix ? ` (${sharedPrefix} shared, computed once)` : ''}, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
   console.log(table(chosen));
   console.log(`\n  total without recompute ${fmtBytes(total(plans.off))}, with recompute ${fmtBytes(total(plans.on))}\n`);
   // primary verdict for the chosen mode; the other mode is mentioned when it changes the answer

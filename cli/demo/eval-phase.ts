@@ -8,8 +8,8 @@
 // first-vs-last-quarter trend (monitor/learning.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { adapterName, numberedName, runLayout } from '../../checkpoints/layout.ts';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { adapterDirName, adapterName, numberedName, runLayout } from '../../checkpoints/layout.ts';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';
 import { seededResampler, type Estimate } from '../../eval/bootstrap.ts';
@@ -28,7 +28,7 @@ function latestAdapter(adaptersDir: string): { version: number; dir: string } | 
   const versions = readdirSync(adaptersDir).map((n) => numberedName(n, 'policy-v')).filter((v): v is number => v !== null);
   if (!versions.length) return null;
   const version = Math.max(...versions);
-  return { version, dir: resolve(adaptersDir, `policy-v${String(version).padStart(6, '0')}`) };
+  return { version, dir: resolve(adaptersDir, adapterDirName(version)) };
 }
 
 interface Row {
@@ -104,8 +104,7 @@ export const demoEvalPhase = {
     const text = `${title}\n\n${demoTable(rows)}\n\n${diffs}`;
     console.log(`\n${text}`);
     const out = join(layout.root, 'eval', 'demo-table.md');
-    mkdirSync(join(layout.root, 'eval'), { recursive: true });
-    writeFileSync(out, `${text}\n`);
+    writeFileAtomic(out, `${text}\n`);
     console.log(`\n${formatTrend(trend)}\n(table: ${out})`);
     return { code: 0 };
   },

@@ -10,6 +10,7 @@ import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
 import type { EvidenceSlot } from '../../core/types.ts';
 import { SCENARIO_KINDS } from '../../data/sft/scenario.ts';
 import type { SftTrajectory } from '../../data/sft/build.ts';
+import { sftProfile } from '../../data/sft/memory.ts';
 
 /** One line of the examples JSONL (`gsteer sft build --out FILE`). */
 export const SftExampleSchema = z
@@ -34,7 +35,7 @@ export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: n
   const clarifier = variant === 'clarifier';
   return t.steps.map((s, i) => {
     const input = buildPolicyMessages({
-      query: inst.query, profile: clarifier ? '' : inst.profile, state, history: [...history], turn: i + 1, maxTurns,
+      query: inst.query, profile: clarifier ? '' : sftProfile(inst), state, history: [...history], turn: i + 1, maxTurns,
       ...(clarifier ? { actions: CLARIFIER_ACTIONS } : {}),
     });
     const ex: SftExample = {
