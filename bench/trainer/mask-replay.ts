@@ -86,6 +86,8 @@ async function timeIt(f: () => Promise<number>): Promise<number> {
   return median(xs);
 }
 
+const progress = (what: string) => console.error(`mask-replay: ${what} (${(performance.now() / 1000).toFixed(0)} s)`);
+progress(`${turns.length} turns replay under the grammar; timing the replay per token`);
 // 1. replay per token, full vocabulary: filter id by id vs on words (alternated, summed over two rounds)
 const completions = turns.map((t) => [...t.completionIds]);
 const parts = { applyPerId: [] as Parts[], apply: [] as Parts[] };
@@ -130,9 +132,11 @@ const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined)
   pool.release(warm);
 }
 
+progress('replay pool warm; timing the step: unmasked, bias, grouped, then the critical paths');
 const unmasked = await timeIt(ms(() => step(policy, base)));
 const stepBias = await timeIt(ms(() => step(viaBias, { ...base, masks })));
 const stepGrouped = await timeIt(ms(() => step(policy, { ...base, masks })));
+progress('steps done; in-process replay');
 const replayBefore = await timeIt(ms(() => replayInProcess(true)));
 const criticalBefore = replayBefore + stepBias;
 let waited = 0;
