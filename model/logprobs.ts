@@ -23,8 +23,13 @@ export interface LogprobOptions {
   recompute?: boolean;
   /** Also return the entropy of each predictive distribution. */
   withEntropy?: boolean;
-  /** Masked sequences through the [N, V] bias gather of before issue 22 (the reference of tests and benches). */
-  maskBias?: boolean;
+  /**
+   * How masked sequences are scored (same numbers): 'bias' = an [N, V] bias gathered from the
+   * table of distinct masks (before issue 22; the reference of tests and benches), 'grouped' =
+   * positions grouped by mask, one bias row per group, 'auto' (default) = grouped when the
+   * groups are large enough to pay (groupedPays).
+   */
+  maskPath?: 'auto' | 'bias' | 'grouped';
 }
 
 export interface LogprobResult {
@@ -75,6 +80,18 @@ function scoredColumns(scored: readonly ArrayLike<number>[], B: number, T: numbe
   return { h: Int32Array.from(h), out: Int32Array.from(h, (i) => i + 1), bias: Int32Array.from(bias) };
 }
 
+/**
+ * Grouping pays when groups are large: the ops per group are fixed, the [N, V] bias gather it
+ * saves is not (bench/trainer/mask-replay.ts, wasm, N = 192 at 151,936 ids: 1 group 2x faster
+ * than the gather, 16 groups even, 48 groups 2.5x slower). Both paths give the same numbers.
+ */
+const MIN_GROUP_ROWS = 16;
+function groupedPays(mi: MaskIndex, at: Int32Array): boolean {
+  const seen = new Set<number>();
+  for (const p of at) seen.add(mi.index[p]!);
+  return seen.size * MIN_GROUP_ROWS <= at.length;
+}
+
 /** Scored columns reordered so that positions sharing a mask are contiguous (token-masks.ts maskGroups). */
 function groupColumns(cols: Scored, mi: MaskIndex, rows: number, vocab: VocabMap | null): { cols: Scored; groups: MaskGroups } {
   const groups = maskGroups(mi, cols.bias, rows, vocab);
@@ -87,8 +104,12 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
   const mi = T > 1 ? maskIndex(batch.masks, batch.inputIds, T) : null;
   let cols = batch.scored && T > 1 ? scoredColumns(batch.scored, B, T) : null;
   let groups: MaskGroups | null = null;
-  if (mi && !opts.maskBias) ({ cols, groups } = groupColumns(cols ?? scoredColumns(Array.from({ length: B }, () => new Uint8Array(T).fill(1)), B, T), mi, model.rows, model.vocab));
-  const fullBias = mi && opts.maskBias ? maskBias(mi, model.rows, model.vocab) : null;
+  const path = opts.maskPath ?? 'auto';
+  if (mi && path !== 'bias') {
+    const all = cols ?? scoredColumns(Array.from({ length: B }, () => new Uint8Array(T).fill(1)), B, T);
+    if (path === 'grouped' || groupedPays(mi, all.bias)) ({ cols, groups } = groupColumns(all, mi, model.rows, model.vocab));
+  }
+  const fullBias = mi && !groups ? maskBias(mi, model.rows, model.vocab) : null;
   const bias = fullBias && cols ? selectBias(fullBias, cols.bias) : fullBias;
   return tf.tidy(() => {
     const rowsT = tf.tensor2d(rows, [B, T], 'int32');

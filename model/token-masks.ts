@@ -11,13 +11,13 @@
 // MASKED_LOGIT elsewhere, before the log-sum-exp and the entropy.
 //
 // Scale: positions of one grammar state share one allowed set, so a sequence keeps a table
-// of its distinct bitmasks and a per-position index into it. The trainer (model/logprobs.ts)
-// orders the scored positions by mask (equal masks of different sequences merged), and
-// adds each distinct mask's bias row to its group of logits by broadcasting
-// (groupedLogSoftmaxStats): no [N, rows] bias is gathered (issue 22: on wasm that gather cost
-// more than the rest of the step at 151,936 ids). The earlier path, a gather of an [N, rows]
-// bias from the [M + 1, rows] table of every mask (maskBias, applyMaskBias), stays as the
-// reference the tests and bench/trainer/mask-replay.ts compare against.
+// of its distinct bitmasks and a per-position index into it; equal masks of different
+// sequences are merged (maskIndex). Two ways to apply them, same numbers (model/logprobs.ts
+// maskPath): an [N, rows] bias gathered from the [M + 1, rows] table of the distinct masks
+// (maskBias, applyMaskBias), or (issue 22) the scored positions ordered by mask and each
+// group's one bias row broadcast over its logits (groupedLogSoftmaxStats), no [N, rows] bias.
+// On wasm the second wins for large groups and loses for many small ones (fixed ops per
+// group), so the trainer picks it only when groups average 16 rows or more.
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../util/errors.ts';
 import { logSumExpRows } from './fused.ts';

@@ -11,6 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { ConstraintSpec } from '../serve/structured/index.ts';
+import { policyMinTokens } from '../core/turn/caps.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
 import type { VocabMap } from '../model/vocab-map.ts';
 import { specOf, turnMasks, type MaskedTurn, type ReplayStats } from './constraint-masks.ts';
@@ -163,6 +164,17 @@ export class ReplayPool {
       this.slots[k++ % this.slots.length]!.worker.postMessage(job);
     });
     return p;
+  }
+
+  /**
+   * Let every worker build the vocabulary and compile `spec` now (seconds at 151,936 ids),
+   * e.g. while the first rollouts run, so the first update does not wait for it.
+   */
+  warm(spec: ConstraintSpec, model: { vocab: VocabMap | null; config: { vocabSize: number } }): void {
+    for (const s of this.slots) {
+      const job: ReplayJob = { batch: -1, b: 0, spec, maxTokens: policyMinTokens(), completionIds: [], kept: model.vocab?.keptIds ?? null, size: model.config.vocabSize };
+      s.worker.postMessage(job); // its reply finds no pending batch and is dropped
+    }
   }
 
   /** Reads every reply that has arrived, without the event loop. */

@@ -7,6 +7,7 @@ import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import { environmentOf } from '../rollout/env/index.ts';
 import { runCallSink } from '../endpoints/index.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
+import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
 import type { Parts, TrainerPart, TrainSequence } from './parts.ts';
 
 /**
@@ -40,10 +41,12 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     import('../model/backend.ts'), import('../model/model.ts'), import('../model/lora/index.ts'),
     import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/replay-pool.ts'),
   ]);
-  // constrained turns' masks are replayed in worker threads while the step computes (issue 22)
-  let pool: InstanceType<typeof ReplayPool> | null = null;
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
+  // constrained turns' masks are replayed in worker threads while the step computes (issue 22),
+  // their grammar compiled while the first rollouts run
+  let pool: InstanceType<typeof ReplayPool> | null = null;
+  if (cfg.rollout.constrained) (pool = new ReplayPool()).warm({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' }, model);
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
   let optimizer = opts.grpoOptimizer(cfg, adapter.variables());
   const use = (next: typeof adapter) => {

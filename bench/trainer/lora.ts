@@ -8,7 +8,7 @@
 //   before        scoreAllPositions: lm_head over all T-1 positions, every row backpropagated
 //   after         lm_head over the S loss tokens only
 //   before/after, half A=0   every other row has advantage 0 (skipped backward after)
-//   after, constrained       every row grammar-masked (token-mask bias), vs `after`
+//   after, constrained       every row grammar-masked (token masks, model/logprobs.ts maskPath auto), vs `after`
 // Ratios are against `before` of the same shape, measured in the same process. GFLOP/s
 // counts matmul FLOPs (flops.ts) against the wasm fp32 peak measured here with a large
 // matmul, and the theoretical CPU peak from lscpu. PyTorch CPU (bench/trainer/torch_lora.py,
@@ -110,7 +110,7 @@ function runShape(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, nu
     ['after (head over loss tokens)', all, false, work(false, none)],
     ['before, half the rows A=0', half, true, work(true, none)],
     ['after, half the rows A=0 (no backward)', half, false, work(false, halfIdle)],
-    ['after, constrained rows (mask bias)', masked, false, work(false, none)],
+    ['after, constrained rows (token masks)', masked, false, work(false, none)],
   ];
   const rows: Row[] = [];
   let base = 0;

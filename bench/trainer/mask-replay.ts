@@ -11,7 +11,7 @@
 //                     (applyPerId), after: on bitmask words (apply); same masks
 //   step rows         one accumulateGradients over the turns (GRPO loss, --micro per micro-batch):
 //                     unmasked (the baseline), masked through the [N, V] bias gather (before),
-//                     masked by groups of one bias row (after)
+//                     masked by groups of one bias row, and the trainer's choice between the two (after)
 //   critical path     what the trainer waits for, replay included: before = in-process replay,
 //                     then the step; after = the replay pool's worker threads started with the
 //                     step (trainer/replay-pool.ts; warm: its grammars compiled by a first batch)
@@ -86,6 +86,8 @@ async function timeIt(f: () => Promise<number>): Promise<number> {
   return median(xs);
 }
 
+const progress = (what: string) => console.error(`mask-replay: ${what} (${(performance.now() / 1000).toFixed(0)} s)`);
+progress(`${turns.length} turns replay under the grammar; timing the replay per token`);
 // 1. replay per token, full vocabulary: filter id by id vs on words (alternated, summed over two rounds)
 const completions = turns.map((t) => [...t.completionIds]);
 const parts = { applyPerId: [] as Parts[], apply: [] as Parts[] };
@@ -109,7 +111,7 @@ const cfg: Qwen3Config = { ...PRESETS.tiny!, vocabSize: V };
 const model = randomModel(cfg);
 const adapter = createLora(model, LoraSchema.parse({ r: 8 }), 7);
 const policy = loraPolicy(model, adapter);
-const viaBias: Policy = { ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskBias: true } as typeof o, m) };
+const via = (maskPath: 'bias' | 'grouped'): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 const step = (p: Policy, batch: GrpoBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
 
@@ -130,9 +132,12 @@ const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined)
   pool.release(warm);
 }
 
+progress('replay pool warm; timing the step: unmasked, bias, grouped, then the critical paths');
 const unmasked = await timeIt(ms(() => step(policy, base)));
-const stepBias = await timeIt(ms(() => step(viaBias, { ...base, masks })));
-const stepGrouped = await timeIt(ms(() => step(policy, { ...base, masks })));
+const stepBias = await timeIt(ms(() => step(via('bias'), { ...base, masks })));
+const stepGrouped = await timeIt(ms(() => step(via('grouped'), { ...base, masks })));
+const stepAuto = await timeIt(ms(() => step(policy, { ...base, masks })));
+progress('steps done; in-process replay');
 const replayBefore = await timeIt(ms(() => replayInProcess(true)));
 const criticalBefore = replayBefore + stepBias;
 let waited = 0;
@@ -160,13 +165,14 @@ console.log('| filter | xgrammar mask ms | filter ms | allowed ids ms | total ms
 console.log('|---|---|---|---|---|---|');
 for (const [name, x] of [['before (id by id)', b], ['after (bitmask words)', a]] as const)
   console.log(`| ${name} | ${x.mask.toFixed(3)} | ${x.filter.toFixed(3)} | ${x.allowed.toFixed(3)} | ${(x.mask + x.filter + x.allowed).toFixed(3)} | ${x === a ? `${(a.filter / b.filter).toFixed(2)}x` : ''} |`);
-console.log(`\nTrainer step, ${TURNS} sequences of ${P} prompt + ${S} completion tokens (every completion position masked), micro-batch ${MICRO}, median of ${REPS}:\n`);
+console.log(`\nTrainer step, ${TURNS} sequences (distinct masks per sequence: ${masks.map((m) => new Set(Array.from(m.index).filter((k) => k >= 0)).size).join(', ')}) of ${P} prompt + ${S} completion tokens (every completion position masked), micro-batch ${MICRO}, median of ${REPS}:\n`);
 console.log('| path | ms | vs unmasked step | constraint share of the step |');
 console.log('|---|---|---|---|');
 const row = (name: string, x: number) => console.log(`| ${name} | ${x.toFixed(0)} | ${(x / unmasked).toFixed(2)}x | ${((100 * (x - unmasked)) / unmasked).toFixed(1)}% |`);
 row('step, unmasked (baseline)', unmasked);
 row('step, masked: [N, V] bias gather (before)', stepBias);
-row('step, masked: one bias row per distinct mask (after)', stepGrouped);
+row('step, masked: positions grouped by mask, one bias row per group', stepGrouped);
+row('step, masked: the trainer\'s choice (grouped when groups have >= 16 rows, else the bias) (after)', stepAuto);
 row('critical path before: in-process replay (filter id by id) + bias step', criticalBefore);
 row(`critical path after: replay pool during the grouped step (waited ${waited.toFixed(0)} ms)`, criticalAfter);
 console.log(`\nin-process replay alone (before): ${replayBefore.toFixed(0)} ms; critical path after/before: ${(criticalAfter / criticalBefore).toFixed(2)}x`);
