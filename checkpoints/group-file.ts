@@ -2,7 +2,7 @@
 // the best trajectory, and the per-episode counts the metrics need. The update job and the
 // controller read it by path; Redis only carries the path.
 import { readFileSync } from 'node:fs';
-import type { InvalidReason, Termination, Trajectory } from '../core/types.ts';
+import type { EnvInvalidReason, InvalidReason, Termination, Trajectory } from '../core/types.ts';
 import type { Scored } from '../reward/types.ts';
 
 export interface EpisodeCounts {
@@ -11,7 +11,7 @@ export interface EpisodeCounts {
   retrieveCount: number;
   termination: Termination;
   completionTokens: number;
-  invalidReason?: InvalidReason;
+  invalidReason?: InvalidReason | EnvInvalidReason;
   constrainedTurns?: number; // turns sampled under the policy grammar (rollout.constrained)
   /** Prompt tokens over the turns, and of them those the server said it served from its prefix cache. */
   promptTokens?: number;

@@ -4,9 +4,24 @@
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { DownstreamSchema } from './downstream.ts';
+import { PpoSchema } from './ppo.ts';
+import { QrefSchema } from './qref.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
+
+/**
+ * What every LLM endpoint section adds (endpoints/; method §14.6): vLLM's chat_template_kwargs
+ * (absent: {enable_thinking: false} for Qwen3-family models, nothing for others, since
+ * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
+ * and the most requests in flight through the endpoint per process.
+ */
+const llmEndpointFields = {
+  chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
+  responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
+  concurrency: positiveInt.default(8),
+};
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
 export const PolicySchema = z
@@ -24,6 +39,7 @@ export const PolicySchema = z
     /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
+    concurrency: positiveInt.default(64), // policy requests in flight per rollout process
   })
   .strict();
 
@@ -36,9 +52,13 @@ export const SimulatorSchema = z
     apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
-    temperature: z.number().min(0).max(2).default(0),
+    // paper, "User Simulator": temperature 0.7, top-p 1.0, at most 768 new tokens
+    temperature: z.number().min(0).max(2).default(0.7),
+    topP: z.number().gt(0).max(1).default(1.0),
+    maxTokens: positiveInt.default(768),
     timeoutMs: positiveInt.default(60_000),
     maxRetries: z.number().int().min(0).default(3),
+    ...llmEndpointFields,
   })
   .strict();
 
@@ -60,6 +80,7 @@ export const EncoderSchema = z
     maxRetries: z.number().int().min(0).default(3),
     /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
     cacheSize: z.number().int().min(0).default(10_000),
+    concurrency: positiveInt.default(8), // http: requests in flight per process
   })
   .strict();
 
@@ -70,6 +91,11 @@ export const JudgeSchema = z
     baseUrl: url.optional(),
     model: z.string().default('Qwen/Qwen3-32B'),
     apiKeyEnv: z.string().default('GSTEER_JUDGE_API_KEY'),
+    temperature: z.number().min(0).max(2).default(0), // not in the paper: a judge decides, it does not sample
+    maxTokens: positiveInt.default(768),
+    timeoutMs: positiveInt.default(60_000),
+    maxRetries: z.number().int().min(0).default(3),
+    ...llmEndpointFields,
   })
   .strict();
 
@@ -91,6 +117,8 @@ export const RolloutSchema = z
     constrained: z.boolean().default(true),
     retrieveCandidates: positiveInt.default(15), // method §2: Retrieve examines up to 15
     retrieveTopK: positiveInt.default(3), // method §2: returns at most 3
+    /** How Retrieve pre-selects its candidates: embedding cosine (paper: FAISS memory index) or content-word overlap (rollout/retrieval.ts). */
+    retrievePreselect: z.enum(['embedding', 'lexical']).default('embedding'),
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
     concurrency: positiveInt.default(4), // episodes in flight per rollout worker
   })
@@ -146,6 +174,12 @@ export const GrpoSchema = z
     /** method §5.11: prefixes shared by a micro-batch's sequences computed once (same loss and gradients within 1e-5). */
     prefixGrouping: z.boolean().default(true),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
+    /**
+     * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
+     * protocol ("GRPO begins with empty memory and profile states"). The dataset's offline
+     * states (data.userStates) are never read by GRPO.
+     */
+    initialUserStates: z.string().optional(),
   })
   .strict();
 
@@ -175,7 +209,14 @@ export const SftSchema = z
     enabled: z.boolean().default(false),
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
-    ordersPerSubgraph: positiveInt.default(2),
+    // method §7 scenario knobs (data/sft/README.md), at paper scale: on data/demo these give
+    // 302 trajectories / 2,155 steps per training instance (paper: 31,081 / 105 = 296 and 1,755).
+    ordersPerSubgraph: positiveInt.default(3),
+    memorySamples: positiveInt.default(8), // memory-hit samples per order (memory_mixed, early_stop)
+    stopPoints: positiveInt.default(3), // stopping points per early_stop sample
+    lateActivation: z.enum(['graph', 'vary']).default('vary'), // vary: also each scenario with late targets active from the start
+    /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
+    order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
     weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
     epochs: positiveInt.default(2), // paper Table 6: 2 epochs
@@ -217,9 +258,13 @@ export const EvalSchema = z
         apiKeyEnv: z.string().default('GSTEER_EXTRACTOR_API_KEY'),
         timeoutMs: positiveInt.default(60_000),
         maxRetries: z.number().int().min(0).default(3),
+        maxTokens: positiveInt.default(1024),
+        ...llmEndpointFields,
       })
       .strict()
-      .default({ kind: 'rule', model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, maxRetries: 3 }),
+      .prefault({}),
+    /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
+    downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
   })
   .strict();
 
@@ -229,9 +274,20 @@ export const RunConfigSchema = z
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
+    /**
+     * What is trained: `gsteer` (Retrieve / Ask / Stop with evidence slots) or `clarifier`, the
+     * IntentRL-style Ask/Stop baseline trained the same way (IEG-scaffolded SFT, GRPO): empty
+     * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
+     */
+    variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
+    /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
+    env: z.enum(['gsteer', 'qref']).default('gsteer'),
+    /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
+    algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),
+        /** The dataset's offline user states (gsteer data stats, the SFT stage's data); GRPO starts from grpo.initialUserStates instead. */
         userStates: z.string().optional().default('data/demo/user_states.jsonl'),
       })
       .strict()
@@ -247,6 +303,8 @@ export const RunConfigSchema = z
     trainer: TrainerSchema.default(TrainerSchema.parse({})),
     sft: SftSchema.default(SftSchema.parse({})),
     eval: EvalSchema.default(EvalSchema.parse({})),
+    qref: QrefSchema.default(QrefSchema.parse({})),
+    ppo: PpoSchema.default(PpoSchema.parse({})),
     queues: z
       .object({
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
@@ -258,13 +316,38 @@ export const RunConfigSchema = z
         backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
         /** Rollout job lock; a killed worker's job is retried once it expires (BullMQ stalled check). */
         rolloutLockMs: positiveInt.default(60_000),
-        /** Trainer job lock: must outlast one update, because a tfjs step blocks the event loop. */
-        trainerLockMs: positiveInt.default(600_000),
+        /**
+         * Trainer job lock, renewed every half of it while the step runs (tfjs computes in a worker
+         * thread, workers/trainer-thread.ts); a trainer that dies gives its update back at once (workers/reclaim.ts).
+         */
+        trainerLockMs: positiveInt.default(30_000),
+        /** A dead worker's active jobs go back to the queue at once (off: they wait for their lock to expire, as before issue 22). */
+        reclaim: z.boolean().default(true),
         /** How often the controller polls job states (ms). */
         pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 600_000, pollMs: 200 }),
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, reclaim: true, pollMs: 200 }),
+    // Orchestration shortcuts (workers/; not from the paper): each on by default and each
+    // switchable, so bench/orchestrator/ measures a run with and without it in one invocation.
+    orchestrator: z
+      .object({
+        /** The controller wakes on BullMQ job events (QueueEvents); off: it polls every queues.pollMs only. */
+        events: z.boolean().default(true),
+        /**
+         * Update s + 1 is admitted before the group stage of s is done when none of its users is
+         * in s, and before update s - 1 - lag is recorded; off: strictly after both.
+         */
+        earlyAdmission: z.boolean().default(true),
+        /** A finished group stage starts the next (delayed) one at once; off: it waits out queues.pollMs. */
+        promoteGroups: z.boolean().default(true),
+        /** fsync per-update files (trajectories, group files, user-state dumps, adapter versions); off: checkpoints are the durable copy. */
+        fsyncRunFiles: z.boolean().default(false),
+        /** BullMQ workers per rollout worker process fetching jobs in parallel (capped by rollout.concurrency). */
+        rolloutFetchers: z.number().int().min(1).max(8).default(8),
+      })
+      .strict()
+      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints
@@ -295,7 +378,9 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
-    if (c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
+    if (c.env === 'qref' && c.rollout.constrained)
+      ctx.addIssue({ code: 'custom', path: ['rollout', 'constrained'], message: 'rollout.constrained is true but env is "qref": constrained sampling and its trainer replay cover the G-STEER turn only so far (the refiner grammar is rollout/qref/turn.ebnf); set rollout.constrained=false' });
+    if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
   });
 
@@ -306,3 +391,11 @@ export type GrpoConfig = RunConfig['grpo'];
 export type LoraConfig = RunConfig['lora'];
 export type RolloutConfig = RunConfig['rollout'];
 export type EvalConfig = RunConfig['eval'];
+export type EnvName = RunConfig['env'];
+
+/** Rollouts per prompt: rollout.groupSize under GRPO, ppo.rolloutsPerPrompt under PPO (paper: 1). */
+export const groupSizeOf = (c: Pick<RunConfig, 'algorithm' | 'rollout' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.rolloutsPerPrompt : c.rollout.groupSize);
+/** Prompts per update: grpo.groupsPerUpdate under GRPO, ppo.batchSize under PPO (paper: 64). */
+export const groupsPerUpdateOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.batchSize : c.grpo.groupsPerUpdate);
+/** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size. */
+export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c) });

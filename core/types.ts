@@ -41,14 +41,25 @@ export type InvalidReason =
   | 'empty_plan'
   | 'duplicate_slot' // two slots with the same name
   // Constrained turns (rollout.constrained): the grammar left no token the model can emit.
-  | 'grammar_dead_end';
+  | 'grammar_dead_end'
+  // A turn of another environment (method §13): not a G-STEER turn; its own parse is in TurnRecord.env.
+  | 'env_turn';
 
 export type ParseResult = { ok: true; turn: PolicyTurn } | { ok: false; reason: InvalidReason; detail: string };
 
 /** What the environment returned after a turn. */
 export type Observation =
   | { kind: 'memory'; query: string; results: { name: string; purpose: string; value: string; score: number }[] }
-  | { kind: 'answer'; question: string; answer: string; targetId: string | null }
+  | {
+      kind: 'answer';
+      question: string;
+      answer: string;
+      targetId: string | null;
+      /** LLM simulator: its accepted reply (JSON text, thinking removed), null when none was accepted; never in a prompt. */
+      simulatorReply?: string | null;
+      /** LLM simulator: why no reply was accepted (the answer is then the non-committal line). */
+      simulatorError?: string;
+    }
   | { kind: 'none' };
 
 /** Everything the trainer needs for one policy call. */
@@ -84,9 +95,30 @@ export interface TurnRecord {
   completionText: string;
   parsed: ParseResult;
   observation: Observation;
+  /**
+   * A turn of another environment (method §13; QREF): its parse and observation in words. Such
+   * a turn's `parsed` is `{ok: false, reason: 'env_turn'}` and `observation` is `none`.
+   */
+  env?: EnvTurnView;
   /** Absent: sampled unconstrained. */
   constraint?: TurnConstraint;
 }
+
+/** Another environment's turn for people and the dashboard (rollout/env/types.ts). */
+export interface EnvTurnView {
+  env: string;
+  /** `ok` when the turn parsed, else the environment's invalid reason. */
+  status: string;
+  action: string;
+  execute: string;
+  plan: string;
+  observation: string;
+  /** The environment's own JSON record of the turn (what its reward reads; QREF: rollout/qref/env.ts QrefRecord). */
+  record?: unknown;
+}
+
+/** Another environment's invalid-turn reason (a plain identifier, e.g. QREF's `missing_queries`). */
+export type EnvInvalidReason = string & { readonly envReason?: never };
 
 export type Termination = 'stop' | 'invalid' | 'max_turns';
 
@@ -105,6 +137,7 @@ export interface Trajectory {
   retrieveCount: number;
   askCount: number;
   termination: Termination;
-  invalidReason?: InvalidReason;
+  /** G-STEER's InvalidReason, or another environment's own reason (QREF: RefinerInvalidReason). */
+  invalidReason?: InvalidReason | EnvInvalidReason;
   refinedQuery: string | null; // q*, null unless termination = stop
 }

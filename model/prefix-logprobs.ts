@@ -21,7 +21,7 @@ import { buildPrefixTree, type PrefixTree } from './prefix-tree.ts';
 import { recomputed } from './recompute.ts';
 import { rowLayer } from './row-layer.ts';
 import { layerLora, withTensors } from './stack.ts';
-import { maskBias, selectBias } from './token-masks.ts';
+import { maskBias, maskIndex, selectBias } from './token-masks.ts';
 import { idsToRows } from './vocab-map.ts';
 
 /** Attention of every node: q [R, H, hd], k, v [R, KV, hd] -> [R, H, hd] (rows in node order). */
@@ -67,8 +67,9 @@ export function treeLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, bat
   if (B === 0 || T === 0) throw new InputError('tokenLogprobs: the batch is empty (no sequences or only empty ones)');
   if (T > cfg.maxPositionEmbeddings) throw new InputError(`tokenLogprobs: sequence length ${T} exceeds max_position_embeddings ${cfg.maxPositionEmbeddings}`);
   const cols = treeColumns(tree, batch, T);
-  const fullBias = T > 1 ? maskBias(batch.masks, batch.inputIds, T, model.rows, model.vocab) : null;
-  const bias = fullBias && selectBias(fullBias, cols.bias);
+  const mi = T > 1 ? maskIndex(batch.masks, batch.inputIds, T) : null;
+  // the [N, rows] bias path (the grouped one of token-masks.ts needs the columns in group order)
+  const bias = mi && selectBias(maskBias(mi, model.rows, model.vocab), cols.bias);
   const ids = tree.nodes.flatMap((n) => n.ids);
   const positions = tree.nodes.flatMap((n) => n.ids.map((_, i) => n.start + i));
   const targets = Int32Array.from(cols.out, (o) => batch.inputIds[Math.floor(o / T)]![o % T]!);

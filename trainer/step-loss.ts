@@ -15,6 +15,8 @@ export interface GrpoBatch {
   inputIds: number[][];
   completionMask: number[][]; // 1 on policy-generated tokens
   advantages: number[]; // [B]
+  /** Per-token advantages [B][T_b] aligned with inputIds (PPO's GAE, method §13); when set, `advantages` is not read. */
+  tokenAdvantages?: number[][];
   /** [B] the trajectory each row (turn) belongs to; needed by grpo.lossAggregation = trajectory. */
   trajectories?: number[];
   /** logp under pi_old; omitted = the current policy, detached (on-policy, one update per batch). */
@@ -80,7 +82,7 @@ export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: numb
       const x = {
         logp: logprobs,
         oldLogp: batch.oldLogprobs ? t2(batch.oldLogprobs, idx) : detach(logprobs),
-        advantages: tf.tensor1d(idx.map((b) => batch.advantages[b]!)),
+        advantages: batch.tokenAdvantages ? t2(batch.tokenAdvantages, idx) : tf.tensor1d(idx.map((b) => batch.advantages[b]!)),
         mask: t2(batch.completionMask, idx),
         rolloutLogp: batch.rolloutLogprobs && t2(batch.rolloutLogprobs, idx),
         refLogp: batch.refLogprobs && t2(batch.refLogprobs, idx),

@@ -38,8 +38,8 @@ function validate(batch: TrainBatch, o: Pick<StepOptions, 'grpo'>): void {
   if (batch.kind === 'grpo') {
     if (batch.advantages.length !== batch.inputIds.length)
       throw new InputError(`train batch: ${batch.advantages.length} advantages for ${batch.inputIds.length} sequences; one advantage per trajectory`);
-    const { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs } = batch;
-    checkAligned(batch.inputIds, { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs });
+    const { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs, tokenAdvantages } = batch;
+    checkAligned(batch.inputIds, { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs, tokenAdvantages });
     if (batch.masks && batch.masks.length !== batch.inputIds.length)
       throw new InputError(`train batch: ${batch.masks.length} token-mask entries for ${batch.inputIds.length} sequences; one (or null) per sequence`);
     if (!o.grpo) throw new Error('internal: trainStep got a GRPO batch without StepOptions.grpo');
@@ -65,7 +65,7 @@ export interface Accumulated {
  * normalizers stay those of the whole batch, so the other rows' loss is unchanged.
  */
 function splitIdle(batch: TrainBatch, idx: number[], o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): { active: number[]; idle: number[] } {
-  if (batch.kind !== 'grpo' || o.scoreAllPositions || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
+  if (batch.kind !== 'grpo' || batch.tokenAdvantages || o.scoreAllPositions || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
   return { active: idx.filter((b) => batch.advantages[b] !== 0), idle: idx.filter((b) => batch.advantages[b] === 0) };
 }
 

@@ -3,8 +3,7 @@
 import { resolve } from 'node:path';
 import { readRunConfig } from '../configs/load.ts';
 import type { RunConfig } from '../configs/schema.ts';
-import { loadInstances } from '../data/load.ts';
-import type { Instance } from '../data/schema.ts';
+import { environmentOf, type EnvInstance } from '../rollout/env/index.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
 import { loadParts } from './load-parts.ts';
 import type { Parts } from './parts.ts';
@@ -14,7 +13,8 @@ export interface RunContext {
   cfg: RunConfig;
   layout: RunLayout;
   info: RunInfo;
-  instances: Map<string, Instance>;
+  /** The environment's instances by id (rollout/env/: G-STEER instances or QREF questions). */
+  instances: Map<string, EnvInstance>;
   parts: Parts;
   policyUrl: string;
 }
@@ -24,8 +24,8 @@ export async function loadRunContext(runDir: string, configFile?: string, policy
   const layout = runLayout(resolve(runDir));
   const cfg = readRunConfig(configFile ?? layout.config);
   const info = readRunInfo(layout);
-  const instances = new Map(loadInstances(cfg.data.instances).map((i) => [i.id, i]));
+  const instances = new Map((await environmentOf(cfg)).load().instances.map((i) => [i.id, i]));
   const url = policyUrl ?? info.policyUrl ?? cfg.policy.baseUrl;
   if (!url) throw new Error(`no policy server URL: pass --policy-url, set policy.baseUrl, or start the run with gsteer train`);
-  return { cfg, layout, info, instances, parts: await loadParts(cfg, info.runId), policyUrl: url };
+  return { cfg, layout, info, instances, parts: await loadParts(cfg, info.runId, layout.llmCalls), policyUrl: url };
 }

@@ -3,7 +3,7 @@
 // runs out of attempts is ignored by its parent (ignoreDependencyOnFailure), so its group
 // is dropped (group stage) or its update trains on the other groups. Nothing hangs.
 import type { FlowJob, JobsOptions } from 'bullmq';
-import type { RunConfig } from '../configs/schema.ts';
+import { groupSizeOf, type RunConfig } from '../configs/schema.ts';
 import { adapterName, runLayout } from '../checkpoints/layout.ts';
 import type { GroupJob, RolloutJob, UpdateJob } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
@@ -19,38 +19,52 @@ export interface UpdatePlan {
   afterStep?: number;
 }
 
+/**
+ * How many finished jobs each queue keeps (BullMQ removeOnComplete/removeOnFail with a count):
+ * enough for the controller to read every group and update job it has not seen yet (at
+ * most maxPolicyLag + 1 updates are admitted ahead of the last one it processed; two more
+ * for margin). A child's return value or failure lives on in its parent, so rollouts need
+ * none for the run itself; they keep as many for inspection. The rest go when the run ends
+ * (workers/run-redis.ts).
+ */
+export function jobRetention(cfg: RunConfig): Record<'updates' | 'groups' | 'rollouts', JobsOptions> {
+  const updates = cfg.grpo.maxPolicyLag + 3;
+  const keep = (count: number): JobsOptions => ({ removeOnComplete: { count }, removeOnFail: { count } });
+  return { updates: keep(updates), groups: keep(updates * cfg.grpo.groupsPerUpdate), rollouts: keep(updates * cfg.grpo.groupsPerUpdate * cfg.rollout.groupSize) };
+}
+
 export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
   const { runId, epoch, step } = plan;
   const rel = runLayout('');
+  const keep = jobRetention(cfg);
   const retry: JobsOptions = {
     attempts: cfg.queues.attempts,
     backoff: { type: 'exponential', delay: cfg.queues.backoffMs },
     ignoreDependencyOnFailure: true,
-    removeOnFail: false,
   };
   const groups: FlowJob[] = plan.groups.map((pg, g) => {
     const groupId = groupIdOf(step, g);
-    const rollouts: FlowJob[] = Array.from({ length: cfg.rollout.groupSize }, (_, i) => {
+    const rollouts: FlowJob[] = Array.from({ length: groupSizeOf(cfg) }, (_, i) => {
       const data: RolloutJob = {
         v: 1, runId, epoch, step, groupId, index: i, instanceId: pg.instanceId, userId: pg.userId,
         policyVersion: plan.policyVersion, model: adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
         seed: rolloutSeed(cfg.seed, step, g, i), trajPath: rel.trajRel(groupId, i),
       };
-      return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, jobId: jobId.rollout(runId, epoch, step, g, i) } };
+      return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, ...keep.rollouts, jobId: jobId.rollout(runId, epoch, step, g, i) } };
     });
     const data: GroupJob = {
       v: 1, runId, epoch, step, groupId, groupIndex: g, instanceId: pg.instanceId, userId: pg.userId,
-      policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: cfg.rollout.groupSize, groupPath: rel.groupRel(groupId),
+      policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: groupSizeOf(cfg), groupPath: rel.groupRel(groupId),
       ...(g === 0 && plan.afterStep !== undefined ? { afterStep: plan.afterStep } : {}),
     };
-    return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
+    return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, ...keep.groups, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
   });
   const data: UpdateJob = { v: 1, runId, epoch, step, policyVersion: step, groupIds: plan.groups.map((_, g) => groupIdOf(step, g)) };
   return {
     name: 'update',
     queueName: QUEUE.updates,
     data,
-    opts: { attempts: cfg.queues.attempts, backoff: { type: 'exponential', delay: cfg.queues.backoffMs }, jobId: jobId.update(runId, epoch, step), removeOnFail: false },
+    opts: { attempts: cfg.queues.attempts, backoff: { type: 'exponential', delay: cfg.queues.backoffMs }, jobId: jobId.update(runId, epoch, step), ...keep.updates },
     children: groups,
   };
 }

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import type { RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
-import type { Instance, UserState } from '../data/schema.ts';
+import type { UserState } from '../data/schema.ts';
+import type { EnvInstance } from '../rollout/env/types.ts';
 import { metricsSink, readMetrics, type MetricsRecord } from '../monitor/sink.ts';
 import { summaryTable } from '../monitor/summary.ts';
 import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
@@ -17,6 +18,8 @@ import { waitForPolicyServer } from './policy-admin.ts';
 import { connect } from '../util/redis.ts';
 import { metricsStreamKey, QUEUE } from '../checkpoints/run-keys.ts';
 import { ensureRedis } from './redis-local.ts';
+import { removeRunKeys } from './run-redis.ts';
+import { reclaimJobs } from './reclaim.ts';
 import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 import { Supervisor } from './supervisor.ts';
 import { newestVersion } from './trainer-worker.ts';
@@ -25,7 +28,7 @@ export interface LaunchOptions {
   cfg: RunConfig;
   layout: RunLayout;
   info: RunInfo;
-  instances: Instance[];
+  instances: EnvInstance[];
   /** Fresh run: the initial user states; resume: the checkpoint's dumped records. */
   userStates: { kind: 'init'; states: UserState[] } | { kind: 'restore'; records: unknown[] };
   startStep: number;
@@ -70,6 +73,12 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     giveUp = msg;
     rejectDied(new Error(msg));
     controller?.abort(msg);
+  }, (name, pid) => {
+    if (!cfg.queues.reclaim) return;
+    void reclaimJobs(redis, cfg.queues.prefix, o.info.runId, pid).then(
+      (ids) => ids.length && log(`${name}: returned ${ids.length} job(s) it held to the queue (${ids.join(', ')})`),
+      (e: Error) => log(`${name}: could not return its jobs (${e.message}); they are retried when their locks expire`),
+    );
   });
   const redis = connect(cfg.queues.redisUrl);
   const parts = await loadParts(cfg, o.info.runId);
@@ -146,6 +155,8 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
   } finally {
     await sup.stopAll();
     await users.close();
+    // Everything durable is in the run directory (resume needs nothing else): drop the run's keys.
+    await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
     redis.disconnect();
     await redisProc.stop();
   }

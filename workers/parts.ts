@@ -7,48 +7,22 @@
 // `GSTEER_PARTS=synthetic` in the environment selects the synthetic parts; nothing falls
 // back to them silently.
 import type { RunConfig } from '../configs/schema.ts';
-import type { Instance, UserState } from '../data/schema.ts';
 import type { Trajectory, TurnConstraint } from '../core/types.ts';
+import type { RewardPart, RolloutContext as EnvRolloutContext, UserStatePart } from '../rollout/env/types.ts';
 import type { Scored } from '../reward/types.ts';
 import type { RolloutJob, TrainStats } from './payloads.ts';
 
-export interface RolloutContext {
-  job: RolloutJob;
-  instance: Instance;
-  /** OpenAI-compatible base URL of the policy server (…/v1). */
-  policyUrl: string;
-}
-
-export interface RolloutPart {
-  run(ctx: RolloutContext): Promise<Trajectory>;
-  close(): Promise<void>;
-}
-
-
+export type { RewardPart, UserStatePart } from '../rollout/env/types.ts';
 export type { Scored };
 
-export interface RewardPart {
-  score(traj: Trajectory, instance: Instance): Promise<Scored>;
+/** The rollout worker's context: the queue's job (a superset of the episode's fields). */
+export interface RolloutContext extends EnvRolloutContext {
+  job: RolloutJob;
 }
 
-/** method §6: the user-state store seen from the orchestrator. */
-export interface UserStatePart {
-  /** Freeze the user's current state for a group; rollouts of the group read this id. */
-  snapshot(userId: string): Promise<string>;
-  /**
-   * A number that grows with every applied change of the user's state (the store's latest
-   * version). The group stage records it before applying, so a retry after a crash between
-   * "applied" and "marked applied" sees the change and does not apply it twice.
-   */
-  version(userId: string): Promise<number>;
-  /** Best-of-group online update: only the highest-reward trajectory may change state. */
-  applyBest(group: { trajectory: Trajectory; reward: number }[], instance: Instance): Promise<void>;
-  /** A fresh run: forget this run's states, then write the initial ones. */
-  init(states: UserState[]): Promise<void>;
-  /** JSON-safe records, one per user (a checkpoint's user_states.jsonl lines). */
-  dump(): Promise<unknown[]>;
-  /** Replace the run's states with dumped records (resume). */
-  restore(records: unknown[]): Promise<void>;
+/** An environment's rollout part (rollout/env/types.ts) run by the rollout worker. */
+export interface RolloutPart {
+  run(ctx: RolloutContext): Promise<Trajectory>;
   close(): Promise<void>;
 }
 
@@ -57,9 +31,12 @@ export interface TrainSequence {
   promptIds: number[];
   completionIds: number[];
   oldLogprobs: number[]; // server logprobs at sampling time
-  advantage: number; // A_i of the trajectory, shared by all of its turns
-  /** Index of its trajectory in the update (group * G + i): the loss unit of grpo.lossAggregation = trajectory. */
+  advantage: number; // A_i of the trajectory, shared by all of its turns (GRPO; 0 under PPO)
+  /** Index of its trajectory in the update (group * G + i; its turns come in order): the loss unit of
+   *  grpo.lossAggregation = trajectory, and PPO's per-trajectory GAE (method §13). */
   trajectory: number;
+  /** PPO (method §13): the trajectory's reward. */
+  reward?: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;
 }

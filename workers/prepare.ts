@@ -9,20 +9,27 @@ import { loraMismatch } from '../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import { loadInstances, loadUserStates } from '../data/load.ts';
-import type { Instance, UserState } from '../data/schema.ts';
+import type { UserState } from '../data/schema.ts';
+import type { EnvInstance } from '../rollout/env/types.ts';
+import { asQrefInstances, loadQrefData } from '../rollout/qref/env.ts';
 import { InputError } from '../util/errors.ts';
 import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 
 export interface Prepared {
-  instances: Instance[];
+  instances: EnvInstance[];
   states: UserState[];
   warnings: string[];
+}
+
+/** The instances of the config's environment (method §13): G-STEER instances, or QREF questions with their corpus. */
+export function loadEnvInstances(cfg: RunConfig): EnvInstance[] {
+  return cfg.env === 'qref' ? asQrefInstances(loadQrefData(cfg).questions) : loadInstances(cfg.data.instances);
 }
 
 export function validateRunInputs(cfg: RunConfig): Prepared {
   const problems: string[] = [];
   const warnings: string[] = [];
-  let instances: Instance[] = [];
+  let instances: EnvInstance[] = [];
   let states: UserState[] = [];
   const collect = (f: () => void) => {
     try {
@@ -32,16 +39,20 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
       problems.push(...e.problems);
     }
   };
-  collect(() => (instances = loadInstances(cfg.data.instances)));
-  if (cfg.data.userStates) {
-    if (existsSync(cfg.data.userStates)) collect(() => (states = loadUserStates([cfg.data.userStates as string])));
-    else warnings.push(`data.userStates = ${cfg.data.userStates} does not exist; every user starts with an empty state`);
+  // method §13: the environment's instances (QREF: the questions, validated with the corpus).
+  const files = cfg.env === 'qref' ? [cfg.qref.data.questions] : cfg.data.instances;
+  collect(() => (instances = loadEnvInstances(cfg)));
+  // GRPO starts from grpo.initialUserStates, or with every user empty (the paper's protocol).
+  const initial = cfg.env === 'gsteer' ? cfg.grpo.initialUserStates : undefined;
+  if (initial) {
+    if (existsSync(initial)) collect(() => (states = loadUserStates([initial])));
+    else problems.push(`grpo.initialUserStates = ${initial}: file not found; point it at a user_states.jsonl, or drop it so every user starts empty (the paper's GRPO)`);
   }
   if (!problems.length && !instances.some((i) => i.split === 'train'))
-    problems.push(`${cfg.data.instances.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
+    problems.push(`${files.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
   for (const id of problems.length ? [] : cfg.grpo.trainIds ?? []) {
     const inst = instances.find((i) => i.id === id);
-    if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${cfg.data.instances.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
+    if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${files.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
     else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
   }
   if (cfg.initAdapter) {

@@ -1,80 +1,13 @@
-// The real parts behind workers/parts.ts: rollout/ episodes (policy client, simulator,
-// Redis user-state store, Qwen3 tokenizer), reward/ with the configured encoder, the
-// online user-state update with the configured judge, and the trainer/ LoRA step on the
+// The real parts behind workers/parts.ts: the configured environment's episodes, reward and
+// user state (rollout/env/: G-STEER or QREF, method §13), and the trainer/ LoRA step on the
 // tfjs Qwen3 model. Modules load lazily so a rollout worker never imports tfjs.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readOptimizerFile, writeOptimizerFile } from '../trainer/optim/state-file.ts';
 import { join } from 'node:path';
-import type { RunConfig } from '../configs/schema.ts';
-import type { Instance } from '../data/schema.ts';
-import type { Trajectory } from '../core/types.ts';
+import { scheduleOf, type RunConfig } from '../configs/schema.ts';
+import { environmentOf } from '../rollout/env/index.ts';
+import { runCallSink } from '../endpoints/index.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
-import { connect } from '../util/redis.ts';
-import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, TrainSequence, UserStatePart } from './parts.ts';
-
-async function encoderOf(cfg: RunConfig) {
-  return (await import('../reward/encoders/index.ts')).createEncoder(cfg.encoder);
-}
-
-async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> {
-  const [{ runEpisode }, fc, { qwen3Tokenizer }] = await Promise.all([import('../rollout/episode.ts'), import('../rollout/from-config.ts'), import('../core/tokenizer.ts')]);
-  const encoder = await encoderOf(cfg);
-  const redis = connect(cfg.queues.redisUrl);
-  const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const simulator = fc.simulatorFrom(cfg, encoder);
-  const tokenizer = qwen3Tokenizer();
-  const clients = new Map<string, ReturnType<typeof fc.policyClientFrom>>();
-  return {
-    async run({ job, instance, policyUrl }) {
-      let policy = clients.get(policyUrl);
-      if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl)));
-      return await runEpisode({ policy, simulator, store, tokenizer }, instance, {
-        runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
-        snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
-      });
-    },
-    async close() {
-      redis.disconnect();
-    },
-  };
-}
-
-/** The reward's numeric fields are its components (method §4: each reported separately). */
-async function rewardPart(cfg: RunConfig): Promise<RewardPart> {
-  const { computeReward, rewardInputFromTrajectory } = await import('../reward/index.ts');
-  const encoder = await encoderOf(cfg);
-  return {
-    async score(traj: Trajectory, instance: Instance): Promise<Scored> {
-      const b = await computeReward(rewardInputFromTrajectory(traj, instance), cfg.reward, encoder);
-      const components: Record<string, number> = {};
-      for (const [k, v] of Object.entries(b)) if (typeof v === 'number' && k !== 'reward') components[k] = v;
-      return { reward: b.reward, components };
-    },
-  };
-}
-
-async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> {
-  const [fc, { updateUserState }, { snapshotId }] = await Promise.all([import('../rollout/from-config.ts'), import('../rollout/state-update.ts'), import('../rollout/user-store.ts')]);
-  const encoder = await encoderOf(cfg);
-  const redis = connect(cfg.queues.redisUrl);
-  const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const judge = fc.judgeFrom(cfg, encoder);
-  return {
-    snapshot: async (userId) => snapshotId(userId, await store.latestVersion(userId)),
-    version: (userId) => store.latestVersion(userId),
-    async applyBest(group, instance) {
-      await updateUserState({ store, judge }, instance, group);
-    },
-    async init(states) {
-      await store.clear();
-      await store.init(states);
-    },
-    dump: async () => (await store.dump()).users,
-    restore: async (records) => store.restore({ format: 'gsteer-user-store', v: 1, users: records as never }),
-    async close() {
-      redis.disconnect();
-    },
-  };
-}
+import type { Parts, TrainerPart, TrainSequence } from './parts.ts';
 
 /**
  * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
@@ -94,7 +27,8 @@ export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, mas
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).
     ...(offPolicy ? { oldLogprobs: rolloutLogprobs } : {}),
-    ...(masks.some((m) => m) ? { masks } : {}),
+    // masks may still be arriving (trainer/replay-pool.ts): decide by the turns, not by reading them
+    ...(seqs.some((s) => s.constraint) ? { masks } : {}),
   };
 }
 
@@ -102,10 +36,12 @@ export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, mas
 const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
 
 async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }] = await Promise.all([
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }] = await Promise.all([
     import('../model/backend.ts'), import('../model/model.ts'), import('../model/lora/index.ts'),
-    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/constraint-masks.ts'),
+    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/replay-pool.ts'),
   ]);
+  // constrained turns' masks are replayed in worker threads while the step computes (issue 22)
+  let pool: InstanceType<typeof ReplayPool> | null = null;
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
@@ -122,40 +58,47 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
     },
     async load(dir) {
       use(lora.loadPeftAdapter(dir, model));
-      const s = JSON.parse(readFileSync(join(dir, 'optimizer.json'), 'utf8')) as { step: number; names: string[]; shapes: number[][]; m: number[][]; v: number[][] };
-      optimizer.load({ ...s, m: s.m.map((x) => Float32Array.from(x)), v: s.v.map((x) => Float32Array.from(x)) });
+      readOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
     async step(batch, step) {
-      const replay = await replayTurnMasks(batch, model);
-      const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay.masks);
-      // k3 KL against the base model (no adapter), scored under the same masks
-      const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, replay.masks) } : {};
-      const m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
-      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay.stats };
+      const replay = batch.some((s) => s.constraint) ? (pool ??= new ReplayPool()).start(batch, model) : null;
+      let m: ReturnType<typeof trainStep>;
+      let replayStats = NO_REPLAY_STATS;
+      try {
+        const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay?.masks ?? batch.map(() => null));
+        // k3 KL against the base model (no adapter), scored under the same masks
+        const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, rows.masks) } : {};
+        m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
+        replayStats = replay?.stats() ?? NO_REPLAY_STATS;
+      } finally {
+        if (replay) pool!.release(replay);
+      }
+      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replayStats };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
     },
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
-      const s = optimizer.state();
-      writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ ...s, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
+      writeOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
   };
 }
 
-export async function realParts(cfg: RunConfig, runId: string): Promise<Parts> {
+/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (endpoints/call-group.ts). */
+export async function realParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
   const total = async () => {
-    const { loadInstances } = await import('../data/load.ts');
     const { updateSchedule } = await import('./schedule.ts');
-    return updateSchedule(loadInstances(cfg.data.instances), cfg.grpo, cfg.seed).length; // the controller's plan
+    return updateSchedule(env.load().instances, scheduleOf(cfg), cfg.seed).length; // the controller's plan
   };
+  const env = await environmentOf(cfg, callsFile ? runCallSink(callsFile) : undefined); // method §13: the task's episode, reward and user state
   return {
     kind: 'real',
-    rollout: () => rolloutPart(cfg, runId),
-    reward: () => rewardPart(cfg),
-    users: () => usersPart(cfg, runId),
+    rollout: () => env.rollout(runId),
+    reward: () => env.reward(),
+    users: () => env.users(runId),
     trainer: async () => {
       const n = await total();
-      return trainerPart(cfg, () => n);
+      // method §13: PPO's actor + critic, or GRPO's LoRA step
+      return cfg.algorithm === 'ppo' ? (await import('./ppo-trainer.ts')).ppoTrainerPart(cfg) : trainerPart(cfg, () => n);
     },
   };
 }

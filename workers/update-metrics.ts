@@ -3,9 +3,8 @@
 import type { GroupFile } from '../checkpoints/group-file.ts';
 import type { UpdateResult } from './payloads.ts';
 import type { MetricsRecord } from '../monitor/sink.ts';
+import { mean, populationStd } from '../util/stats.ts';
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-const std = (xs: readonly number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
 
 export interface UpdateTiming {
   wallSeconds: number; // since the run (or resume) started
@@ -36,7 +35,14 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   for (const c of components) {
     const xs = scores.map((s) => s.components[c] ?? 0);
     rec[`rewards/${c}/mean`] = mean(xs);
-    rec[`rewards/${c}/std`] = std(xs);
+    rec[`rewards/${c}/std`] = populationStd(xs); // the spread of this batch, as TRL logs it
+  }
+  // QREF's evidence filter (method §13): precision / recall pooled over the update's queries.
+  if (components.includes('filter_kept')) {
+    const sum = (c: string) => scores.reduce((n, s) => n + (s.components[c] ?? 0), 0);
+    const [kept, evRetrieved, evKept] = [sum('filter_kept'), sum('filter_evidence_retrieved'), sum('filter_evidence_kept')];
+    if (kept > 0) rec['filter/precision'] = evKept / kept;
+    if (evRetrieved > 0) rec['filter/recall'] = evKept / evRetrieved;
   }
   for (const [k, v] of Object.entries(result.advantageStats)) if (k !== 'reward_std') rec[k] = v;
   const s = result.stats;
@@ -76,6 +82,15 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
 /** Keys that differ between two identical runs (wall-clock timing; what the prefix cache held depends on it too). */
 export const TIMING_KEYS = [
   'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
-  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds',
+  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds', 'constraint/replay_wait_seconds',
   'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
 ];
+
+/** Keys whose values depend on wall-clock time or machine load (the fixed list, and each LLM role's
+ *  latency percentiles `llm/<role>/latency_p50_ms`), left out when two runs are compared. */
+export const isTimingKey = (key: string): boolean => TIMING_KEYS.includes(key) || /^llm\/[^/]+\/latency_/.test(key);
+
+/** The metrics of one update without its timing keys: what must match between equal runs. */
+export const reproducible = (record: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(record).filter(([k]) => !isTimingKey(k)));
+

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { newestValidCheckpoint } from '../../checkpoints/checkpoint.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
 import { restoreRunDir } from '../../checkpoints/restore.ts';
-import { loadInstances } from '../../data/load.ts';
+import { loadEnvInstances } from '../../workers/prepare.ts';
 import { InputError } from '../../util/errors.ts';
 import { readRunConfig } from '../../configs/load.ts';
 import { launchRun } from '../../workers/launch.ts';
@@ -29,7 +29,7 @@ export async function run(argv: string[]): Promise<number> {
   const info = readRunInfo(layout);
   const ckpt = newestValidCheckpoint(layout, cfg, (m) => console.error(`gsteer resume: ${m}`));
   if (!ckpt) throw new InputError(`${layout.checkpoints}: no valid checkpoint to resume from; start the run again with gsteer train`);
-  const instances = loadInstances(cfg.data.instances);
+  const instances = loadEnvInstances(cfg); // method §13: the run's environment
   const states = restoreRunDir(layout, ckpt);
   const next = { ...info, epoch: info.epoch + 1 };
   writeRunInfo(layout, next);

@@ -29,15 +29,26 @@ const PANELS: [string, string, string, (k: string) => boolean][] = [
   ['clip_ratio', 'clip_ratio', 'trainer', (k) => k === 'clip_ratio' || k.startsWith('clip_ratio/')],
   ['grad_norm', 'grad_norm', 'trainer', (k) => k === 'grad_norm'],
   ['entropy', 'entropy', 'trainer', (k) => k === 'entropy'],
+  // PPO's critic and KL-in-reward (method §13; verl names)
+  ['vf_loss', 'critic value loss', 'critic', (k) => k === 'critic/vf_loss'],
+  ['vf_explained_var', 'critic explained variance', 'critic', (k) => k === 'critic/vf_explained_var'],
+  ['vf_clipfrac', 'critic value clip fraction', 'critic', (k) => k === 'critic/vf_clipfrac'],
+  ['returns', 'returns and values', 'critic', (k) => k.startsWith('critic/returns/') || k.startsWith('critic/values/')],
+  ['reward_kl', 'KL penalty in the reward', 'critic', (k) => k.startsWith('actor/reward_kl')],
   ['completions', 'completion length (tokens)', 'episodes', (k) => k.startsWith('completions/')],
   ['turns', 'turns per episode (Ask / Retrieve)', 'episodes', (k) => k.startsWith('turns/')],
   ['rates', 'invalid and non-stop rates', 'episodes', (k) => k === 'invalid_rate' || k === 'nonstop_rate'],
+  ['filter', 'evidence filter precision / recall (QREF)', 'episodes', (k) => k.startsWith('filter/')],
   ['policy_lag', 'policy lag (versions)', 'throughput', (k) => k === 'policy_lag'],
   ['tokens_per_second', 'tokens/s (trainer, rollout)', 'throughput', (k) => k === 'tokens_per_second' || k === 'rollout/tokens_per_second'],
   ['trajectories_per_second', 'trajectories/s (rollout)', 'throughput', (k) => k === 'trajectories_per_second'],
   ['waiting', 'waiting (s): trainer for rollouts, rollouts for the trainer', 'throughput', (k) => k.startsWith('time/')],
   ['update_seconds', 'update time (s)', 'throughput', (k) => k === 'train_seconds' || k === 'rollout_seconds'],
   ['groups', 'groups and trajectories per update', 'throughput', (k) => k === 'groups' || k === 'groups_dropped' || k === 'trajectories'],
+  // LLM endpoints (workers/llm-calls.ts): llm/<role>/<name> per update, every role in one panel per kind
+  ['llm_calls', 'LLM calls, errors and retries per update (by role)', 'llm', (k) => /^llm\/[^/]+\/(calls|errors|retries|cached)$/.test(k)],
+  ['llm_latency', 'LLM latency p50 / p95 (ms, by role)', 'llm', (k) => /^llm\/[^/]+\/latency_p(50|95)_ms$/.test(k)],
+  ['llm_tokens', 'LLM tokens per update (by role)', 'llm', (k) => /^llm\/[^/]+\/(prompt|completion)_tokens$/.test(k)],
 ];
 
 const COMPONENT = /^rewards\/(.+)\/([^/]+)$/; // rewards/<component>/<stat>

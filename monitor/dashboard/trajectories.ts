@@ -7,13 +7,11 @@ import { join, resolve, sep } from 'node:path';
 import type { RunLayout } from '../../checkpoints/layout.ts';
 import type { Trajectory } from '../../core/types.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
+import { trajectoryView } from '../../rollout/env/view.ts';
 
-export interface TurnView {
-  action: string; // RETRIEVE | ASK | STOP, or INVALID (with the parser's reason)
-  execute: string;
-  plan: string;
-  observation: string;
-}
+import type { TurnView } from '../../rollout/env/types.ts';
+
+export type { TurnView };
 
 export interface TrajectoryView {
   groupId: string;
@@ -38,17 +36,6 @@ export interface GroupView {
 
 const GROUP_FILE = /^s(\d{6})-g(\d+)\.json$/;
 const clip = (s: string, n = 400) => (s.length > n ? `${s.slice(0, n)}…` : s);
-
-function observationText(o: Trajectory['turns'][number]['observation']): string {
-  switch (o.kind) {
-    case 'memory':
-      return o.results.map((r) => `${r.name}: ${r.value}`).join(' | ') || '(no memories)';
-    case 'answer':
-      return o.answer;
-    case 'none':
-      return '';
-  }
-}
 
 function readTrajectory(layout: RunLayout, rel: string): Trajectory | null {
   const path = resolve(layout.root, rel);
@@ -86,9 +73,7 @@ export function updateTrajectories(layout: RunLayout, step: number): GroupView[]
         groupId: g.groupId, instanceId: g.instanceId, userId: g.userId, index: i, best: g.best === i,
         reward: score.reward, components: score.components, termination: t.termination,
         ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
-        turns: t.turns.map((turn) => turn.parsed.ok
-          ? { action: turn.parsed.turn.action, execute: clip(turn.parsed.turn.execute), plan: clip(turn.parsed.turn.plan, 200), observation: clip(observationText(turn.observation)) }
-          : { action: 'INVALID', execute: clip(turn.completionText), plan: `${turn.parsed.reason}: ${turn.parsed.detail}`, observation: '' }),
+        turns: trajectoryView(t, clip), // method §13: every environment's turns
         refinedQuery: t.refinedQuery,
       }];
     });

@@ -16,7 +16,8 @@ export type LossAggregation = GrpoConfig['lossAggregation'];
 export interface GrpoLossInput {
   logp: tf.Tensor2D; // [B, T] log pi_theta of each token (carries the gradient)
   oldLogp: tf.Tensor2D; // [B, T] log pi_old: the trainer's policy before this update
-  advantages: tf.Tensor1D; // [B] A_i, one per trajectory (every policy token of i gets A_i)
+  /** [B] A_i, one per trajectory (every policy token of i gets A_i); or [B, T] per token (PPO's GAE, method §13). */
+  advantages: tf.Tensor1D | tf.Tensor2D;
   mask: tf.Tensor2D; // [B, T] float, 1 on policy-generated completion tokens only
   refLogp?: tf.Tensor2D; // [B, T] reference policy (needed when betaKl > 0)
   rolloutLogp?: tf.Tensor2D; // [B, T] inference-server logprobs (needed when tisCap is set)
@@ -56,12 +57,15 @@ export function k3(refLogp: tf.Tensor2D, logp: tf.Tensor2D): tf.Tensor2D {
   return tf.sub(tf.sub(tf.exp(r), r), 1) as tf.Tensor2D;
 }
 
+/** The advantages as a [B, 1] (per sequence) or [B, T] (per token) tensor that broadcasts over tokens. */
+export const advantagesOf = (x: Pick<GrpoLossInput, 'advantages'>): tf.Tensor => (x.advantages.rank === 1 ? tf.expandDims(x.advantages, 1) : x.advantages);
+
 /** Per-token loss L_t before masking and aggregation. */
 export function grpoPerTokenLoss(x: GrpoLossInput, o: GrpoLossOptions): tf.Tensor2D {
   const epsHigh = o.epsilonHigh ?? o.epsilon;
   // Masked-out positions get log ratio 0 (rho = 1), so padding can never produce inf/NaN.
   const rho = tf.exp(tf.mul(tf.sub(x.logp, x.oldLogp), x.mask)); // [B, T]
-  const adv = tf.expandDims(x.advantages, 1); // [B, 1]
+  const adv = advantagesOf(x); // [B, 1] or [B, T]
   const surr1 = tf.mul(rho, adv); // [B, T]
   const surr2 = tf.mul(tf.clipByValue(rho, 1 - o.epsilon, 1 + epsHigh), adv); // [B, T]
   let loss = tf.neg(tf.minimum(surr1, surr2)); // [B, T]

@@ -2,7 +2,7 @@
 // *sums* so micro-batches add up exactly; `grpoStatMeans` turns them into the logged means
 // (masked token means over the whole batch, as TRL's masked_batch_mean).
 import * as tf from '@tensorflow/tfjs';
-import { k3, type GrpoLossInput, type GrpoLossOptions } from './loss.ts';
+import { advantagesOf, k3, type GrpoLossInput, type GrpoLossOptions } from './loss.ts';
 
 export interface GrpoTokenSums {
   tokens: number; // masked (policy) tokens
@@ -43,7 +43,7 @@ export function grpoTokenSums(x: GrpoLossInput, o: GrpoLossOptions, entropy?: tf
   const values = tf.tidy(() => {
     const logRatio = tf.mul(tf.sub(x.logp, x.oldLogp), x.mask); // [B, T]
     const rho = tf.exp(logRatio);
-    const adv = tf.expandDims(x.advantages, 1); // [B, 1]
+    const adv = advantagesOf(x); // [B, 1] or [B, T]
     const low = tf.logicalAnd(tf.less(rho, 1 - o.epsilon), tf.less(adv, 0)); // [B, T]
     const high = tf.logicalAnd(tf.greater(rho, 1 + epsHigh), tf.greater(adv, 0)); // [B, T]
     const msum = (t: tf.Tensor) => tf.sum(tf.mul(tf.cast(t, 'float32'), x.mask));

@@ -8,6 +8,7 @@ import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { IM_END_ID, renderChatML, type Tokenizer } from '../../core/tokenizer.ts';
 import { SftExampleSchema, type SftExample } from './examples.ts';
+import { ChatSftExampleSchema } from '../../data/chat-sft-example.ts';
 
 export interface TokenizedExample {
   /** Position in the examples file (0-based), for metadata and eval sampling. */
@@ -34,7 +35,30 @@ export function readSftExamples(file: string): SftExample[] {
   return out;
 }
 
-export function tokenizeExample(tok: Tokenizer, ex: SftExample, index: number): TokenizedExample {
+/** What the SFT trainer reads of an example: a G-STEER step example, or a generic chat example (QREF, method §13). */
+export type TrainableExample = Pick<SftExample, 'trajectoryId' | 'input' | 'target'>;
+
+/**
+ * An SFT examples file of either format: G-STEER step examples (`gsteer sft build`), or generic
+ * chat examples (data/chat-sft-example.ts: id, input, target, meta; each its own "trajectory"
+ * for the held-out split). Every line must be of the first line's format.
+ */
+export function readTrainableExamples(file: string): TrainableExample[] {
+  const first = readJsonl(file)[0];
+  const chat = first !== undefined && ChatSftExampleSchema.safeParse(first.value).success;
+  if (!chat) return readSftExamples(file);
+  const problems: string[] = [];
+  const out: TrainableExample[] = [];
+  for (const rec of readJsonl(file)) {
+    const r = ChatSftExampleSchema.safeParse(rec.value);
+    if (r.success) out.push({ trajectoryId: r.data.id, input: r.data.input, target: r.data.target });
+    else for (const i of r.error.issues.slice(0, 3)) problems.push(`${file}:${rec.line}: ${i.path.join('.') || '(record)'}: ${i.message}; a chat SFT example is {id, input: [{role, content}], target, meta} (data/chat-sft-example.ts)`);
+  }
+  if (problems.length) throw new InputError(problems.slice(0, 20).join('\n'), problems);
+  return out;
+}
+
+export function tokenizeExample(tok: Tokenizer, ex: TrainableExample, index: number): TokenizedExample {
   const prompt = tok.encode(renderChatML(ex.input, true));
   const target = [...tok.encode(ex.target), IM_END_ID];
   return {

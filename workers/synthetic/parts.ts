@@ -30,7 +30,7 @@ function rolloutPart(cfg: RunConfig): RolloutPart {
   };
   return {
     async run({ job, instance, policyUrl }) {
-      const promptIds = [...instance.query].slice(0, 16).map((ch) => ch.charCodeAt(0) % 900);
+      const promptIds = [...(instance as Instance).query].slice(0, 16).map((ch) => ch.charCodeAt(0) % 900);
       const res = await client(policyUrl).complete({ promptIds, maxTokens: Math.min(cfg.rollout.maxTokens, TOY_LEN), temperature: cfg.rollout.temperature, topP: cfg.rollout.topP, seed: job.seed, model: job.model });
       const parsed = parseTurn(res.text);
       const ok = parsed.ok && parsed.turn.action === 'STOP';
@@ -74,7 +74,7 @@ function rewardPart(cfg: RunConfig): RewardPart {
 /** User states as JSON in one Redis hash per run; a snapshot id is `userId@sha256(state)[:12]`. */
 function usersPart(cfg: RunConfig, runId: string): UserStatePart {
   const redis = connect(cfg.queues.redisUrl);
-  const key = `${cfg.queues.prefix}:users:${runId}`;
+  const key = `${cfg.queues.prefix}:run:${runId}:synthetic-users`;
   const get = async (userId: string): Promise<UserState> => {
     const raw = await redis.hget(key, userId);
     return raw ? (JSON.parse(raw) as UserState) : { userId, profile: '', memories: [] };

@@ -1,0 +1,198 @@
+// The QREF refiner as an environment (method §13; seeds/qref-paper.md; the plugin interface is
+// rollout/env/types.ts). One instance = one search step of an agent (data/qref/schema.ts
+// Question: the question x, the reasoning trace tau_t, the candidate batch Q_t and the
+// evidence ids the step needs). One episode = one policy turn:
+//   prompt   refinerMessages(x, tau_t, Q_t) (prompt.ts, the same text SFT trains on)
+//   turn     RATIONALE + QUERIES (turn.ts), at most qref.turn.maxQueries queries
+//   state    the search backend (bm25 | http) runs the original and the refined batch (top-k
+//            each); the evidence filter keeps, per refined query, the results the agent sees
+//   reward   reward.ts (recall gain of Q~ over Q minus the query-count cost), computed by the
+//            reward part from what the rollout recorded, every component reported, with the
+//            filter's counts (precision / recall pooled per update by workers/update-metrics.ts)
+// There is no per-user state (STATELESS_USERS). A malformed turn, or one cut at max_tokens,
+// is an invalid episode (reward -invalidPenalty), never a crash; a failed search retrieves
+// nothing and is counted. Infrastructure failures (the policy server) throw, and the rollout
+// worker retries them, as for G-STEER.
+import type { RunConfig } from '../../configs/schema.ts';
+import type { CorpusDoc, Question } from '../../data/qref/schema.ts';
+import { loadQref } from '../../data/qref/load.ts';
+import { InputError } from '../../util/errors.ts';
+import type { Trajectory, TurnRecord } from '../../core/types.ts';
+import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
+import type { PolicyClient } from '../policy-client.ts';
+import { turnSeed } from '../episode.ts';
+import { trajectoryView } from '../env/view.ts';
+import { STATELESS_USERS, type Environment, type EnvInstance, type EpisodeJob, type RewardPart, type RolloutPart } from '../env/types.ts';
+import { addCounts, filterCounts, NO_COUNTS, type EvidenceFilter, type FilterCounts } from './evidence-filter.ts';
+import { refinerMessages } from './prompt.ts';
+import { qrefReward } from './reward.ts';
+import { retrievedIds, searchBatch, type SearchBackend, type SearchOutcome } from './search.ts';
+import { parseRefinerTurn, type RefinerParse } from './turn.ts';
+
+/** A QREF instance: the question record, with the orchestration's fields. */
+export interface QrefInstance extends EnvInstance {
+  question: Question;
+}
+
+export const asQrefInstances = (questions: readonly Question[]): QrefInstance[] =>
+  questions.map((q) => ({ id: q.id, userId: q.id, split: q.split, question: q }));
+
+/** What one QREF turn recorded: everything the reward and the metrics read (TurnRecord.env.record). */
+export interface QrefRecord {
+  /** null: an invalid turn (nothing refined was searched). */
+  refined: string[] | null;
+  rationale: string | null;
+  /** Per original / refined query: the top-k ids, or null for a failed search. */
+  originalIds: (string[] | null)[];
+  refinedIds: (string[] | null)[] | null;
+  /** Per refined query: the kept result indices (null: the filter failed, nothing kept). */
+  kept: (number[] | null)[];
+  filter: FilterCounts;
+  filterFailures: number;
+}
+
+export interface QrefDeps {
+  policy: PolicyClient;
+  tokenizer: Tokenizer;
+  search: SearchBackend;
+  filter: EvidenceFilter;
+}
+
+const ids = (o: SearchOutcome) => (o.ok ? o.hits.map((h) => h.id).join(', ') || '(nothing)' : `failed: ${o.reason}`);
+
+/** One refiner episode (a single policy turn). */
+export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: EpisodeJob, cfg: Pick<RunConfig, 'rollout' | 'qref'>): Promise<Trajectory & { turns: [TurnRecord] }> {
+  const q = inst.question;
+  const caps = cfg.qref.turn;
+  const topK = cfg.qref.search.topK;
+  const promptIds = encodeChat(deps.tokenizer, refinerMessages({ question: q.question, trace: q.trace, batch: q.batch }, caps));
+  const res = await deps.policy.complete({
+    promptIds, maxTokens: cfg.rollout.maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP,
+    seed: turnSeed(job.seed, job.groupId, job.index, 1), model: job.model,
+  });
+  const parsed: RefinerParse | { ok: false; reason: 'truncated'; detail: string } =
+    res.finishReason === 'length'
+      ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${cfg.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
+      : parseRefinerTurn(res.text, caps);
+  const original = await searchBatch(deps.search, q.batch, topK);
+  const evidence = new Set(q.evidenceIds);
+  let record: QrefRecord = { refined: null, rationale: null, originalIds: retrievedIds(original), refinedIds: null, kept: [], filter: NO_COUNTS, filterFailures: 0 };
+  let observation = '';
+  if (parsed.ok) {
+    const refined = await searchBatch(deps.search, parsed.turn.queries, topK);
+    const kept: (number[] | null)[] = [];
+    let counts = NO_COUNTS;
+    let failures = 0;
+    for (const [j, o] of refined.entries()) {
+      if (!o.ok) {
+        kept.push([]);
+        continue;
+      }
+      const d = await deps.filter.filter({ question: q.question, trace: q.trace, query: parsed.turn.queries[j] as string, results: o.hits });
+      if (!d.ok) failures++;
+      const k = d.ok ? d.kept : [];
+      kept.push(d.ok ? k : null);
+      counts = addCounts(counts, filterCounts(o.hits, k, evidence));
+    }
+    record = { ...record, refined: parsed.turn.queries, rationale: parsed.turn.rationale, refinedIds: retrievedIds(refined), kept, filter: counts, filterFailures: failures };
+    observation = refined.map((o, j) => `${parsed.turn.queries[j]} -> ${ids(o)}; kept ${JSON.stringify(kept[j])}`).join('\n');
+  }
+  const turn: TurnRecord = {
+    index: 0,
+    tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...(res.cachedPromptTokens === undefined ? {} : { cachedPromptTokens: res.cachedPromptTokens }) },
+    completionText: res.text,
+    parsed: { ok: false, reason: 'env_turn', detail: 'a QREF refiner turn; its parse is in env' },
+    observation: { kind: 'none' },
+    env: {
+      env: 'qref',
+      status: parsed.ok ? 'ok' : parsed.reason,
+      action: parsed.ok ? 'REFINE' : 'INVALID',
+      execute: parsed.ok ? parsed.turn.queries.join(' | ') : res.text,
+      plan: parsed.ok ? parsed.turn.rationale : `${parsed.reason}: ${parsed.detail}`,
+      observation: `original: ${original.map(ids).join(' / ')}${observation ? `\nrefined:\n${observation}` : ''}`,
+      record,
+    },
+  };
+  return {
+    version: 1, runId: job.runId, instanceId: inst.id, userId: inst.userId, groupId: job.groupId, index: job.index,
+    policyVersion: job.policyVersion, snapshotId: job.snapshotId, turns: [turn], finalSlots: [], askedQuestions: [],
+    retrieveCount: 0, askCount: 0, termination: parsed.ok ? 'stop' : 'invalid',
+    ...(parsed.ok ? {} : { invalidReason: parsed.reason }),
+    refinedQuery: parsed.ok ? parsed.turn.queries.join(' | ') : null,
+  };
+}
+
+/** The record a QREF trajectory carries (throws on a trajectory of another environment). */
+export function qrefRecord(traj: Trajectory): QrefRecord {
+  const env = traj.turns[0]?.env;
+  if (!env || env.env !== 'qref' || !env.record) throw new Error(`internal: trajectory ${traj.groupId}/${traj.index} is not a QREF trajectory`);
+  return env.record as QrefRecord;
+}
+
+/**
+ * The reward and its components (reward.ts), plus the filter's counts (`filter_*`, summed by
+ * the metrics into pooled precision / recall) and failed filter calls.
+ */
+export function qrefScore(traj: Trajectory, inst: QrefInstance, p: RunConfig['qref']['reward']) {
+  const r = qrefRecord(traj);
+  const b = qrefReward({ evidenceIds: inst.question.evidenceIds, original: r.originalIds, refined: r.refinedIds }, p);
+  const { reward, ...rest } = b;
+  const components: Record<string, number> = { ...rest };
+  components.filter_retrieved = r.filter.retrieved;
+  components.filter_kept = r.filter.kept;
+  components.filter_evidence_retrieved = r.filter.evidenceRetrieved;
+  components.filter_evidence_kept = r.filter.evidenceKept;
+  components.filter_failures = r.filterFailures;
+  return { reward, components };
+}
+
+/** The configured search backend: BM25 over the corpus (embedded) or the HTTP API. */
+export async function searchFrom(cfg: RunConfig['qref'], corpus: readonly CorpusDoc[]): Promise<SearchBackend> {
+  if (cfg.search.kind === 'http') {
+    const { HttpSearch } = await import('./http-search.ts');
+    return new HttpSearch(cfg.search.http!); // configs/qref.ts guarantees http when kind = http
+  }
+  const { Bm25Search } = await import('./bm25.ts');
+  return new Bm25Search(corpus, cfg.search.bm25);
+}
+
+/** The configured evidence filter (the embedded rule; the LLM filter is not built yet). */
+export async function filterFrom(cfg: RunConfig['qref']): Promise<EvidenceFilter> {
+  if (cfg.filter.kind === 'llm') throw new InputError('qref.filter.kind=llm: the LLM evidence filter is not implemented yet; use qref.filter.kind=rule (the embedded lexical rule, rollout/qref/filter-rule.ts)');
+  const { RuleEvidenceFilter } = await import('./filter-rule.ts');
+  return new RuleEvidenceFilter(cfg.filter.minCoverage);
+}
+
+/** The QREF data of the config, validated (every problem listed, InputError). */
+export const loadQrefData = (cfg: RunConfig) => loadQref({ corpus: cfg.qref.data.corpus, questions: cfg.qref.data.questions }, cfg.qref.turn);
+
+export function qrefEnv(cfg: RunConfig): Environment {
+  let data: ReturnType<typeof loadQrefData> | null = null;
+  const loaded = () => (data ??= loadQrefData(cfg));
+  const asQref = (i: EnvInstance) => {
+    if (!('question' in i)) throw new Error(`internal: instance ${i.id} is not a QREF instance`);
+    return i as QrefInstance;
+  };
+  return {
+    name: 'qref',
+    load: () => ({ instances: asQrefInstances(loaded().questions), warnings: [] }),
+    async rollout(): Promise<RolloutPart> {
+      const [fc, { qwen3Tokenizer }] = await Promise.all([import('../from-config.ts'), import('../../core/tokenizer.ts')]);
+      const search = await searchFrom(cfg.qref, cfg.qref.search.kind === 'bm25' ? loaded().corpus : []);
+      const filter = await filterFrom(cfg.qref);
+      const tokenizer = qwen3Tokenizer();
+      const clients = new Map<string, PolicyClient>();
+      return {
+        async run({ job, instance, policyUrl }) {
+          let policy = clients.get(policyUrl);
+          if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl)));
+          return await runQrefEpisode({ policy, tokenizer, search, filter }, asQref(instance), job, cfg);
+        },
+        close: async () => undefined,
+      };
+    },
+    reward: async (): Promise<RewardPart> => ({ score: async (traj, inst) => qrefScore(traj, asQref(inst), cfg.qref.reward) }),
+    users: async () => STATELESS_USERS,
+    view: (traj) => trajectoryView(traj),
+  };
+}
