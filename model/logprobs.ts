@@ -64,7 +64,7 @@ export interface ScoreBatch {
 }
 
 /** The scored columns t >= 1 of a batch padded to [B, T] (position t-1 predicts token t). */
-interface Scored {
+export interface Scored {
   h: Int32Array; // [N] row b*T + t-1 of the hidden states
   out: Int32Array; // [N] element b*T + t of the [B, T] result (also the target's row id)
   bias: Int32Array; // [N] position b*(T-1) + t-1 of maskBias' index
@@ -86,14 +86,14 @@ function scoredColumns(scored: readonly ArrayLike<number>[], B: number, T: numbe
  * than the gather, 16 groups even, 48 groups 2.5x slower). Both paths give the same numbers.
  */
 const MIN_GROUP_ROWS = 16;
-function groupedPays(mi: MaskIndex, at: Int32Array): boolean {
+export function groupedPays(mi: MaskIndex, at: Int32Array): boolean {
   const seen = new Set<number>();
   for (const p of at) seen.add(mi.index[p]!);
   return seen.size * MIN_GROUP_ROWS <= at.length;
 }
 
 /** Scored columns reordered so that positions sharing a mask are contiguous (token-masks.ts maskGroups). */
-function groupColumns(cols: Scored, mi: MaskIndex, rows: number, vocab: VocabMap | null): { cols: Scored; groups: MaskGroups } {
+export function groupColumns(cols: Scored, mi: MaskIndex, rows: number, vocab: VocabMap | null): { cols: Scored; groups: MaskGroups } {
   const groups = maskGroups(mi, cols.bias, rows, vocab);
   const pick = (a: Int32Array) => Int32Array.from(groups.order, (i) => a[i]!);
   return { cols: { h: pick(cols.h), out: pick(cols.out), bias: pick(cols.bias) }, groups };

@@ -70,7 +70,7 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
       try {
         const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay?.masks ?? batch.map(() => null));
         // k3 KL against the base model (no adapter), scored under the same masks
-        const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, rows.masks) } : {};
+        const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, rows.masks, cfg.grpo.prefixGrouping) } : {};
         m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
         replayStats = replay?.stats() ?? NO_REPLAY_STATS;
       } finally {

@@ -1,7 +1,7 @@
 // Prefix-grouped training (method §5.11, issue 22) against the current path, in one run:
 //
 //   node --import tsx bench/trainer/prefix.ts --run runs/demo [--updates 2] [--backend wasm]
-//        [--reps 1] [--micro 2] [--full-seqs 4] [--only demo|full]
+//        [--reps 1] [--micro 2] [--full G,S] [--only demo|full]
 //
 // The demo's real update batches: the first `--updates` groups of a run (a demo run's
 // trajectories, one group per update as in configs/demo.yaml), each turn a row with its
@@ -12,7 +12,9 @@
 //   grouped         prefixGrouping on, the same micro-batch size
 //   grouped, whole  prefixGrouping on, the whole update in one micro-batch (fits: shared prefixes are computed once)
 // and the same on a full-vocabulary shape (the demo model's layers with a random 151,936-row
-// head, the first --full-seqs rows of update 1). Step = accumulateGradients (forward,
+// head): a group's G first turns, the first turn prompt of update 1 shared, each with its own
+// S-token completion (random ids): the logits [scored, 151,936] of more loss tokens than
+// that overflow the wasm heap (bench/trainer/README.md). Step = accumulateGradients (forward,
 // backward, accumulation; AdamW is the same for every path and not timed). "computed" =
 // token rows the forward computes / tokens of the sequences. Speed-ups against `current`
 // of the same batch in the same process. Not part of npm test.
@@ -44,7 +46,7 @@ const { values } = parseArgs({
     backend: { type: 'string', default: 'wasm' },
     reps: { type: 'string', default: '1' },
     micro: { type: 'string', default: '2' },
-    'full-seqs': { type: 'string', default: '4' },
+    full: { type: 'string', default: '4,64' },
     // one part per process: the wasm heap never shrinks, so after the demo batches the
     // full-vocabulary logits can find too little of the 4 GiB address space (bench/trainer/README.md)
     only: { type: 'string', default: 'demo,full' },
@@ -128,10 +130,13 @@ if (only.includes('full')) {
   // Full vocabulary: the demo model's shape with an untrimmed 151,936-row head (random weights).
   const full = randomQwen3({ ...model.config }, 3);
   const first = batches[0]!.batch;
-  const k = Math.min(Number(values['full-seqs']), first.inputIds.length);
-  const pick = <T>(xs: readonly T[] | undefined) => xs && xs.slice(0, k);
-  const sub: GrpoBatch = { kind: 'grpo', inputIds: pick(first.inputIds)!, completionMask: pick(first.completionMask)!, advantages: pick(first.advantages)!, trajectories: pick(first.trajectories) };
-  out.push(...runBatch(`full vocabulary (V 151,936), first ${k} turns of update 1, unmasked`, full, sub));
+  const [G, S] = values.full!.split(',').map(Number) as [number, number];
+  const prompt = first.inputIds[0]!.filter((_, t) => !first.completionMask[0]![t]);
+  const rng = new Rng(9);
+  const inputIds = Array.from({ length: G }, () => [...prompt, ...Array.from({ length: S }, () => rng.int(full.config.vocabSize))]);
+  const completionMask = inputIds.map((q) => q.map((_, t) => (t >= prompt.length ? 1 : 0)));
+  const sub: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages: inputIds.map((_, i) => (i % 2 ? -1 : 1)), trajectories: inputIds.map((_, i) => i) };
+  out.push(...runBatch(`full vocabulary (V 151,936): ${G} first turns, shared ${prompt.length}-token prompt + ${S} own, unmasked`, full, sub));
   full.dispose();
 }
 model.dispose();

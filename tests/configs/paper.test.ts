@@ -31,6 +31,7 @@ const PAPER: [line: string, path: string, value: unknown][] = [
   ['GRPO: group size of four', 'rollout.groupSize', 4],
   ['GRPO: clipping parameter 0.2', 'grpo.epsilon', 0.2],
   ['GRPO: no KL penalty', 'grpo.betaKl', 0],
+  ['GRPO: trajectory-level (each trajectory one unit of the loss, method §5.5)', 'grpo.lossAggregation', 'trajectory'],
   ['GRPO: rollouts use temperature 0.7', 'rollout.temperature', 0.7],
   ['GRPO: rollouts use top-p 0.95', 'rollout.topP', 0.95],
   ['GRPO: alpha_align = 1.0', 'reward.alpha', 1.0],

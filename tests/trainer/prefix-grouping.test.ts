@@ -101,7 +101,12 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const o = { training: true, recompute, withEntropy: true };
         const want = tokenLogprobs(model, adapter, { inputIds, masks, scored }, o);
         const got = treeLogprobs(model, adapter, { inputIds, masks, scored }, o);
-        const d = maxDiff([want.logprobs, want.entropy!], [got.logprobs, got.entropy!]);
+        // and the [N, V] mask-bias path of before the mask groups, for both
+        const ref = tokenLogprobs(model, adapter, { inputIds, masks, scored }, { ...o, maskPath: 'bias' as const });
+        const refTree = treeLogprobs(model, adapter, { inputIds, masks, scored }, { ...o, maskPath: 'bias' as const });
+        const d = maxDiff([want.logprobs, want.entropy!, ref.logprobs, ref.entropy!], [got.logprobs, got.entropy!, refTree.logprobs, refTree.entropy!]);
+        expect(maxDiff([ref.logprobs], [got.logprobs])).toBeLessThan(1e-5);
+        tf.dispose([ref.logprobs, ref.entropy!, refTree.logprobs, refTree.entropy!]);
         console.info(`${backend} recompute=${recompute}: max |logprob / entropy difference| ${d.toExponential(2)}`);
         expect(d).toBeLessThan(1e-5);
         tf.dispose([want.logprobs, want.entropy!, got.logprobs, got.entropy!]);
