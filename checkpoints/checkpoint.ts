@@ -2,13 +2,13 @@
 // optimizer.*, trainer_state.json, user_states.jsonl, manifest.json}. Written under a temp
 // name and renamed whole, manifest last; verified (sha256 of every file, run config match)
 // before anything is loaded from one.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import type { RunConfig } from '../configs/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { sha256File, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
-import { numberedName, type RunLayout } from './layout.ts';
+import { copyFileSynced, sha256File, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
+import { adapterDirName, numberedName, type RunLayout } from './layout.ts';
 
 export const TrainerStateSchema = z
   .object({
@@ -43,7 +43,7 @@ const UPDATE_RESULT = 'update_result.json';
 
 function copyDir(src: string, dst: string): void {
   mkdirSync(dst, { recursive: true });
-  for (const name of readdirSync(src)) if (statSync(join(src, name)).isFile()) copyFileSync(join(src, name), join(dst, name));
+  for (const name of readdirSync(src)) if (statSync(join(src, name)).isFile()) copyFileSynced(join(src, name), join(dst, name));
 }
 
 /**
@@ -55,8 +55,8 @@ export function restoreAdapterVersions(ckptDir: string, step: number, adapterDir
   rmSync(dst, { recursive: true, force: true });
   copyDir(join(ckptDir, 'adapter'), dst);
   for (const name of readdirSync(ckptDir)) {
-    if (isOptimizerFile(name)) copyFileSync(join(ckptDir, name), join(dst, name));
-    if (name === UPDATE_RESULT) copyFileSync(join(ckptDir, name), join(dst, TRAINER_FILE));
+    if (isOptimizerFile(name)) copyFileSynced(join(ckptDir, name), join(dst, name));
+    if (name === UPDATE_RESULT) copyFileSynced(join(ckptDir, name), join(dst, TRAINER_FILE));
   }
   const lagged = join(ckptDir, 'lagged');
   if (!existsSync(lagged)) return;
@@ -84,12 +84,12 @@ export async function writeCheckpoint(layout: RunLayout, input: CheckpointInput,
       const src = join(input.adapterVersionDir, name);
       if (!statSync(src).isFile()) continue;
       const dst = name === TRAINER_FILE ? UPDATE_RESULT : isOptimizerFile(name) ? name : join('adapter', name);
-      copyFileSync(src, join(tmp, dst));
+      copyFileSynced(src, join(tmp, dst));
     }
     // With maxPolicyLag > 0 the next updates sample from older versions: keep them too.
-    for (const { version, dir: src } of input.laggedAdapters) copyDir(src, join(tmp, 'lagged', `policy-v${String(version).padStart(6, '0')}`));
+    for (const { version, dir: src } of input.laggedAdapters) copyDir(src, join(tmp, 'lagged', adapterDirName(version)));
     writeFileAtomic(join(tmp, 'trainer_state.json'), `${JSON.stringify(input.state, null, 2)}\n`);
-    if (input.userStatesFile) copyFileSync(input.userStatesFile, join(tmp, 'user_states.jsonl'));
+    if (input.userStatesFile) copyFileSynced(input.userStatesFile, join(tmp, 'user_states.jsonl'));
     else writeFileAtomic(join(tmp, 'user_states.jsonl'), '');
     // Manifest last: it vouches for every other file.
     const files: Record<string, string> = {};

@@ -10,6 +10,7 @@ export function runLayout(root: string) {
     config: join(root, 'config.yaml'), // the resolved run config
     runJson: join(root, 'run.json'), // run id, epoch (resume count), init adapter
     metrics: join(root, 'metrics.jsonl'),
+    llmCalls: join(root, 'llm_calls.jsonl'), // one record per LLM call attempt (workers/llm-calls.ts)
     logs: join(root, 'logs'),
     log: (name: string) => join(root, 'logs', `${name}.log`),
     trajectories: join(root, 'trajectories'),
@@ -20,7 +21,7 @@ export function runLayout(root: string) {
     stepStates: (step: number) => join(root, 'steps', `step-${pad(step)}`, 'user_states.jsonl'),
     adapters: join(root, 'adapters'),
     /** Adapter version n as the trainer wrote it (PEFT files + optimizer + trainer state). */
-    adapter: (version: number) => join(root, 'adapters', `policy-v${pad(version)}`),
+    adapter: (version: number) => join(root, 'adapters', adapterDirName(version)),
     checkpoints: join(root, 'checkpoints'),
     checkpoint: (step: number) => join(root, 'checkpoints', `step-${pad(step)}`),
     /** `gsteer eval compare`'s tables and Figure 3 for results saved in eval/ (the dashboard serves them). */
@@ -30,6 +31,9 @@ export function runLayout(root: string) {
 }
 
 export type RunLayout = ReturnType<typeof runLayout>;
+
+/** `policy-v000012`: the folder of adapter version 12 (under adapters/, and lagged/ in a checkpoint). */
+export const adapterDirName = (version: number) => `policy-v${pad(version)}`;
 
 /** `policy-v12`: the adapter name the policy server is told and rollouts put in `model`. */
 export const adapterName = (version: number) => `policy-v${version}`;

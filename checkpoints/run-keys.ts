@@ -19,3 +19,18 @@ export const groupIdOf = (step: number, g: number) => `s${pad(step)}-g${g}`;
 
 /** Redis key of the metrics stream (same prefix as the queues, so a hash tag keeps it on one slot). */
 export const metricsStreamKey = (prefix: string, runId: string) => `${prefix}:metrics:${runId}`;
+
+/**
+ * SCAN patterns of every key a run leaves in Redis: its three queues (BullMQ keys
+ * `<prefix>:<queue>:...`), its own namespace `<prefix>:run:<runId>:...` (user states, the
+ * controller's sentinel) and its metrics stream. All under the prefix; glob characters in
+ * the prefix or run id are escaped, so a pattern never reaches outside it.
+ */
+export function runKeyPatterns(prefix: string, runId: string): string[] {
+  const p = globEscape(prefix);
+  const r = globEscape(runId);
+  return [...Object.values(QUEUE).map((q) => `${p}:${q}:*`), `${p}:run:${r}:*`, globEscape(metricsStreamKey(prefix, runId))];
+}
+
+/** A literal string as a Redis glob (SCAN MATCH): `* ? [ ] \` escaped. */
+export const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);

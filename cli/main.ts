@@ -13,6 +13,7 @@ export interface Command {
 const COMMANDS: Record<string, string> = {
   train: 'train',
   resume: 'resume',
+  clean: 'clean',
   worker: 'worker',
   sft: 'sft',
   eval: 'eval',

@@ -6,9 +6,22 @@ import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
+import { DownstreamSchema } from './downstream.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
+
+/**
+ * What every LLM endpoint section adds (endpoints/; method §14.6): vLLM's chat_template_kwargs
+ * (absent: {enable_thinking: false} for Qwen3-family models, nothing for others, since
+ * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
+ * and the most requests in flight through the endpoint per process.
+ */
+const llmEndpointFields = {
+  chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
+  responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
+  concurrency: positiveInt.default(8),
+};
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
 export const PolicySchema = z
@@ -26,6 +39,7 @@ export const PolicySchema = z
     /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
+    concurrency: positiveInt.default(64), // policy requests in flight per rollout process
   })
   .strict();
 
@@ -38,9 +52,13 @@ export const SimulatorSchema = z
     apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
-    temperature: z.number().min(0).max(2).default(0),
+    // paper, "User Simulator": temperature 0.7, top-p 1.0, at most 768 new tokens
+    temperature: z.number().min(0).max(2).default(0.7),
+    topP: z.number().gt(0).max(1).default(1.0),
+    maxTokens: positiveInt.default(768),
     timeoutMs: positiveInt.default(60_000),
     maxRetries: z.number().int().min(0).default(3),
+    ...llmEndpointFields,
   })
   .strict();
 
@@ -62,6 +80,7 @@ export const EncoderSchema = z
     maxRetries: z.number().int().min(0).default(3),
     /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
     cacheSize: z.number().int().min(0).default(10_000),
+    concurrency: positiveInt.default(8), // http: requests in flight per process
   })
   .strict();
 
@@ -72,6 +91,11 @@ export const JudgeSchema = z
     baseUrl: url.optional(),
     model: z.string().default('Qwen/Qwen3-32B'),
     apiKeyEnv: z.string().default('GSTEER_JUDGE_API_KEY'),
+    temperature: z.number().min(0).max(2).default(0), // not in the paper: a judge decides, it does not sample
+    maxTokens: positiveInt.default(768),
+    timeoutMs: positiveInt.default(60_000),
+    maxRetries: z.number().int().min(0).default(3),
+    ...llmEndpointFields,
   })
   .strict();
 
@@ -93,6 +117,8 @@ export const RolloutSchema = z
     constrained: z.boolean().default(true),
     retrieveCandidates: positiveInt.default(15), // method §2: Retrieve examines up to 15
     retrieveTopK: positiveInt.default(3), // method §2: returns at most 3
+    /** How Retrieve pre-selects its candidates: embedding cosine (paper: FAISS memory index) or content-word overlap (rollout/retrieval.ts). */
+    retrievePreselect: z.enum(['embedding', 'lexical']).default('embedding'),
     workers: positiveInt.default(1), // rollout worker processes `gsteer train` starts
     concurrency: positiveInt.default(4), // episodes in flight per rollout worker
   })
@@ -144,6 +170,12 @@ export const GrpoSchema = z
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
+    /**
+     * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
+     * protocol ("GRPO begins with empty memory and profile states"). The dataset's offline
+     * states (data.userStates) are never read by GRPO.
+     */
+    initialUserStates: z.string().optional(),
   })
   .strict();
 
@@ -174,6 +206,8 @@ export const SftSchema = z
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
     ordersPerSubgraph: positiveInt.default(2),
+    /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
+    order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
     weightDecay: z.number().min(0).default(0), // paper Table 6: AdamW weight decay 0.0 for SFT
     epochs: positiveInt.default(2), // paper Table 6: 2 epochs
@@ -215,9 +249,13 @@ export const EvalSchema = z
         apiKeyEnv: z.string().default('GSTEER_EXTRACTOR_API_KEY'),
         timeoutMs: positiveInt.default(60_000),
         maxRetries: z.number().int().min(0).default(3),
+        maxTokens: positiveInt.default(1024),
+        ...llmEndpointFields,
       })
       .strict()
-      .default({ kind: 'rule', model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, maxRetries: 3 }),
+      .prefault({}),
+    /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
+    downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
   })
   .strict();
 
@@ -231,9 +269,16 @@ export const RunConfigSchema = z
     env: z.enum(['gsteer', 'qref']).default('gsteer'),
     /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
     algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
+    /**
+     * What is trained: `gsteer` (Retrieve / Ask / Stop with evidence slots) or `clarifier`, the
+     * IntentRL-style Ask/Stop baseline trained the same way (IEG-scaffolded SFT, GRPO): empty
+     * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
+     */
+    variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),
+        /** The dataset's offline user states (gsteer data stats, the SFT stage's data); GRPO starts from grpo.initialUserStates instead. */
         userStates: z.string().optional().default('data/demo/user_states.jsonl'),
       })
       .strict()
@@ -262,13 +307,38 @@ export const RunConfigSchema = z
         backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
         /** Rollout job lock; a killed worker's job is retried once it expires (BullMQ stalled check). */
         rolloutLockMs: positiveInt.default(60_000),
-        /** Trainer job lock: must outlast one update, because a tfjs step blocks the event loop. */
-        trainerLockMs: positiveInt.default(600_000),
+        /**
+         * Trainer job lock, renewed every half of it while the step runs (tfjs computes in a worker
+         * thread, workers/trainer-thread.ts); a trainer that dies gives its update back at once (workers/reclaim.ts).
+         */
+        trainerLockMs: positiveInt.default(30_000),
+        /** A dead worker's active jobs go back to the queue at once (off: they wait for their lock to expire, as before issue 22). */
+        reclaim: z.boolean().default(true),
         /** How often the controller polls job states (ms). */
         pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 600_000, pollMs: 200 }),
+      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, reclaim: true, pollMs: 200 }),
+    // Orchestration shortcuts (workers/; not from the paper): each on by default and each
+    // switchable, so bench/orchestrator/ measures a run with and without it in one invocation.
+    orchestrator: z
+      .object({
+        /** The controller wakes on BullMQ job events (QueueEvents); off: it polls every queues.pollMs only. */
+        events: z.boolean().default(true),
+        /**
+         * Update s + 1 is admitted before the group stage of s is done when none of its users is
+         * in s, and before update s - 1 - lag is recorded; off: strictly after both.
+         */
+        earlyAdmission: z.boolean().default(true),
+        /** A finished group stage starts the next (delayed) one at once; off: it waits out queues.pollMs. */
+        promoteGroups: z.boolean().default(true),
+        /** fsync per-update files (trajectories, group files, user-state dumps, adapter versions); off: checkpoints are the durable copy. */
+        fsyncRunFiles: z.boolean().default(false),
+        /** BullMQ workers per rollout worker process fetching jobs in parallel (capped by rollout.concurrency). */
+        rolloutFetchers: z.number().int().min(1).max(8).default(8),
+      })
+      .strict()
+      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8 }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints

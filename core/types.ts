@@ -50,7 +50,16 @@ export type ParseResult = { ok: true; turn: PolicyTurn } | { ok: false; reason: 
 /** What the environment returned after a turn. */
 export type Observation =
   | { kind: 'memory'; query: string; results: { name: string; purpose: string; value: string; score: number }[] }
-  | { kind: 'answer'; question: string; answer: string; targetId: string | null }
+  | {
+      kind: 'answer';
+      question: string;
+      answer: string;
+      targetId: string | null;
+      /** LLM simulator: its accepted reply (JSON text, thinking removed), null when none was accepted; never in a prompt. */
+      simulatorReply?: string | null;
+      /** LLM simulator: why no reply was accepted (the answer is then the non-committal line). */
+      simulatorError?: string;
+    }
   | { kind: 'none' };
 
 /** Everything the trainer needs for one policy call. */

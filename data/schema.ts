@@ -16,6 +16,8 @@ export const TargetSchema = z
     essential: z.boolean().default(false), // eta_i
     criterion: z.string().optional(), // rubric text; appended to g_i for matching (method §4)
     lateActivatable: z.boolean().default(false), // inactive until a parent slot is covered
+    /** The canonical slot memory of this target (paper "Offline SFT state"): SFT names its slot so; default the target id. */
+    slot: z.object({ name: z.string().regex(/^[a-z][a-z0-9_]*$/), purpose: z.string().min(1) }).strict().optional(),
   })
   .strict();
 
@@ -34,6 +36,12 @@ export const InstanceSchema = z
     targets: z.array(TargetSchema),
     /** IEG edges [parent, child] over target ids; the query is the implicit root. */
     edges: z.array(z.tuple([z.string(), z.string()])).default([]),
+    /**
+     * Offline profile memory of a training instance (paper "Offline SFT state"): reusable facts
+     * from the user's other training instances, none of this instance's target values. SFT
+     * steps show it instead of `profile` when present.
+     */
+    offlineProfile: z.string().optional(),
   })
   .strict();
 

@@ -5,6 +5,7 @@ import { readRecords, type ReadResult } from './read.ts';
 import { validateInstanceRecord, validateUserStateRecord } from './validate-record.ts';
 import type { Instance, UserState } from './schema.ts';
 import type { Problem } from './problem.ts';
+import { leakProblems, type Located } from './leaks.ts';
 
 export type { Problem } from './problem.ts';
 export { formatProblem } from './problem.ts';
@@ -22,6 +23,7 @@ export function validateReads(reads: readonly ReadResult[]): Validated {
   const out: Validated = { instances: [], userStates: [], problems: [], kinds: [] };
   const firstInstance = new Map<string, string>(); // id -> "file:line"
   const firstUser = new Map<string, string>();
+  const located = { instances: [] as Located<Instance>[], states: [] as Located<UserState>[] };
   for (const read of reads) {
     out.problems.push(...read.problems);
     out.kinds.push({ file: read.file, kind: read.kind, records: read.records.length });
@@ -39,10 +41,18 @@ export function validateReads(reads: readonly ReadResult[]): Validated {
       }
       out.problems.push(...problems);
       if (problems.length) continue;
-      if ('instance' in v && v.instance) out.instances.push(v.instance);
-      if ('state' in v && v.state) out.userStates.push(v.state);
+      if ('instance' in v && v.instance) {
+        out.instances.push(v.instance);
+        located.instances.push({ value: v.instance, file: rec.file, line: rec.line });
+      }
+      if ('state' in v && v.state) {
+        out.userStates.push(v.state);
+        located.states.push({ value: v.state, file: rec.file, line: rec.line });
+      }
     }
   }
+  // Across files: no test annotation in training-side state (data/leaks.ts).
+  out.problems.push(...leakProblems(located.instances, located.states));
   return out;
 }
 

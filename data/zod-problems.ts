@@ -28,6 +28,10 @@ export function zodProblems(
   at: At,
   rootKeys: string[],
   skip: (field: string) => boolean,
+  /** Allowed keys of a nested object (other schemas than instances / user states). */
+  /** Named in the fix of a type error. */
+  schemaFile = 'data/schema.ts',
+  keysAt: (objPath: readonly PropertyKey[], rootKeys: string[]) => string[] = allowedKeys,
 ): Problem[] {
   const out: Problem[] = [];
   for (const issue of error.issues) {
@@ -36,7 +40,7 @@ export function zodProblems(
     const value = valueAt(raw, issue.path);
     if (issue.code === 'unrecognized_keys') {
       // one problem per unknown key, located at the key itself
-      const allowed = allowedKeys(issue.path, rootKeys).join(', ');
+      const allowed = keysAt(issue.path, rootKeys).join(', ');
       for (const key of issue.keys) {
         const message = `unknown field "${key}"; remove it or fix the spelling (allowed: ${allowed})`;
         out.push({ ...at, field: pathText([...issue.path, key]), message });
@@ -49,7 +53,7 @@ export function zodProblems(
     } else if (issue.code === 'too_small' && typeof value === 'string') {
       message = `must not be empty (got ${show(value)}); write a non-empty string`;
     } else {
-      message = `${issue.message} (got ${show(value)}); fix the value to match data/schema.ts`;
+      message = `${issue.message} (got ${show(value)}); fix the value to match ${schemaFile}`;
     }
     out.push({ ...at, field, message });
   }

@@ -10,6 +10,8 @@ export interface Baseline {
   label: string; // as in the paper's Table 2
   /** undefined = the G-STEER prompt and all actions. */
   actions?: readonly ActionKind[];
+  /** The trained Ask/Stop clarifier: no profile in the prompt, q* from the dialogue alone. */
+  dialogueOnly?: boolean;
 }
 
 export const BASELINES = {
@@ -18,6 +20,8 @@ export const BASELINES = {
   memory_rag: { label: 'Memory-RAG Agent', actions: ['RETRIEVE', 'STOP'] },
   clarify: { label: 'Clarification Agent', actions: ['ASK', 'STOP'] },
   memory_clarify: { label: 'Mem.+Clarif. Agent', actions: ['RETRIEVE', 'ASK', 'STOP'] },
+  // The trainable IntentRL-style Ask/Stop clarifier (`variant: clarifier`): evaluate its adapter with --baseline clarifier_trained.
+  clarifier_trained: { label: 'Ask/Stop Clarifier (trained)', actions: ['ASK', 'STOP'], dialogueOnly: true },
 } as const satisfies Record<string, Baseline>;
 
 export type BaselineName = keyof typeof BASELINES;

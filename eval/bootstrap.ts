@@ -13,6 +13,7 @@
 // A replicate whose ratio has a zero denominator (no factor in the drawn instances) is
 // undefined (null) and left out; `defined` says how many were kept.
 import { Rng } from '../util/rng.ts';
+import { sampleStd } from '../util/stats.ts';
 
 /** A point estimate with its bootstrap spread; every field null when it cannot be computed. */
 export interface Estimate {
@@ -55,8 +56,7 @@ export function summarize(value: number | null, replicates: readonly (number | n
   const xs = replicates.filter((x): x is number => x !== null);
   const none = { value, se: null, lo: null, hi: null, defined: xs.length, samples: replicates.length };
   if (value === null || xs.length < 2) return none;
-  const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
-  const se = Math.sqrt(xs.reduce((s, x) => s + (x - mean) ** 2, 0) / (xs.length - 1));
+  const se = sampleStd(xs);
   const sorted = [...xs].sort((a, b) => a - b);
   return { ...none, se, lo: quantile(sorted, (1 - level) / 2), hi: quantile(sorted, (1 + level) / 2) };
 }

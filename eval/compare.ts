@@ -3,7 +3,8 @@
 // each as markdown + CSV (the figure as SVG, PNG and its Vega-Lite spec) into one folder,
 // by default `<folder of the first result>/compare`, i.e. runs/<run>/eval/compare for
 // results saved where `gsteer eval` puts them: the dashboard serves that folder.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../util/atomic.ts';
 import { join } from 'node:path';
 import { InputError } from '../util/errors.ts';
 import { buildTables, type Method, type Spread } from './compare-tables.ts';
@@ -74,7 +75,7 @@ export async function compare(input: CompareInput): Promise<CompareOutput> {
   mkdirSync(input.out, { recursive: true });
   const written: string[] = [];
   const write = (name: string, data: string | Buffer) => {
-    writeFileSync(join(input.out, name), data);
+    writeFileAtomic(join(input.out, name), data);
     written.push(join(input.out, name));
   };
   let figure = false;

@@ -12,9 +12,9 @@
 // training record are not (they describe that model, not the mean): average.json records
 // the sources, their weights and the sha256 of each source's weights, with each source's
 // own records (pretrain.json, average.json, expand.json: records.ts) when it has them.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sha256File } from '../util/atomic.ts';
+import { sha256File, writeFileAtomic } from '../util/atomic.ts';
 import { InputError } from '../util/errors.ts';
 import { fromFloat32, numel, toFloat32, type SafeTensor } from './io/dtype.ts';
 import { openSafetensors, writeSafetensors, type SafetensorsFile } from './io/safetensors.ts';
@@ -108,6 +108,6 @@ export function averageModels(dirs: readonly string[], out: string, rawWeights?:
   }
   copyModelFiles(dirs[0]!, out);
   writeSafetensors(join(out, WEIGHTS_FILE), tensors, { format: 'pt' });
-  writeFileSync(join(out, AVERAGE_RECORD), `${JSON.stringify({ format: 'gsteer-average/1', sources }, null, 2)}\n`);
+  writeFileAtomic(join(out, AVERAGE_RECORD), `${JSON.stringify({ format: 'gsteer-average/1', sources }, null, 2)}\n`);
   return sources;
 }

@@ -1,11 +1,13 @@
 // Backend selection for the tfjs trainer and server (method §9.7, §14.1). The same model
 // code runs on all four; `auto` prefers gpu > node > wasm > cpu among those installed.
 // tfjs-node(-gpu) are optional native packages that are not dependencies of gsteer (they
-// download libtensorflow at install time), so they are imported dynamically by name.
+// download libtensorflow at install time), so they are imported dynamically by name
+// (util/optional.ts).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../util/errors.ts';
+import { importOptional } from '../util/optional.ts';
 
 export type BackendKind = 'auto' | 'gpu' | 'node' | 'wasm' | 'cpu';
 
@@ -22,22 +24,10 @@ const NATIVE: Record<'gpu' | 'node', { pkg: string; backend: string; install: st
   },
 };
 
-/** Import a package by a name TypeScript does not resolve (optional, maybe absent). */
-async function importOptional(pkg: string): Promise<boolean> {
-  try {
-    await import(/* @vite-ignore */ pkg);
-    return true;
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return false;
-    throw e;
-  }
-}
-
 async function tryNative(kind: 'gpu' | 'node'): Promise<boolean> {
   const { pkg, backend, install } = NATIVE[kind];
   try {
-    if (!(await importOptional(pkg))) return false;
+    if ((await importOptional(pkg)) === null) return false;
   } catch (e) {
     // Installed but its native library does not load (e.g. no CUDA/cuDNN on the path).
     throw new InputError(`trainer.backend=${kind}: ${pkg} is installed but failed to load (${(e as Error).message}); check ${install}`);

@@ -16,9 +16,9 @@
 // config.json gets num_hidden_layers L + G; every other file of the source is copied except
 // its model card and training records; expand.json records the source (folder, weights
 // sha256, its pretrain.json / average.json) and the layer map.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sha256File } from '../util/atomic.ts';
+import { sha256File, writeFileAtomic } from '../util/atomic.ts';
 import { InputError } from '../util/errors.ts';
 import type { SafeTensor } from './io/dtype.ts';
 import { openSafetensors, writeSafetensors } from './io/safetensors.ts';
@@ -73,9 +73,9 @@ export function expandModel(src: string, out: string, groups: number): { layers:
   copyModelFiles(src, out, ['config.json']); // config.json is rewritten below
   const raw = JSON.parse(readFileSync(join(src, 'config.json'), 'utf8')) as Record<string, unknown>;
   const layers = map.length;
-  writeFileSync(join(out, 'config.json'), `${JSON.stringify({ ...raw, ...toHfConfig({ ...cfg, numHiddenLayers: layers }) }, null, 2)}\n`);
+  writeFileAtomic(join(out, 'config.json'), `${JSON.stringify({ ...raw, ...toHfConfig({ ...cfg, numHiddenLayers: layers }) }, null, 2)}\n`);
   writeSafetensors(join(out, WEIGHTS_FILE), tensors, { format: 'pt' });
   const source = { dir: src, sha256: sha256File(join(src, WEIGHTS_FILE)), ...modelRecords(src) };
-  writeFileSync(join(out, EXPAND_RECORD), `${JSON.stringify({ format: 'gsteer-expand/1', groups, layers: map.map((m) => (m.copy ? `${m.from} (copy, zero o_proj and down_proj)` : `${m.from}`)), source }, null, 2)}\n`);
+  writeFileAtomic(join(out, EXPAND_RECORD), `${JSON.stringify({ format: 'gsteer-expand/1', groups, layers: map.map((m) => (m.copy ? `${m.from} (copy, zero o_proj and down_proj)` : `${m.from}`)), source }, null, 2)}\n`);
   return { layers, map };
 }

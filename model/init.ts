@@ -2,7 +2,8 @@
 // Init as transformers does for Qwen3: linear and embedding weights ~ N(0, 0.02^2)
 // (initializer_range), RMSNorm weights = 1; drawn from the seeded Rng, so the same seed
 // writes the same bytes.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../util/atomic.ts';
 import { join } from 'node:path';
 import { Rng } from '../util/rng.ts';
 import { fromFloat32, type SafeTensor } from './io/dtype.ts';
@@ -103,12 +104,12 @@ export function initModel(dir: string, cfg: Qwen3Config, opts: InitOptions): { p
   if (!cfg.tieWordEmbeddings) tensors.set('lm_head.weight', normal([rows, cfg.hiddenSize]));
 
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'config.json'), `${JSON.stringify(toHfConfig(cfg, { initializer_range: INITIALIZER_RANGE }), null, 2)}\n`);
-  writeFileSync(
+  writeFileAtomic(join(dir, 'config.json'), `${JSON.stringify(toHfConfig(cfg, { initializer_range: INITIALIZER_RANGE }), null, 2)}\n`);
+  writeFileAtomic(
     join(dir, 'generation_config.json'),
     `${JSON.stringify({ bos_token_id: 151643, eos_token_id: [151645, 151643], pad_token_id: 151643, do_sample: true, temperature: 0.7, top_p: 0.95 }, null, 2)}\n`,
   );
-  if (vocab) writeFileSync(join(dir, VOCAB_MAP_FILE), vocabMapJson(vocab));
+  if (vocab) writeFileAtomic(join(dir, VOCAB_MAP_FILE), vocabMapJson(vocab));
   writeSafetensors(join(dir, 'model.safetensors'), tensors, { format: 'pt' });
   return { params, rows };
 }

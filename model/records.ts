@@ -4,7 +4,8 @@
 // carries theirs inside its own record, so the whole history of a base can be read back.
 // Also the two steps every command that writes a model from others shares: refuse a
 // non-empty output folder, and copy the source's other files (config, vocabulary map).
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSynced } from '../util/atomic.ts';
 import { join } from 'node:path';
 import { InputError } from '../util/errors.ts';
 
@@ -41,5 +42,5 @@ export function refuseNonEmptyOut(command: string, out: string): void {
 export function copyModelFiles(src: string, out: string, also: readonly string[] = []): void {
   mkdirSync(out, { recursive: true });
   const skip = new Set([...OWN_FILES, ...also]);
-  for (const f of readdirSync(src)) if (!skip.has(f) && statSync(join(src, f)).isFile()) copyFileSync(join(src, f), join(out, f));
+  for (const f of readdirSync(src)) if (!skip.has(f) && statSync(join(src, f)).isFile()) copyFileSynced(join(src, f), join(out, f));
 }

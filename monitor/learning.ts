@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readGroupFile } from '../checkpoints/group-file.ts';
+import { mean, sampleVariance } from '../util/stats.ts';
 
 export interface QuarterTrend {
   samples: number; // groups in the run
@@ -18,11 +19,6 @@ export interface QuarterTrend {
   learned: boolean; // diff > 2 se
 }
 
-const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
-const variance = (xs: readonly number[]) => {
-  const m = mean(xs);
-  return xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1);
-};
 
 /** null when the run is too short for a spread (fewer than 8 groups: quarters of < 2). */
 export function quarterTrend(groupMeans: readonly number[]): QuarterTrend | null {
@@ -31,7 +27,7 @@ export function quarterTrend(groupMeans: readonly number[]): QuarterTrend | null
   const first = groupMeans.slice(0, q);
   const last = groupMeans.slice(-q);
   const diff = mean(last) - mean(first);
-  const se = Math.sqrt(variance(first) / q + variance(last) / q);
+  const se = Math.sqrt(sampleVariance(first) / q + sampleVariance(last) / q);
   return { samples: groupMeans.length, quarter: q, first: mean(first), last: mean(last), diff, se, learned: diff > 2 * se };
 }
 

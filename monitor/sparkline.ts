@@ -1,6 +1,7 @@
 // Terminal curves for `gsteer monitor RUN_DIR`: one sparkline per main metric (eight block
 // heights), with min / last / max, fitted to the terminal width. Pure: records -> text.
 import type { MetricsRecord } from './sink.ts';
+import { mean } from '../util/stats.ts';
 
 const BLOCKS = '▁▂▃▄▅▆▇█';
 
@@ -14,7 +15,7 @@ export function sparkline(values: readonly (number | undefined)[], width: number
   const cols = Math.min(n, Math.max(1, Math.floor(width)));
   const cells: (number | undefined)[] = Array.from({ length: cols }, (_, k) => {
     const xs = values.slice(Math.floor((k * n) / cols), Math.floor(((k + 1) * n) / cols)).filter((v): v is number => v !== undefined);
-    return xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : undefined;
+    return xs.length ? mean(xs) : undefined;
   });
   const defined = cells.filter((v): v is number => v !== undefined);
   const lo = Math.min(...defined);

@@ -3,6 +3,7 @@
 // run's end shows what moved without opening the dashboard.
 import { plot } from 'asciichart';
 import type { MetricsRecord } from './sink.ts';
+import { mean } from '../util/stats.ts';
 
 /** The components worth a chart, in method §4 order (count-like fields such as n_targets are left out). */
 export const CURVE_COMPONENTS = ['coverage', 'c_fp', 'c_acq', 'c_con', 'penalty_nonstop', 'penalty_invalid'] as const;
@@ -20,7 +21,7 @@ export function resample(xs: readonly number[], width: number): number[] {
     const lo = Math.floor((c * xs.length) / width);
     const hi = Math.floor(((c + 1) * xs.length) / width);
     const part = xs.slice(lo, Math.max(hi, lo + 1));
-    out.push(part.reduce((s, x) => s + x, 0) / part.length);
+    out.push(mean(part));
   }
   return out;
 }

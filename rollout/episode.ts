@@ -20,7 +20,7 @@ import { assert } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import { parseTurn } from '../core/turn/grammar.ts';
 import type { PolicyClient } from './policy-client.ts';
-import { POLICY_CONSTRAINT, turnConstraint } from './policy-constraint.ts';
+import { constraintFor, turnConstraint } from './policy-constraint.ts';
 import { buildPolicyMessages, policyProfile, type HistoryEntry } from './prompt.ts';
 import type { DialogueSoFar, UserSimulator } from './simulator.ts';
 import type { ActionKind, EvidenceSlot, Observation, ParseResult, PolicyTurn, Termination, Trajectory, TurnRecord } from '../core/types.ts';
@@ -43,12 +43,14 @@ export interface EpisodeOptions {
   snapshotId: string; // `{userId}@{version}`, the same for the whole group
   /** The rollout's seed (derived by the controller from run seed, step, group, index). */
   seed: number;
-  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained'>>;
+  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained' | 'retrievePreselect'>>;
   /**
    * method §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
    * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
    */
   actions?: readonly ActionKind[];
+  /** The Ask/Stop clarifier (variant clarifier): the policy sees no profile (and has no Retrieve): q* from the dialogue alone. */
+  dialogueOnly?: boolean;
 }
 
 /** A parsed turn whose action is not on the menu is invalid, like an unknown action. */
@@ -66,10 +68,12 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
   const snap = parseSnapshotId(opts.snapshotId);
   assert(snap.userId === instance.userId, `snapshot ${opts.snapshotId} is not of user ${instance.userId} (instance ${instance.id})`);
   const userState = await deps.store.read(snap.userId, snap.version);
-  const profile = policyProfile(instance, userState.profile);
+  const profile = opts.dialogueOnly ? '' : policyProfile(instance, userState.profile);
   const { maxTurns } = opts.rollout;
-  // The grammar does not know a baseline's action menu: an action outside it stays invalid (checkMenu).
+  // A baseline samples under its own menu grammar (core/turn/menu-grammar.ts): an action off its
+  // menu cannot be sampled; unconstrained, checkMenu makes it an invalid turn.
   const constrained = opts.rollout.constrained ?? false;
+  const constraintSpec = constraintFor(opts.actions);
 
   let state: EvidenceSlot[] = [];
   const history: HistoryEntry[] = [];
@@ -91,7 +95,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
       topP: opts.rollout.topP,
       seed: turnSeed(opts.seed, opts.groupId, opts.index, turn),
       model: opts.model,
-      ...(constrained ? { constraint: POLICY_CONSTRAINT } : {}),
+      ...(constrained ? { constraint: constraintSpec } : {}),
     });
     const parsed: ParseResult =
       res.finishReason === 'length'
@@ -99,7 +103,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
         : res.finishReason === 'abort'
           ? { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` }
           : checkMenu(parseTurn(res.text), opts.actions);
-    const constraint = constrained ? { constraint: turnConstraint(res.applied, opts.rollout.maxTokens) } : {};
+    const constraint = constrained ? { constraint: turnConstraint(res.applied, opts.rollout.maxTokens, constraintSpec.grammar) } : {};
     const record = (observation: Observation) =>
       turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) }, completionText: res.text, parsed, observation, ...constraint });
     if (!parsed.ok) {
@@ -154,12 +158,16 @@ async function act(
 ): Promise<Observation> {
   switch (t.action) {
     case 'RETRIEVE': {
-      const r = await deps.store.search(snap.userId, snap.version, t.execute, { candidates: opts.rollout.retrieveCandidates, topK: opts.rollout.retrieveTopK });
+      const r = await deps.store.search(snap.userId, snap.version, t.execute, {
+        candidates: opts.rollout.retrieveCandidates, topK: opts.rollout.retrieveTopK, ...(opts.rollout.retrievePreselect ? { preselect: opts.rollout.retrievePreselect } : {}),
+      });
       return { kind: 'memory', query: t.execute, results: r.hits };
     }
     case 'ASK': {
       const a = await deps.simulator.answer(t.execute, instance, dialogue);
-      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId };
+      // The simulator's accepted reply rides along for the trajectories view; prompts read `answer` only.
+      const raw = a.reply !== undefined ? { simulatorReply: a.reply } : {};
+      return { kind: 'answer', question: t.execute, answer: a.answer, targetId: a.targetId, ...raw, ...(a.replyError ? { simulatorError: a.replyError } : {}) };
     }
     case 'STOP':
       return { kind: 'none' };

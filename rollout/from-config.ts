@@ -1,8 +1,10 @@
 // Building the rollout environment's parts from the run config (configs/schema.ts), so
 // workers and CLI commands wire them the same way. Embedded defaults need no network.
 import type { Redis } from 'ioredis';
+import { endpointOptions } from '../configs/endpoints.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import type { Encoder } from '../core/encoder.ts';
+import { createEndpoint, type CallSink } from '../endpoints/index.ts';
 import { InputError } from '../util/errors.ts';
 import { LlmJudge } from './judge-llm.ts';
 import { RuleJudge } from './judge-rule.ts';
@@ -13,20 +15,27 @@ import { SeedSimulator } from './simulator-seed.ts';
 import type { UserSimulator } from './simulator.ts';
 import { RedisUserStore } from './user-store-redis.ts';
 
-/** `baseUrl`: policy.baseUrl for an external server, or the URL the embedded server listens on. */
-export function policyClientFrom(cfg: RunConfig, baseUrl = cfg.policy.baseUrl): PolicyClient {
+const depsOf = (sink?: CallSink) => (sink ? { sink } : {});
+
+/**
+ * `baseUrl`: policy.baseUrl for an external server, or the URL the embedded server listens on.
+ * `sink` (here and below): where the endpoint's call records go (the run's llm_calls.jsonl).
+ */
+export function policyClientFrom(cfg: RunConfig, baseUrl = cfg.policy.baseUrl, sink?: CallSink): PolicyClient {
   if (!baseUrl) throw new InputError('no policy server URL: set policy.baseUrl (external server) or start the embedded one (gsteer serve) and pass its URL');
-  return new OpenAIPolicyClient({ baseUrl, apiKeyEnv: cfg.policy.apiKeyEnv, timeoutMs: cfg.policy.timeoutMs, maxRetries: cfg.policy.maxRetries });
+  // The policy is prompted with token ids on /v1/completions: no chat template, nothing to switch off.
+  const o = endpointOptions('policy', { ...cfg.policy, model: cfg.policy.model, chatTemplateKwargs: null }, baseUrl);
+  return new OpenAIPolicyClient(createEndpoint(o, depsOf(sink)));
 }
 
-export function simulatorFrom(cfg: RunConfig, encoder: Encoder): UserSimulator {
+export function simulatorFrom(cfg: RunConfig, encoder: Encoder, sink?: CallSink): UserSimulator {
   const s = cfg.simulator;
   switch (s.kind) {
     case 'embedded':
       return new SeedSimulator(encoder, s.answerThreshold);
     case 'llm':
       // configs/schema.ts guarantees baseUrl when kind = llm
-      return new LlmSimulator({ baseUrl: s.baseUrl as string, apiKeyEnv: s.apiKeyEnv, timeoutMs: s.timeoutMs, maxRetries: s.maxRetries, model: s.model, temperature: s.temperature });
+      return new LlmSimulator({ endpoint: createEndpoint(endpointOptions('simulator', s), depsOf(sink)), temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens });
     default: {
       const never: never = s.kind;
       throw new Error(`internal: simulator kind ${String(never)}`);
@@ -34,14 +43,13 @@ export function simulatorFrom(cfg: RunConfig, encoder: Encoder): UserSimulator {
   }
 }
 
-export function judgeFrom(cfg: RunConfig, encoder: Encoder): MemoryJudge {
+export function judgeFrom(cfg: RunConfig, encoder: Encoder, sink?: CallSink): MemoryJudge {
   const j = cfg.judge;
   switch (j.kind) {
     case 'rule':
       return new RuleJudge(encoder);
     case 'llm':
-      // The judge shares the simulator's timeout and retry budget (same kind of server).
-      return new LlmJudge({ baseUrl: j.baseUrl as string, apiKeyEnv: j.apiKeyEnv, model: j.model, timeoutMs: cfg.simulator.timeoutMs, maxRetries: cfg.simulator.maxRetries });
+      return new LlmJudge({ endpoint: createEndpoint(endpointOptions('judge', j), depsOf(sink)), temperature: j.temperature, maxTokens: j.maxTokens });
     default: {
       const never: never = j.kind;
       throw new Error(`internal: judge kind ${String(never)}`);

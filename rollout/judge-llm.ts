@@ -1,16 +1,15 @@
-// The LLM memory judge (method §6; Qwen3-32B in the paper) through the `openai` client. It
+// The LLM memory judge (method §6; Qwen3-32B in the paper) through the endpoints/ layer. It
 // sees the user's profile, the interaction (questions, user answers, retrieved memories)
 // and the final covered slots, and returns ONE JSON object:
 //   {"keep": ["<slot name>", ...], "profile_sentence": "<one sentence>" | null}
-// Parsed strictly: unknown keys, a name that is not a covered slot, a non-string entry or
-// a profile sentence that is not one sentence make the whole reply malformed, which keeps
-// nothing (every slot gets 'judge_error') and is logged. Transport errors are retried
-// (openai-retry.ts) and then thrown: the caller decides whether to skip the update.
-import type OpenAI from 'openai';
-import { parseJsonObject } from './llm-json.ts';
+// asked for with a JSON schema (judgeReplySchema) and read strictly: unknown keys, a name that
+// is not a covered slot, a non-string entry or a profile sentence that is not one sentence
+// make the reply refused (retried by endpoints/); when every attempt is refused the judge keeps
+// nothing (every slot gets 'judge_error') and says so. Transport errors are retried and then
+// thrown: the caller decides whether to skip the update.
+import { z } from 'zod';
+import { ReplyError, type Endpoint } from '../endpoints/index.ts';
 import type { JudgeInput, JudgeVerdict, MemoryJudge } from './memory-judge.ts';
-import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
-import { withRetries } from './openai-retry.ts';
 import { policyProfile } from './prompt.ts';
 import type { ChatMessage } from '../core/tokenizer.ts';
 
@@ -40,51 +39,42 @@ export function judgeMessages({ instance, trajectory, snapshot }: JudgeInput): C
   ];
 }
 
-/** Strict reading of the judge's reply; `error` says what was wrong. */
-export function readJudgeReply(content: string, covered: readonly string[]): { keep: string[]; profileSentence: string | null } | { error: string } {
-  const parsed = parseJsonObject(content);
-  if (!parsed.ok) return { error: parsed.error };
-  const v = parsed.value;
-  const extra = Object.keys(v).filter((k) => k !== 'keep' && k !== 'profile_sentence');
-  if (extra.length) return { error: `unknown key(s) ${extra.join(', ')}` };
-  if (!Array.isArray(v.keep) || !v.keep.every((x) => typeof x === 'string')) return { error: '"keep" must be a list of slot names' };
-  const unknown = (v.keep as string[]).filter((n) => !covered.includes(n));
-  if (unknown.length) return { error: `"keep" names ${JSON.stringify(unknown)}, not covered slots` };
-  const ps = v.profile_sentence;
-  if (ps !== null && ps !== undefined && typeof ps !== 'string') return { error: '"profile_sentence" must be a string or null' };
-  const sentence = typeof ps === 'string' && ps.trim() ? ps.trim() : null;
-  if (sentence && (sentence.includes('\n') || /[.!?]\s+\S/.test(sentence))) return { error: '"profile_sentence" must be one sentence' };
-  return { keep: [...new Set(v.keep as string[])], profileSentence: sentence };
+/**
+ * The reply's schema (sent as response_format and checked on the reply): "keep" lists covered
+ * slot names only (repeats dropped), "profile_sentence" is one sentence or null, no other key.
+ */
+export function judgeReplySchema(covered: readonly string[]) {
+  const name = covered.length ? z.enum(covered as [string, ...string[]]) : z.never();
+  const sentence = z
+    .string()
+    .refine((s) => !s.trim() || (!s.trim().includes('\n') && !/[.!?]\s+\S/.test(s.trim())), 'must be one sentence');
+  return z
+    .object({ keep: z.array(name), profile_sentence: sentence.nullable() })
+    .strict()
+    .transform((v) => ({ keep: [...new Set(v.keep)], profileSentence: v.profile_sentence?.trim() || null }));
 }
 
-export interface LlmJudgeConfig extends EndpointConfig {
-  model: string;
-  maxRetries: number;
-  retryBaseMs?: number;
+export interface LlmJudgeConfig {
+  /** The judge endpoint (role "judge"). */
+  endpoint: Endpoint;
+  temperature: number;
+  maxTokens: number;
   log?: (msg: string) => void;
 }
 
 export class LlmJudge implements MemoryJudge {
-  private readonly client: OpenAI;
-  private readonly url: string;
-
-  constructor(private readonly cfg: LlmJudgeConfig) {
-    this.client = openaiClient(cfg);
-    this.url = endpointUrl(cfg.baseUrl, 'chat/completions');
-  }
+  constructor(private readonly cfg: LlmJudgeConfig) {}
 
   async judge(input: JudgeInput): Promise<JudgeVerdict> {
-    const res = await withRetries(
-      () => this.client.chat.completions.create({ model: this.cfg.model, messages: judgeMessages(input), temperature: 0, max_tokens: 512 }),
-      { maxRetries: this.cfg.maxRetries, baseDelayMs: this.cfg.retryBaseMs, what: `memory judge ${this.url}` },
-    );
     const slots = input.trajectory.finalSlots;
     const covered = slots.filter((s) => s.status === 'covered').map((s) => s.name);
-    const reply = readJudgeReply(res.choices[0]?.message?.content ?? '', covered);
-    if ('error' in reply) {
-      (this.cfg.log ?? ((m: string) => console.warn(m)))(
-        `memory judge ${this.url}: malformed reply for ${input.trajectory.groupId}/${input.trajectory.index} (${reply.error}); keeping nothing`,
-      );
+    const req = { messages: judgeMessages(input), temperature: this.cfg.temperature, maxTokens: this.cfg.maxTokens };
+    let reply: { keep: string[]; profileSentence: string | null };
+    try {
+      reply = (await this.cfg.endpoint.chatJson(req, { name: 'memory_verdict', schema: judgeReplySchema(covered) })).value;
+    } catch (e) {
+      if (!(e instanceof ReplyError)) throw e; // transport failures after every retry: the caller decides
+      (this.cfg.log ?? ((m: string) => console.warn(m)))(`memory judge: no acceptable reply for ${input.trajectory.groupId}/${input.trajectory.index} (${e.message}); keeping nothing`);
       return { verdicts: slots.map((slot) => ({ slot, reason: slot.status === 'covered' ? 'judge_error' : 'not_covered' })), profileSentence: null };
     }
     return {

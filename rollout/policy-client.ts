@@ -5,9 +5,8 @@
 // never from re-tokenizing `text`; the server's `prompt_token_ids`, when present, must equal
 // ours.
 import type OpenAI from 'openai';
+import { createEndpoint, endpointUrl, type CallSink, type Endpoint } from '../endpoints/index.ts';
 import { InputError } from '../util/errors.ts';
-import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
-import { withRetries } from './openai-retry.ts';
 
 export interface CompletionRequest {
   promptIds: number[];
@@ -49,10 +48,25 @@ export interface PolicyClient {
   complete(req: CompletionRequest): Promise<CompletionResult>;
 }
 
-export interface PolicyClientConfig extends EndpointConfig {
+/** A policy server by URL (tools and tests; runs build theirs from the config, rollout/from-config.ts). */
+export interface PolicyClientConfig {
+  baseUrl: string;
+  apiKeyEnv?: string;
+  timeoutMs: number;
   maxRetries: number;
   /** First retry backoff (ms); doubles per retry. */
   retryBaseMs?: number;
+  concurrency?: number;
+}
+
+export function policyEndpoint(c: PolicyClientConfig, sink?: CallSink): Endpoint {
+  return createEndpoint(
+    {
+      role: 'policy', baseUrl: c.baseUrl, model: 'policy', apiKeyEnv: c.apiKeyEnv, timeoutMs: c.timeoutMs, maxRetries: c.maxRetries,
+      concurrency: c.concurrency ?? 64, chatTemplateKwargs: null, ...(c.retryBaseMs !== undefined ? { retry: { baseDelayMs: c.retryBaseMs } } : {}),
+    },
+    sink ? { sink } : {},
+  );
 }
 
 // vLLM's response fields that the `openai` types do not know.
@@ -127,14 +141,18 @@ function firstMismatch(a: readonly number[], b: readonly number[]): number {
   return -1;
 }
 
-/** PolicyClient over the `openai` npm client (vLLM extra body fields passed through). */
+/**
+ * PolicyClient over the endpoints/ layer (role "policy": gsteer's retry rule, the concurrency
+ * cap, call records), vLLM extra body fields passed through. A response that breaks the
+ * protocol (readChoice) is an InputError, not retried: the server is the wrong kind.
+ */
 export class OpenAIPolicyClient implements PolicyClient {
-  private readonly client: OpenAI;
   private readonly url: string;
+  private readonly endpoint: Endpoint;
 
-  constructor(private readonly cfg: PolicyClientConfig) {
-    this.client = openaiClient(cfg);
-    this.url = endpointUrl(cfg.baseUrl, 'completions');
+  constructor(endpoint: Endpoint | PolicyClientConfig) {
+    this.endpoint = 'chat' in endpoint ? endpoint : policyEndpoint(endpoint);
+    this.url = endpointUrl(this.endpoint.options.baseUrl, 'completions');
   }
 
   async complete(req: CompletionRequest): Promise<CompletionResult> {
@@ -154,10 +172,10 @@ export class OpenAIPolicyClient implements PolicyClient {
         ? { structured_outputs: { grammar: req.constraint.grammar }, ...(req.constraint.tokenFilter ? { gsteer_token_filter: req.constraint.tokenFilter } : {}) }
         : {}),
     };
-    const res = await withRetries(
-      () => this.client.completions.create(body as OpenAI.CompletionCreateParamsNonStreaming),
-      { maxRetries: this.cfg.maxRetries, baseDelayMs: this.cfg.retryBaseMs, what: `policy server ${this.url}` },
-    );
+    const res = await this.endpoint.request('completions', async (client) => {
+      const r = await client.completions.create(body as OpenAI.CompletionCreateParamsNonStreaming);
+      return { value: r, usage: r.usage ? { promptTokens: r.usage.prompt_tokens, completionTokens: r.usage.completion_tokens } : null };
+    });
     const choice = (res.choices as unknown as VllmChoice[] | undefined)?.[0];
     const top = res as unknown as { prompt_token_ids?: unknown; gsteer_structured_outputs?: unknown };
     // Some servers put prompt_token_ids at the top level (chat shape); accept either place.

@@ -4,16 +4,20 @@
 // field). The record says what the server reported applying, or, when it reports nothing
 // (vLLM), the grammar alone; the trainer's replay then checks that every id was allowed.
 import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
+import { menuGrammarEbnf } from '../core/turn/menu-grammar.ts';
 import { specHash } from '../core/constraint-spec.ts';
 import type { AppliedConstraint, CompletionRequest } from './policy-client.ts';
-import type { TurnConstraint } from '../core/types.ts';
+import type { ActionKind, TurnConstraint } from '../core/types.ts';
 
 export const POLICY_CONSTRAINT: NonNullable<CompletionRequest['constraint']> = { grammar: POLICY_GRAMMAR, tokenFilter: 'policy_turn' };
 
-const GRAMMAR_ONLY_SHA = specHash({ type: 'grammar', grammar: POLICY_GRAMMAR });
+/** What a call samples under: the policy grammar, or a baseline's menu grammar (core/turn/menu-grammar.ts; method §8.5). */
+export function constraintFor(actions: readonly ActionKind[] | undefined): NonNullable<CompletionRequest['constraint']> {
+  return actions ? { grammar: menuGrammarEbnf(actions), tokenFilter: 'policy_turn' } : POLICY_CONSTRAINT;
+}
 
-export function turnConstraint(applied: AppliedConstraint | undefined, maxTokens: number): TurnConstraint {
-  if (!applied) return { tokenFilter: null, tokenFilterVersion: null, specSha256: GRAMMAR_ONLY_SHA, maxTokens, reported: false };
+export function turnConstraint(applied: AppliedConstraint | undefined, maxTokens: number, grammar: string = POLICY_GRAMMAR): TurnConstraint {
+  if (!applied) return { tokenFilter: null, tokenFilterVersion: null, specSha256: specHash({ type: 'grammar', grammar }), maxTokens, reported: false };
   const filter = applied.tokenFilter === 'policy_turn' ? 'policy_turn' : null;
   return { tokenFilter: filter, tokenFilterVersion: filter ? applied.tokenFilterVersion : null, specSha256: applied.specSha256, maxTokens: applied.maxTokens, reported: true };
 }

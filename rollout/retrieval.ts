@@ -1,9 +1,15 @@
 // Retrieve (method §2/§3): memory search inside one user-state snapshot. Two stages:
-// 1. Candidate pre-selection (at most `candidates`, 15): memories ranked by how many
-//    distinct content words of the query they contain (name + purpose + value, lowercased,
-//    stop words dropped), ties broken by recency (newest first). With <= 15 memories every
-//    memory is a candidate; beyond that, recent memories fill the places lexical overlap
-//    leaves, so a paraphrase a real encoder would match can still get in when it is recent.
+// 1. Candidate pre-selection (at most `candidates`, 15), by `preselect`:
+//    - embedding (default; the paper's FAISS-based memory index): the memories with the
+//      highest encoder cosine to the query, ties newest first. Exact cosine over every memory
+//      of the snapshot, i.e. what a flat FAISS inner-product index returns on unit vectors: a
+//      user holds tens to hundreds of memories, so an exact scan costs microseconds, needs no
+//      native library, and has no approximation error for a test to explain.
+//    - lexical (gsteer's earlier reading): memories ranked by how many distinct content
+//      words of the query they contain (name + purpose + value, lowercased, stop words
+//      dropped), ties broken by recency (newest first); recent memories fill the places
+//      lexical overlap leaves.
+//    With <= 15 memories every memory is a candidate either way.
 // 2. Final scoring: encoder cosine between the query and each candidate's stored embedding;
 //    the best `topK` (3) with cosine > 0 are returned, best first (ties: newest first).
 import { cosine } from '../core/encoder.ts';
@@ -40,16 +46,19 @@ export function searchSnapshot(
   encoderName: string,
   opts: SearchOptions,
 ): SearchResult {
-  const picked = preselect(memories, query, opts.candidates);
-  const scored = picked.map((i) => {
+  const score = (i: number) => {
     const m = memories[i] as StoredMemory;
     if (m.encoder !== encoderName || m.embedding.length !== queryVec.length)
       throw new InputError(
         `memory "${m.name}" was embedded by ${m.encoder} (dim ${m.embedding.length}) but the run's encoder is ${encoderName} (dim ${queryVec.length}); use the same encoder config or reload the user states`,
       );
     return { i, m, score: cosine(queryVec, m.embedding) };
-  });
-  scored.sort((a, b) => b.score - a.score || b.m.addedIn - a.m.addedIn || b.i - a.i);
+  };
+  const byScore = (a: ReturnType<typeof score>, b: ReturnType<typeof score>) => b.score - a.score || b.m.addedIn - a.m.addedIn || b.i - a.i;
+  // embedding: score all, keep the best `candidates`; lexical: pick by words, then score those
+  const scored = (opts.preselect ?? 'embedding') === 'embedding'
+    ? memories.map((_, i) => score(i)).sort(byScore).slice(0, opts.candidates)
+    : preselect(memories, query, opts.candidates).map(score).sort(byScore);
   const hits = scored
     .filter((s) => s.score > 0)
     .slice(0, opts.topK)

@@ -1,26 +1,34 @@
-// The LLM-backed user simulator (method §3; paper, "User Simulator": Qwen3-32B). It sees the
-// persona and the active targets with their seed Q/A (never shown to the policy), picks the
-// most relevant target for the question, answers only what is asked, grounded in the seed
-// answer and persona, and gives a brief non-committal reply when nothing supports an
-// answer. Reply format: one JSON object {"target_id": "<id>" | null, "answer": "<text>"}.
-// A malformed reply is used as plain text with target null (and logged); an empty one
-// becomes the non-committal line: a simulator hiccup must not kill the episode.
-import type OpenAI from 'openai';
+// The LLM-backed user simulator (method §3; paper, "User Simulator": Qwen3-32B, temperature
+// 0.7, top-p 1.0, at most 768 new tokens). It sees the persona and the active targets with
+// their seed Q/A (never shown to the policy), picks the most relevant target for the question,
+// answers only what is asked, grounded in the seed answer and persona, and gives a brief
+// non-committal reply when nothing supports an answer. Reply format: one JSON object
+// {"target_id": "<active id>" | null, "answer": "<text>"}, asked for with a JSON schema
+// (response_format) through the endpoints/ layer, which also switches Qwen3's thinking off.
+// A reply that is cut at max_tokens, still inside <think>, repeats the system prompt or is not
+// the JSON asked for is a failed call (retried by endpoints/); when every attempt fails the
+// user gives the non-committal answer. The raw reply is never forwarded to the policy: only
+// the schema-checked `answer` is (method §14.6).
+import { z } from 'zod';
 import { personaLines } from '../data/persona.ts';
 import type { Instance, Target } from '../data/schema.ts';
-import { parseJsonObject, stripThinking } from './llm-json.ts';
-import { endpointUrl, openaiClient, type EndpointConfig } from './openai-client.ts';
-import { withRetries } from './openai-retry.ts';
+import { ReplyError, type Endpoint } from '../endpoints/index.ts';
 import { activeTargets, NON_COMMITTAL, type DialogueSoFar, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
 import type { ChatMessage } from '../core/tokenizer.ts';
 
-export interface LlmSimulatorConfig extends EndpointConfig {
-  model: string;
+export interface LlmSimulatorConfig {
+  /** The simulator endpoint (role "simulator"): retry rule, concurrency cap, call records. */
+  endpoint: Endpoint;
   temperature: number;
-  maxRetries: number;
-  retryBaseMs?: number;
-  maxTokens?: number; // default 256: answers are one or two sentences
+  topP: number;
+  maxTokens: number;
   log?: (msg: string) => void;
+}
+
+/** The answer's JSON schema: target_id limited to the active targets' ids (or null). */
+export function simulatorAnswerSchema(activeIds: readonly string[]) {
+  const id = activeIds.length ? z.enum(activeIds as [string, ...string[]]).nullable() : z.null();
+  return z.object({ target_id: id, answer: z.string() }).strict();
 }
 
 export function simulatorSystemPrompt(instance: Instance, targets: readonly Target[]): string {
@@ -53,39 +61,21 @@ export function simulatorMessages(question: string, instance: Instance, dialogue
 }
 
 export class LlmSimulator implements UserSimulator {
-  private readonly client: OpenAI;
-  private readonly url: string;
-
-  constructor(private readonly cfg: LlmSimulatorConfig) {
-    this.client = openaiClient(cfg);
-    this.url = endpointUrl(cfg.baseUrl, 'chat/completions');
-  }
+  constructor(private readonly cfg: LlmSimulatorConfig) {}
 
   async answer(question: string, instance: Instance, dialogue?: DialogueSoFar): Promise<SimulatorAnswer> {
     const active = activeTargets(instance, dialogue);
-    const res = await withRetries(
-      () =>
-        this.client.chat.completions.create({
-          model: this.cfg.model,
-          messages: simulatorMessages(question, instance, dialogue),
-          temperature: this.cfg.temperature,
-          max_tokens: this.cfg.maxTokens ?? 256,
-        }),
-      { maxRetries: this.cfg.maxRetries, baseDelayMs: this.cfg.retryBaseMs, what: `simulator ${this.url}` },
-    );
-    const content = res.choices[0]?.message?.content ?? '';
-    const log = this.cfg.log ?? ((m: string) => console.warn(m));
-    const parsed = parseJsonObject(content);
-    if (!parsed.ok) {
-      const text = stripThinking(content);
-      log(`simulator ${this.url}: reply for instance ${instance.id} is not the JSON asked for (${parsed.error}); using it as plain text`);
-      return { answer: text || NON_COMMITTAL, targetId: null };
+    const req = { messages: simulatorMessages(question, instance, dialogue), temperature: this.cfg.temperature, topP: this.cfg.topP, maxTokens: this.cfg.maxTokens };
+    try {
+      const r = await this.cfg.endpoint.chatJson(req, { name: 'user_answer', schema: simulatorAnswerSchema(active.map((t) => t.id)) });
+      const answer = r.value.answer.trim();
+      // reply: the accepted JSON text (thinking and fences removed), for the trajectories view
+      return answer ? { answer, targetId: r.value.target_id, reply: r.text } : { answer: NON_COMMITTAL, targetId: null, reply: r.text };
+    } catch (e) {
+      if (!(e instanceof ReplyError)) throw e; // transport failures after every retry: the rollout fails
+      // The message names the endpoint and the kind, never the reply (it may quote the prompt).
+      (this.cfg.log ?? ((m: string) => console.warn(m)))(`simulator: no acceptable reply for instance ${instance.id} (${e.message}); answering non-committally`);
+      return { answer: NON_COMMITTAL, targetId: null, reply: null, replyError: `reply_error:${e.kind} after ${e.attempts} attempt(s)` };
     }
-    const answer = typeof parsed.value.answer === 'string' ? parsed.value.answer.trim() : '';
-    const id = parsed.value.target_id;
-    const targetId = typeof id === 'string' && active.some((t) => t.id === id) ? id : null;
-    if (id !== null && id !== undefined && targetId === null)
-      log(`simulator ${this.url}: target_id ${JSON.stringify(id)} is not an active target of instance ${instance.id}; recorded as null`);
-    return { answer: answer || NON_COMMITTAL, targetId: answer ? targetId : null };
   }
 }

@@ -8,6 +8,13 @@ export interface SimulatorAnswer {
   answer: string;
   /** The target the answer is grounded in; null for a non-committal reply or one from the persona alone. */
   targetId: string | null;
+  /**
+   * LLM simulator only: the accepted reply (the JSON text, thinking removed) for the
+   * trajectories view, null when no reply was accepted; never shown to the policy.
+   */
+  reply?: string | null;
+  /** LLM simulator only: why no reply was accepted (e.g. "reply_error:unclosed_think after 4 attempt(s)"). */
+  replyError?: string;
 }
 
 /** What the user already said in this episode (both simulators use it). */

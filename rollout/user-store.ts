@@ -46,6 +46,8 @@ export interface SearchResult {
 export interface SearchOptions {
   candidates: number; // rollout.retrieveCandidates (15)
   topK: number; // rollout.retrieveTopK (3)
+  /** rollout.retrievePreselect: how the candidates are chosen (retrieval.ts); default embedding (the paper's). */
+  preselect?: 'embedding' | 'lexical';
 }
 
 export interface UserStore {

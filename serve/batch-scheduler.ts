@@ -18,7 +18,8 @@
 import type { Generation } from './generation.ts';
 import type { ServeMetrics } from './metrics.ts';
 import type { AdapterHandle, ServeModel, StepItem } from './model.ts';
-import { blockKeys, type CacheEntry, type PrefixCache } from './prefix-cache.ts';
+import { planStep, type JobStep, type Phase } from './batch-plan.ts';
+import { blockKeys, type PrefixCache } from './prefix-cache.ts';
 import { QueuedScheduler, yieldToEventLoop, type Job } from './scheduler.ts';
 
 export interface BatchOptions {
@@ -33,6 +34,8 @@ export interface BatchOptions {
 }
 
 interface BatchJob extends Job {
+  /** Feeding its prompt, or decoding (from its first sampled id on). */
+  phase: Phase;
   /** Prompt positions in the KV cache. */
   fed: number;
   /** Of which taken from the prefix cache. */
@@ -40,16 +43,6 @@ interface BatchJob extends Job {
   /** Prefix-cache keys of the prompt's blocks (null without a cache). */
   keys: string[] | null;
   namespace: string;
-}
-
-/** What one sequence does in a step. */
-interface Planned {
-  job: BatchJob;
-  /** Prompt blocks computed in this step (indexes into keys). */
-  blocks: number[];
-  decode: boolean;
-  /** Logits from the cache (the whole prompt was cached). */
-  cachedLogits: Float32Array | null;
 }
 
 const namespaces = new WeakMap<AdapterHandle, string>();
@@ -74,16 +67,22 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
   protected wrap(job: Job): BatchJob {
     const namespace = adapterNamespace(job.gen.adapterHandle);
     const keys = this.opts.cache?.enabled ? blockKeys(namespace, job.gen.spec.promptIds, this.opts.blockSize) : null;
-    return { ...job, fed: 0, cached: 0, keys, namespace };
+    return { ...job, phase: 'prefill', fed: 0, cached: 0, keys, namespace };
   }
 
+  /** One step: plan (pure, batch-plan.ts), apply the cache hits, one forward pass, sample. */
   protected async step(): Promise<void> {
-    const plan = this.plan();
+    const cache = this.opts.cache;
+    const plan = planStep(
+      this.active.map((job) => ({ job, phase: job.phase, fed: job.fed, promptLength: job.gen.spec.promptIds.length, keys: job.keys })),
+      { blockSize: this.opts.blockSize, maxBatchedTokens: this.opts.maxBatchedTokens, peek: cache ? (key) => cache.peek(key) : null },
+    );
+    for (const p of plan) this.takeHits(p);
     const items: StepItem[] = [];
-    const owners: Planned[] = [];
+    const owners: JobStep<BatchJob>[] = [];
     for (const p of plan) {
       const { gen } = p.job;
-      if (p.decode) items.push({ seq: gen.sequence(), ids: [gen.lastId()], logits: true });
+      if (p.phase === 'decode') items.push({ seq: gen.sequence(), ids: [gen.lastId()], logits: true });
       else if (p.blocks.length) {
         const end = this.blockEnd(p.job, p.blocks[p.blocks.length - 1] as number);
         items.push({ seq: gen.sequence(), ids: gen.spec.promptIds.slice(p.job.fed, end), logits: end === gen.spec.promptIds.length });
@@ -102,19 +101,21 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
     }
     const ready: { job: BatchJob; row: Float32Array }[] = [];
     owners.forEach((p, i) => {
-      if (!p.decode) this.prefillDone(p, logits[i] ?? null);
+      if (p.phase === 'prefill') this.prefillDone(p, logits[i] ?? null);
       const row = logits[i];
       if (row) ready.push({ job: p.job, row });
     });
-    for (const p of plan) if (p.cachedLogits) ready.push({ job: p.job, row: p.cachedLogits });
+    // accept() may mask its row in place: a copy of the cache's logits.
+    for (const p of plan) if (p.cachedLogits) ready.push({ job: p.job, row: Float32Array.from(p.cachedLogits) });
     // Each sequence samples from its own row; accept() may wait (a grammar's mask), so all are awaited together.
     await Promise.all(
       ready.map(async ({ job, row }) => {
-        if (job.fed === job.gen.spec.promptIds.length && job.gen.result().ids.length === 0) this.metrics?.prefilled(job.fed, job.cached);
+        if (job.phase === 'prefill') this.metrics?.prefilled(job.fed, job.cached);
         try {
           const done = await job.gen.accept(row);
           this.metrics?.generated(1);
           if (done) this.finish(job);
+          else job.phase = 'decode'; // it sampled its first id
         } catch (e) {
           this.fail(job, e);
         }
@@ -127,57 +128,20 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
     return Math.min(job.gen.spec.promptIds.length, (block + 1) * this.opts.blockSize);
   }
 
-  /** Decoders first (one id each), then prompt blocks in admission order within the token budget. */
-  private plan(): Planned[] {
-    const cache = this.opts.cache;
-    const bs = this.opts.blockSize;
-    let budget = this.opts.maxBatchedTokens;
-    let prefillPlanned = false;
-    const inFlight = new Set<string>(); // blocks some sequence computes in this step
-    const plan: Planned[] = [];
-    for (const job of this.active) {
-      if (job.gen.result().ids.length > 0) {
-        plan.push({ job, blocks: [], decode: true, cachedLogits: null });
-        budget--;
-      }
-    }
-    for (const job of this.active) {
-      if (job.gen.result().ids.length > 0) continue;
-      const n = job.gen.spec.promptIds.length;
-      const p: Planned = { job, blocks: [], decode: false, cachedLogits: null };
-      const hits: CacheEntry[] = [];
-      for (let b = job.fed / bs; b * bs < n; b++) {
-        const end = Math.min(n, (b + 1) * bs);
-        const key = job.keys?.[b];
-        if (key !== undefined && cache && p.blocks.length === 0) {
-          const entry = cache.get(key);
-          if (entry && (end < n || entry.logits)) {
-            hits.push(entry);
-            if (end === n) p.cachedLogits = Float32Array.from(entry.logits as Float32Array); // accept() may mask its row in place
-            continue;
-          }
-        }
-        if (key !== undefined && inFlight.has(key)) break; // computed by another sequence right now: take it next step
-        if (end - b * bs > budget && prefillPlanned) break;
-        p.blocks.push(b);
-        budget -= end - b * bs;
-        prefillPlanned = true;
-        if (key !== undefined) inFlight.add(key);
-      }
-      if (hits.length) {
-        this.model.extend(job.gen.sequence(), hits.map((h) => h.block));
-        const taken = hits.reduce((s, h) => s + h.block.length, 0);
-        job.fed += taken;
-        job.cached += taken;
-        if (job.fed === n) job.gen.cachedTokens = job.cached;
-      }
-      if (p.blocks.length || p.cachedLogits) plan.push(p);
-    }
-    return plan;
+  /** The planned cache hits: their KV blocks join the sequence (and are marked used in the cache). */
+  private takeHits(p: JobStep<BatchJob>): void {
+    if (!p.hits.length) return;
+    const { job } = p;
+    for (const h of p.hits) this.opts.cache?.get(h.key);
+    this.model.extend(job.gen.sequence(), p.hits.map((h) => h.block));
+    const taken = p.hits.reduce((s, h) => s + h.block.length, 0);
+    job.fed += taken;
+    job.cached += taken;
+    if (job.fed === job.gen.spec.promptIds.length) job.gen.cachedTokens = job.cached;
   }
 
   /** After the forward pass: the prompt blocks are in the sequence's cache; keep them in the prefix cache. */
-  private prefillDone(p: Planned, logits: Float32Array | null): void {
+  private prefillDone(p: JobStep<BatchJob>, logits: Float32Array | null): void {
     const { job } = p;
     const n = job.gen.spec.promptIds.length;
     const cache = this.opts.cache;

@@ -61,6 +61,11 @@ export class PrefixCache {
     return this.entries.has(key);
   }
 
+  /** The entry, not marked as used (for planning: batch-plan.ts). */
+  peek(key: string): CacheEntry | undefined {
+    return this.entries.get(key);
+  }
+
   /** The entry, marked as just used. */
   get(key: string): CacheEntry | undefined {
     const e = this.entries.get(key);

@@ -9,6 +9,7 @@
 // replay rejects an id was not sampled under that mask (an external server that ignored
 // the grammar); it is scored unmasked, exactly as an unconstrained turn, and counted.
 import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
+import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../core/turn/menu-grammar.ts';
 import type { TurnConstraint } from '../core/types.ts';
 import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec, type TokenVocab } from '../serve/structured/index.ts';
 import { InputError } from '../util/errors.ts';
@@ -28,8 +29,13 @@ export interface ReplayStats {
   'constraint/replay_seconds': number;
 }
 
-function specOf(c: TurnConstraint): ConstraintSpec {
-  return c.tokenFilter ? { type: 'grammar', grammar: POLICY_GRAMMAR, filter: c.tokenFilter } : { type: 'grammar', grammar: POLICY_GRAMMAR };
+/** The grammars a trained policy samples under: G-STEER's, and the Ask/Stop clarifier's menu grammar (variant clarifier). */
+const TRAINED_GRAMMARS = [POLICY_GRAMMAR, menuGrammarEbnf(CLARIFIER_ACTIONS)];
+
+/** The spec a turn was sampled under: the trained grammar whose hash the record names (else the policy grammar, which the hash check then refuses). */
+export function specOf(c: TurnConstraint): ConstraintSpec {
+  const specs: ConstraintSpec[] = TRAINED_GRAMMARS.map((grammar) => (c.tokenFilter ? { type: 'grammar', grammar, filter: c.tokenFilter } : { type: 'grammar', grammar }));
+  return specs.find((s) => specHash(s) === c.specSha256) ?? (specs[0] as ConstraintSpec);
 }
 
 let vocabCache: { kept: Int32Array | null; vocab: TokenVocab } | null = null;

@@ -23,11 +23,6 @@ export function grpoLossOptions(cfg: RunConfig): Omit<GrpoLossOptions, 'normaliz
   };
 }
 
-/** Total updates of a run: maxUpdates, else passes x ceil(instances / groupsPerUpdate). */
-export function totalUpdates(cfg: RunConfig, trainInstances: number): number {
-  return cfg.grpo.maxUpdates ?? cfg.grpo.passes * Math.ceil(trainInstances / cfg.grpo.groupsPerUpdate);
-}
-
 /** Options of GRPO update `step` (0-based); dropout seeded per update so a resume replays it. */
 export function grpoStepOptions(cfg: RunConfig, step: number, totalSteps: number): StepOptions {
   const g = cfg.grpo;

@@ -1,7 +1,7 @@
 // Crash-safe writes: temp file -> fsync -> rename -> fsync the directory. A directory is
 // built under a temp name and renamed whole, so a reader sees all of it or none of it.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -28,20 +28,71 @@ export interface AtomicOptions {
   durable?: boolean;
 }
 
-export function writeFileAtomic(path: string, data: string | Uint8Array, { durable = true }: AtomicOptions = {}): void {
+/**
+ * A file written in pieces, then published whole: chunks go to a temp file beside `path`;
+ * commit() fsyncs it (durable), renames it to `path` and fsyncs the directory; abort()
+ * removes it. The one temp + rename + fsync sequence every writer of gsteer goes through.
+ */
+export interface AtomicWriter {
+  write(chunk: string | Uint8Array): void;
+  commit(): void;
+  abort(): void;
+}
+
+export function openAtomicWriter(path: string, { durable = true }: AtomicOptions = {}): AtomicWriter {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = path + tmpSuffix();
   const fd = openSync(tmp, 'w');
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return {
+    write(chunk) {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    },
+    commit() {
+      try {
+        if (durable) fsyncSync(fd);
+      } finally {
+        close();
+      }
+      renameSync(tmp, path);
+      if (durable) fsyncDir(dirname(path));
+    },
+    abort() {
+      close();
+      rmSync(tmp, { force: true });
+    },
+  };
+}
+
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: AtomicOptions = {}): void {
+  const w = openAtomicWriter(path, opts);
   try {
-    const buf = typeof data === 'string' ? Buffer.from(data) : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    if (durable) fsyncSync(fd);
+    w.write(data);
+  } catch (e) {
+    w.abort();
+    throw e;
+  }
+  w.commit();
+}
+
+/**
+ * Copy a file and fsync the copy (checkpoint and model folders built under a temp name:
+ * writeDirAtomic fsyncs the folder, this the contents).
+ */
+export function copyFileSynced(src: string, dst: string): void {
+  copyFileSync(src, dst);
+  const fd = openSync(dst, 'r+');
+  try {
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
-  renameSync(tmp, path);
-  if (durable) fsyncDir(dirname(path));
 }
 
 /** Build a directory with `fill(tmpDir)` and rename it to `dir` (replacing an older one). */
@@ -71,9 +122,6 @@ export function sha256File(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
-/** Leftovers of a crash mid-write (`name.tmp-PID-xxxx`), safe to delete on start. */
-export const isTempName = (name: string) => /\.tmp-\d+-[0-9a-f]{8}$/.test(name);
-
 /**
  * writeFileAtomic without blocking the event loop (rollout workers run several episodes
  * at once; a synchronous fsync would stall all of them).
@@ -89,4 +137,6 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
     await fh.close();
   }
   await rename(tmp, path);
+  const dir = await open(dirname(path), 'r').catch(() => null); // as fsyncDir, without blocking
+  if (dir) await dir.sync().catch(() => undefined).finally(() => dir.close());
 }

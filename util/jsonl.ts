@@ -1,5 +1,6 @@
 // JSONL reading with line numbers, so every error can name file and line.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from './atomic.ts';
 import { InputError } from './errors.ts';
 
 export interface JsonlRecord {
@@ -43,5 +44,5 @@ export function countLines(file: string): number {
 export function truncateLines(file: string, n: number): void {
   if (!existsSync(file)) return;
   const kept = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).slice(0, n);
-  writeFileSync(file, kept.map((l) => `${l}\n`).join(''));
+  writeFileAtomic(file, kept.map((l) => `${l}\n`).join(''));
 }

@@ -44,3 +44,18 @@ export async function deletePrefixedKeys(prefix: string, url = 'redis://127.0.0.
     r.disconnect();
   }
 }
+
+/** Delete every key matching one of the SCAN patterns (no KEYS, no FLUSH); returns how many. */
+export async function deleteMatching(redis: Redis, patterns: string[]): Promise<number> {
+  let n = 0;
+  for (const pattern of patterns) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      // One DEL per key: keys of one pattern may sit in different Redis Cluster slots.
+      for (const k of keys) n += await redis.del(k);
+    } while (cursor !== '0');
+  }
+  return n;
+}

@@ -27,5 +27,5 @@ export async function loadRunContext(runDir: string, configFile?: string, policy
   const instances = new Map((await environmentOf(cfg)).load().instances.map((i) => [i.id, i]));
   const url = policyUrl ?? info.policyUrl ?? cfg.policy.baseUrl;
   if (!url) throw new Error(`no policy server URL: pass --policy-url, set policy.baseUrl, or start the run with gsteer train`);
-  return { cfg, layout, info, instances, parts: await loadParts(cfg, info.runId), policyUrl: url };
+  return { cfg, layout, info, instances, parts: await loadParts(cfg, info.runId, layout.llmCalls), policyUrl: url };
 }

@@ -12,17 +12,16 @@
 import { existsSync, rmSync } from 'node:fs';
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { writeFileAtomic } from '../util/atomic.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
 import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
+import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { promoteGroup } from './group-worker.ts';
-import { shortcutOn } from './orch-options.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
@@ -90,12 +89,34 @@ const stateOf = async (q: Queue, id: string) => {
   return fresh ? { job: fresh, state } : null;
 };
 
+/**
+ * Where the run stands. Each counter only grows, and admitted >= groupsDone >= processed:
+ * updates submitted as flows, updates whose group stage is done (user states dumped), and
+ * updates trained with their adapter loaded.
+ */
+export interface RunState {
+  admitted: number;
+  groupsDone: number;
+  processed: number;
+}
+
+/** What one stage did: moved the run on, found nothing to do, or ended the run. */
+type StageResult = 'progress' | 'idle' | Outcome;
+
+interface Handles {
+  flow: FlowProducer;
+  groups: Queue;
+  updates: Queue;
+}
+
 export class RunController {
   private stopping = false;
   private aborted: string | null = null;
   private readonly plan;
   private readonly started = Date.now();
+  private readonly st: RunState;
   private readonly inflight = new Map<number, InFlight>();
+  private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
   private lastGroupsDoneAt = this.started;
@@ -107,14 +128,33 @@ export class RunController {
    * next admission goes first, since it waits only for the adapter.
    */
   private unrecorded: { step: number; result: UpdateResult; groupFiles: GroupFile[]; prevUpdateDoneAt: number } | null = null;
+  /**
+   * The stages, in priority order: each turn of the loop runs the first one that can move
+   * the run on. Admission first (the next update waits only for an adapter), then recording
+   * a trained update, then the group stage of the oldest update still rolling out, then the
+   * next trained update in step order.
+   */
+  private readonly stages: readonly ((h: Handles) => Promise<StageResult>)[] = [
+    (h) => this.admitStage(h),
+    () => this.recordStage(),
+    (h) => this.groupStage(h),
+    (h) => this.updateStage(h),
+  ];
 
   constructor(private readonly d: ControllerDeps) {
+    this.llmCalls = new RunCallReader(d.layout.llmCalls);
     this.plan = updateSchedule(d.instances, scheduleOf(d.cfg), d.cfg.seed);
     this.lastCheckpoint = d.startStep;
+    this.st = { admitted: d.startStep, groupsDone: d.startStep, processed: d.startStep };
   }
 
   get total(): number {
     return this.plan.length;
+  }
+
+  /** A copy of where the run stands (for tests and tools). */
+  get state(): RunState {
+    return { ...this.st };
   }
 
   /** SIGINT/SIGTERM: stop admitting, finish the admitted updates, checkpoint. */
@@ -130,12 +170,9 @@ export class RunController {
   async run(): Promise<Outcome> {
     const { cfg, startStep } = this.d;
     const q = { prefix: cfg.queues.prefix, connection: this.d.redis };
-    const flow = new FlowProducer(q);
-    const groups = new Queue(QUEUE.groups, q);
-    const updates = new Queue(QUEUE.updates, q);
-    const L = cfg.grpo.maxPolicyLag;
+    const h: Handles = { flow: new FlowProducer(q), groups: new Queue(QUEUE.groups, q), updates: new Queue(QUEUE.updates, q) };
     const waker = new Waker();
-    const events = shortcutOn('events') ? [QUEUE.groups, QUEUE.updates].map((name) => new QueueEvents(name, q)) : [];
+    const events = cfg.orchestrator.events ? [QUEUE.groups, QUEUE.updates].map((name) => new QueueEvents(name, q)) : [];
     for (const e of events) {
       e.on('completed', waker.notify);
       e.on('failed', waker.notify);
@@ -148,62 +185,90 @@ export class RunController {
     let redisLost = false;
     const onReady = () => void this.d.redis.exists(sentinel).then((n) => (redisLost ||= n === 0), () => undefined);
     this.d.redis.on('ready', onReady);
-    let admitted = startStep;
-    let groupsDone = startStep;
-    let processed = startStep;
     try {
-      for (let v = versionFor(startStep + 1, L); v <= startStep && startStep < this.total; v++) await this.load(v);
-      while (!this.aborted && (processed < (this.stopping ? admitted : this.total) || this.unrecorded)) {
-        if (redisLost) return await this.lost(processed, 'run state');
-        // (1) admit
-        if (!this.stopping && admitted < this.total && versionFor(admitted + 1, L) <= processed && this.mayAdmit(admitted + 1, groupsDone)) {
-          await this.admit(flow, admitted + 1, groupsDone < admitted ? admitted : undefined);
-          admitted++;
-          continue;
-        }
-        if (this.unrecorded) {
-          await this.record();
-          continue;
-        }
-        // (2) group stage of the oldest update still rolling out
-        if (groupsDone < admitted) {
-          const s = groupsDone + 1;
-          const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(groups, jobId.group(this.d.info.runId, this.d.info.epoch, s, g))));
-          if (states.some((x) => x === null)) return await this.lost(processed, `group jobs of update ${s}`);
-          if (states.every((x) => x!.state === 'completed' || x!.state === 'failed')) {
-            await this.dumpStates(s);
-            groupsDone++;
-            // Group 0 of an update admitted early waits for this dump: start it now.
-            if (this.inflight.get(s + 1)?.afterStep === s) await promoteGroup(groups, jobId.group(this.d.info.runId, this.d.info.epoch, s + 1, 0));
-            continue;
-          }
-        }
-        // (3) the next update in step order
-        if (processed < groupsDone) {
-          const s = processed + 1;
-          const u = await stateOf(updates, jobId.update(this.d.info.runId, this.d.info.epoch, s));
-          if (!u) return await this.lost(processed, `update job ${s}`);
-          if (u.state === 'failed') return await this.finish('failed', processed, `update ${s} failed after ${cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
-          if (u.state === 'completed') {
-            this.d.trace?.('update-seen', s);
-            await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
-            processed++;
-            if (!shortcutOn('early')) await this.record();
-            continue;
-          }
-        }
-        await waker.wait(cfg.queues.pollMs);
+      // The adapter versions the first updates sample from (on resume: the checkpoint's).
+      for (let v = versionFor(startStep + 1, cfg.grpo.maxPolicyLag); v <= startStep && startStep < this.total; v++) await this.load(v);
+      while (this.running()) {
+        if (redisLost) return await this.lost('run state');
+        const r = await this.turn(h);
+        if (r === 'idle') await waker.wait(cfg.queues.pollMs);
+        else if (r !== 'progress') return r;
       }
+      const { processed } = this.st;
       if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED ? 'failed' : 'stopped', processed, this.aborted);
       return await this.finish(processed >= this.total ? 'done' : 'stopped', processed);
     } finally {
       this.d.redis.off('ready', onReady);
       await this.d.redis.del(sentinel).catch(() => undefined);
       await Promise.all(events.map((e) => e.close()));
-      await flow.close();
-      await groups.close();
-      await updates.close();
+      await h.flow.close();
+      await h.groups.close();
+      await h.updates.close();
     }
+  }
+
+  /** Work is left: updates to process (after a stop: only the admitted ones), or one to record. */
+  private running(): boolean {
+    const { processed, admitted } = this.st;
+    return !this.aborted && (processed < (this.stopping ? admitted : this.total) || this.unrecorded !== null);
+  }
+
+  /** One turn of the loop: the first stage that is not idle. */
+  private async turn(h: Handles): Promise<StageResult> {
+    for (const stage of this.stages) {
+      const r = await stage(h);
+      if (r !== 'idle') return r;
+    }
+    return 'idle';
+  }
+
+  /** (1) Admit the next update when the policy lag and the user states allow it. */
+  private async admitStage(h: Handles): Promise<StageResult> {
+    const { admitted, groupsDone, processed } = this.st;
+    const next = admitted + 1;
+    if (this.stopping || admitted >= this.total || versionFor(next, this.d.cfg.grpo.maxPolicyLag) > processed || !this.mayAdmit(next, groupsDone)) return 'idle';
+    await this.admit(h.flow, next, groupsDone < admitted ? admitted : undefined);
+    this.st.admitted = next;
+    return 'progress';
+  }
+
+  /** (2) Record the update trained and loaded last (metrics, checkpoint). */
+  private async recordStage(): Promise<StageResult> {
+    if (!this.unrecorded) return 'idle';
+    await this.record();
+    return 'progress';
+  }
+
+  /** (3) The group stage of the oldest update still rolling out: done when every group job finished. */
+  private async groupStage(h: Handles): Promise<StageResult> {
+    const { admitted, groupsDone } = this.st;
+    if (groupsDone >= admitted) return 'idle';
+    const s = groupsDone + 1;
+    const { runId, epoch } = this.d.info;
+    const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(h.groups, jobId.group(runId, epoch, s, g))));
+    if (states.some((x) => x === null)) return await this.lost(`group jobs of update ${s}`);
+    if (!states.every((x) => x!.state === 'completed' || x!.state === 'failed')) return 'idle';
+    await this.dumpStates(s);
+    this.st.groupsDone = s;
+    // Group 0 of an update admitted early waits for this dump: start it now.
+    if (this.inflight.get(s + 1)?.afterStep === s) await promoteGroup(h.groups, jobId.group(runId, epoch, s + 1, 0));
+    return 'progress';
+  }
+
+  /** (4) The next update in step order, once the trainer finished it: load its adapter. */
+  private async updateStage(h: Handles): Promise<StageResult> {
+    const { groupsDone, processed } = this.st;
+    if (processed >= groupsDone) return 'idle';
+    const s = processed + 1;
+    const u = await stateOf(h.updates, jobId.update(this.d.info.runId, this.d.info.epoch, s));
+    if (!u) return await this.lost(`update job ${s}`);
+    if (u.state === 'failed') return await this.finish('failed', processed, `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
+    if (u.state !== 'completed') return 'idle';
+    this.d.trace?.('update-seen', s);
+    await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
+    this.st.processed = s;
+    if (!this.d.cfg.orchestrator.earlyAdmission) await this.record();
+    return 'progress';
   }
 
   /**
@@ -212,7 +277,7 @@ export class RunController {
    */
   private mayAdmit(step: number, groupsDone: number): boolean {
     if (groupsDone === step - 1) return true;
-    if (!shortcutOn('early')) return false;
+    if (!this.d.cfg.orchestrator.earlyAdmission) return false;
     const users = new Set(this.plan[step - 1]!.map((pg) => pg.userId));
     return this.plan.slice(groupsDone, step - 1).every((u) => u.every((pg) => !users.has(pg.userId)));
   }
@@ -230,8 +295,7 @@ export class RunController {
   private async dumpStates(step: number): Promise<void> {
     const states = await this.d.users.dump();
     const text = states.map((s) => `${JSON.stringify(s)}\n`).join('');
-    if (shortcutOn('fsync')) await writeRunFile(this.d.layout.stepStates(step), text);
-    else writeFileAtomic(this.d.layout.stepStates(step), text);
+    await writeRunFile(this.d.layout.stepStates(step), text, this.d.cfg.orchestrator.fsyncRunFiles);
     const f = this.inflight.get(step);
     this.lastGroupsDoneAt = Date.now();
     if (f) f.groupsDoneAt = this.lastGroupsDoneAt;
@@ -284,6 +348,8 @@ export class RunController {
       waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
       waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
     });
+    // llm/<role>/...: the calls this update's groups made, from RUN_DIR/llm_calls.jsonl
+    Object.assign(rec, this.llmCalls.take(groupFiles.map((g) => g.groupId)));
     await this.d.sink.write(rec);
     this.d.onUpdate?.(rec, this.total);
     if (step % cfg.checkpoint.every === 0 || step === this.total) await this.checkpoint(step);
@@ -317,7 +383,8 @@ export class RunController {
   }
 
   /** Redis came back without the run's jobs (restarted without persistence): stop with a checkpoint. */
-  private async lost(processed: number, what: string): Promise<Outcome> {
+  private async lost(what: string): Promise<Outcome> {
+    const { processed } = this.st;
     return this.finish('failed', processed, `Redis no longer holds the ${what} (was it restarted without persistence?); the run stopped at update ${processed} with a checkpoint: continue with gsteer resume ${this.d.layout.root}`);
   }
 }

@@ -19,14 +19,28 @@ export interface UpdatePlan {
   afterStep?: number;
 }
 
+/**
+ * How many finished jobs each queue keeps (BullMQ removeOnComplete/removeOnFail with a count):
+ * enough for the controller to read every group and update job it has not seen yet (at
+ * most maxPolicyLag + 1 updates are admitted ahead of the last one it processed; two more
+ * for margin). A child's return value or failure lives on in its parent, so rollouts need
+ * none for the run itself; they keep as many for inspection. The rest go when the run ends
+ * (workers/run-redis.ts).
+ */
+export function jobRetention(cfg: RunConfig): Record<'updates' | 'groups' | 'rollouts', JobsOptions> {
+  const updates = cfg.grpo.maxPolicyLag + 3;
+  const keep = (count: number): JobsOptions => ({ removeOnComplete: { count }, removeOnFail: { count } });
+  return { updates: keep(updates), groups: keep(updates * cfg.grpo.groupsPerUpdate), rollouts: keep(updates * cfg.grpo.groupsPerUpdate * cfg.rollout.groupSize) };
+}
+
 export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
   const { runId, epoch, step } = plan;
   const rel = runLayout('');
+  const keep = jobRetention(cfg);
   const retry: JobsOptions = {
     attempts: cfg.queues.attempts,
     backoff: { type: 'exponential', delay: cfg.queues.backoffMs },
     ignoreDependencyOnFailure: true,
-    removeOnFail: false,
   };
   const groups: FlowJob[] = plan.groups.map((pg, g) => {
     const groupId = groupIdOf(step, g);
@@ -36,21 +50,21 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
         policyVersion: plan.policyVersion, model: adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
         seed: rolloutSeed(cfg.seed, step, g, i), trajPath: rel.trajRel(groupId, i),
       };
-      return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, jobId: jobId.rollout(runId, epoch, step, g, i) } };
+      return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, ...keep.rollouts, jobId: jobId.rollout(runId, epoch, step, g, i) } };
     });
     const data: GroupJob = {
       v: 1, runId, epoch, step, groupId, groupIndex: g, instanceId: pg.instanceId, userId: pg.userId,
       policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: groupSizeOf(cfg), groupPath: rel.groupRel(groupId),
       ...(g === 0 && plan.afterStep !== undefined ? { afterStep: plan.afterStep } : {}),
     };
-    return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
+    return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, ...keep.groups, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
   });
   const data: UpdateJob = { v: 1, runId, epoch, step, policyVersion: step, groupIds: plan.groups.map((_, g) => groupIdOf(step, g)) };
   return {
     name: 'update',
     queueName: QUEUE.updates,
     data,
-    opts: { attempts: cfg.queues.attempts, backoff: { type: 'exponential', delay: cfg.queues.backoffMs }, jobId: jobId.update(runId, epoch, step), removeOnFail: false },
+    opts: { attempts: cfg.queues.attempts, backoff: { type: 'exponential', delay: cfg.queues.backoffMs }, jobId: jobId.update(runId, epoch, step), ...keep.updates },
     children: groups,
   };
 }

@@ -10,10 +10,10 @@ import type { RunContext } from './context.ts';
 import type { Scored } from './parts.ts';
 import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { GroupJobSchema, parsePayload, RolloutResultSchema, type GroupJob, type GroupResult } from './payloads.ts';
-import { shortcutOn } from './orch-options.ts';
 import { connect } from '../util/redis.ts';
 import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
+import { STALLED_CHECK_MS } from './reclaim.ts';
 import { unrecoverable } from './rollout-worker.ts';
 
 function dropped(p: GroupJob, reason: string): GroupFile {
@@ -23,7 +23,7 @@ function dropped(p: GroupJob, reason: string): GroupFile {
 export async function startGroupWorker(ctx: RunContext, log: (msg: string) => void): Promise<Worker> {
   const reward = await ctx.parts.reward();
   const users = await ctx.parts.users();
-  const write = (rel: string, g: GroupFile) => writeRunFile(ctx.layout.abs(rel), `${JSON.stringify(g)}\n`);
+  const write = (rel: string, g: GroupFile) => writeRunFile(ctx.layout.abs(rel), `${JSON.stringify(g)}\n`, ctx.cfg.orchestrator.fsyncRunFiles);
   const q = ctx.cfg.queues;
   const queueConnection = connect(q.redisUrl);
   const groups = new Queue(QUEUE.groups, { connection: queueConnection, prefix: q.prefix });
@@ -51,7 +51,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
       throw new DelayedError();
     }
     const result = await stage(job, p);
-    if (shortcutOn('promote')) await promoteGroup(groups, jobId.group(p.runId, p.epoch, p.step, p.groupIndex + 1));
+    if (ctx.cfg.orchestrator.promoteGroups) await promoteGroup(groups, jobId.group(p.runId, p.epoch, p.step, p.groupIndex + 1));
     return result;
   };
   const stage = async (job: Job, p: GroupJob): Promise<GroupResult> => {
@@ -92,7 +92,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
   };
   const connection = connect(q.redisUrl);
-  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, maxStalledCount: q.attempts });
+  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS), maxStalledCount: q.attempts });
   worker.on('closed', () => void users.close().then(() => groups.close()).then(() => {
     connection.disconnect();
     queueConnection.disconnect();

@@ -18,6 +18,8 @@ import { waitForPolicyServer } from './policy-admin.ts';
 import { connect } from '../util/redis.ts';
 import { metricsStreamKey, QUEUE } from '../checkpoints/run-keys.ts';
 import { ensureRedis } from './redis-local.ts';
+import { removeRunKeys } from './run-redis.ts';
+import { reclaimJobs } from './reclaim.ts';
 import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
 import { Supervisor } from './supervisor.ts';
 import { newestVersion } from './trainer-worker.ts';
@@ -71,6 +73,12 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     giveUp = msg;
     rejectDied(new Error(msg));
     controller?.abort(msg);
+  }, (name, pid) => {
+    if (!cfg.queues.reclaim) return;
+    void reclaimJobs(redis, cfg.queues.prefix, o.info.runId, pid).then(
+      (ids) => ids.length && log(`${name}: returned ${ids.length} job(s) it held to the queue (${ids.join(', ')})`),
+      (e: Error) => log(`${name}: could not return its jobs (${e.message}); they are retried when their locks expire`),
+    );
   });
   const redis = connect(cfg.queues.redisUrl);
   const parts = await loadParts(cfg, o.info.runId);
@@ -147,6 +155,8 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
   } finally {
     await sup.stopAll();
     await users.close();
+    // Everything durable is in the run directory (resume needs nothing else): drop the run's keys.
+    await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
     redis.disconnect();
     await redisProc.stop();
   }

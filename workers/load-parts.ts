@@ -10,7 +10,8 @@ export function partsKind(): 'real' | 'synthetic' {
   return v;
 }
 
-export async function loadParts(cfg: RunConfig, runId: string): Promise<Parts> {
+/** `callsFile`: where the real parts record their LLM calls (RUN_DIR/llm_calls.jsonl). */
+export async function loadParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
   if (partsKind() === 'synthetic') return (await import('./synthetic/parts.ts')).syntheticParts(cfg, runId);
-  return (await import('./real-parts.ts')).realParts(cfg, runId);
+  return (await import('./real-parts.ts')).realParts(cfg, runId, callsFile);
 }

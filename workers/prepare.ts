@@ -42,9 +42,11 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   // method §13: the environment's instances (QREF: the questions, validated with the corpus).
   const files = cfg.env === 'qref' ? [cfg.qref.data.questions] : cfg.data.instances;
   collect(() => (instances = loadEnvInstances(cfg)));
-  if (cfg.env === 'gsteer' && cfg.data.userStates) {
-    if (existsSync(cfg.data.userStates)) collect(() => (states = loadUserStates([cfg.data.userStates as string])));
-    else warnings.push(`data.userStates = ${cfg.data.userStates} does not exist; every user starts with an empty state`);
+  // GRPO starts from grpo.initialUserStates, or with every user empty (the paper's protocol); QREF has no user state.
+  const initial = cfg.env === 'gsteer' ? cfg.grpo.initialUserStates : undefined;
+  if (initial) {
+    if (existsSync(initial)) collect(() => (states = loadUserStates([initial])));
+    else problems.push(`grpo.initialUserStates = ${initial}: file not found; point it at a user_states.jsonl, or drop it so every user starts empty (the paper's GRPO)`);
   }
   if (!problems.length && !instances.some((i) => i.split === 'train'))
     problems.push(`${files.join(', ')}: no instance has split "train"; GRPO trains on the train split`);

@@ -7,6 +7,7 @@ import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import { environmentOf } from '../rollout/env/index.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
 import type { Parts, TrainerPart, TrainSequence } from './parts.ts';
+import { runCallSink, withCallGroup } from './llm-calls.ts';
 
 /**
  * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
@@ -71,17 +72,29 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
   };
 }
 
-export async function realParts(cfg: RunConfig, runId: string): Promise<Parts> {
+/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (workers/llm-calls.ts). */
+export async function realParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
+  const sink = callsFile ? runCallSink(callsFile) : undefined;
   const total = async () => {
-    const { updateSchedule } = await import('./schedule.ts');
-    return updateSchedule(env.load().instances, scheduleOf(cfg), cfg.seed).length; // the controller's plan
+    const { trainInstances, updateCount } = await import('./schedule.ts');
+    return updateCount(trainInstances(env.load().instances, cfg.grpo).length, scheduleOf(cfg)); // the controller's plan length
   };
-  const env = await environmentOf(cfg); // method §13: the task's episode, reward and user state
+  const env = await environmentOf(cfg, sink); // method §13: the task's episode, reward and user state
   return {
     kind: 'real',
-    rollout: () => env.rollout(runId),
-    reward: () => env.reward(),
-    users: () => env.users(runId),
+    // every LLM call an episode, a score or a user-state update makes is tagged with its group (workers/llm-calls.ts)
+    rollout: async () => {
+      const r = await env.rollout(runId);
+      return { run: (ctx) => withCallGroup(ctx.job.groupId, () => r.run(ctx)), close: () => r.close() };
+    },
+    reward: async () => {
+      const r = await env.reward();
+      return { score: (traj, instance) => withCallGroup(traj.groupId, () => r.score(traj, instance)) };
+    },
+    users: async () => {
+      const u = await env.users(runId);
+      return { ...u, applyBest: (group, instance) => (group[0] ? withCallGroup(group[0].trajectory.groupId, () => u.applyBest(group, instance)) : u.applyBest(group, instance)) };
+    },
     trainer: async () => {
       const n = await total();
       // method §13: PPO's actor + critic, or GRPO's LoRA step

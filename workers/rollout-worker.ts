@@ -5,10 +5,10 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { InputError } from '../util/errors.ts';
 import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
-import { shortcutOn } from './orch-options.ts';
 import { connect } from '../util/redis.ts';
 import { QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
+import { STALLED_CHECK_MS } from './reclaim.ts';
 
 export function unrecoverable(e: unknown): never {
   if (e instanceof InputError) throw new UnrecoverableError(e.message);
@@ -23,22 +23,23 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
     const instance = ctx.instances.get(p.instanceId);
     if (!instance) throw new UnrecoverableError(`instance ${p.instanceId} is not in ${ctx.cfg.data.instances.join(', ')}`);
     const traj = await rollout.run({ job: p, instance, policyUrl: ctx.policyUrl }).catch(unrecoverable);
-    await writeRunFile(ctx.layout.abs(p.trajPath), JSON.stringify(traj));
+    await writeRunFile(ctx.layout.abs(p.trajPath), JSON.stringify(traj), ctx.cfg.orchestrator.fsyncRunFiles);
     return { index: p.index, trajPath: p.trajPath };
   };
   const q = ctx.cfg.queues;
   // A BullMQ worker fetches its jobs one at a time (one Redis round trip each), so the k-th
   // rollout of a fresh wave would start k round trips after the first. Several workers, each
-  // with a share of the concurrency, fetch in parallel.
+  // with a share of the concurrency, fetch in parallel (orchestrator.rolloutFetchers, each
+  // holding two Redis connections).
   const c = ctx.cfg.rollout.concurrency;
-  const fetchers = shortcutOn('fetchers') ? Math.min(c, MAX_FETCHERS) : 1;
+  const fetchers = Math.min(c, ctx.cfg.orchestrator.rolloutFetchers);
   const connections = Array.from({ length: fetchers }, () => connect(q.redisUrl));
   const workers = connections.map((connection, k) => new Worker(QUEUE.rollouts, process, {
     connection,
     prefix: q.prefix,
     concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
     lockDuration: q.rolloutLockMs,
-    stalledInterval: Math.min(q.rolloutLockMs, 30_000),
+    stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS),
     maxStalledCount: q.attempts,
   }));
   let open = workers.length;
@@ -49,6 +50,3 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
   }));
   return workers;
 }
-
-/** Parallel fetchers per rollout worker process (each holds two Redis connections). */
-const MAX_FETCHERS = 8;

@@ -6,10 +6,10 @@
 // and `gsteer resume` removes every per-update file after its checkpoint and rewrites them
 // (checkpoints/restore.ts). An fsync costs 4-8 ms per file on the build machine's disk.
 import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from '../util/atomic.ts';
-import { shortcutOn } from './orch-options.ts';
 
-export async function writeRunFile(path: string, data: string): Promise<void> {
-  if (!shortcutOn('fsync')) return writeFileAtomicAsync(path, data);
+/** `durable`: orchestrator.fsyncRunFiles (default false). */
+export async function writeRunFile(path: string, data: string, durable: boolean): Promise<void> {
+  if (durable) return writeFileAtomicAsync(path, data);
   // Synchronous on purpose: without the fsync, writing a few kB takes tens of µs, less than
   // the event-loop round trips of the five promise-based calls (mkdir, open, write, close,
   // rename), which a loaded machine stretches to milliseconds each.
@@ -21,6 +21,6 @@ export async function writeRunFile(path: string, data: string): Promise<void> {
  * reader sees all of it or none), not fsynced, for the same reason: a checkpoint copies the
  * versions it needs, and resume restores adapters/ from the checkpoint.
  */
-export function writeRunDir(dir: string, fill: (tmpDir: string) => Promise<void>): Promise<void> {
-  return writeDirAtomic(dir, fill, { durable: !shortcutOn('fsync') });
+export function writeRunDir(dir: string, fill: (tmpDir: string) => Promise<void>, durable: boolean): Promise<void> {
+  return writeDirAtomic(dir, fill, { durable });
 }

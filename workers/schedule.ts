@@ -17,9 +17,18 @@ export function updateSchedule(instances: readonly Pick<Instance, 'id' | 'userId
   const order: PlannedGroup[] = [];
   for (let pass = 0; pass < grpo.passes; pass++)
     for (const i of Rng.derive(seed, 'schedule', pass).shuffle(train)) order.push({ instanceId: i.id, userId: i.userId });
-  const updates: PlannedGroup[][] = [];
-  for (let k = 0; k < order.length; k += grpo.groupsPerUpdate) updates.push(order.slice(k, k + grpo.groupsPerUpdate));
-  return grpo.maxUpdates !== undefined ? updates.slice(0, grpo.maxUpdates) : updates;
+  return Array.from({ length: updateCount(train.length, grpo) }, (_, k) => order.slice(k * grpo.groupsPerUpdate, (k + 1) * grpo.groupsPerUpdate));
+}
+
+/**
+ * Updates of a run with `numTrain` train instances: ceil(passes * numTrain / groupsPerUpdate)
+ * (the passes run back to back, so the last update of a pass may take groups of the next),
+ * capped at maxUpdates. The one count the controller, the trainer's LR schedule and the
+ * progress bar use. E.g. 5 instances, 2 passes, 2 groups per update: 10 groups -> 5 updates.
+ */
+export function updateCount(numTrain: number, grpo: Pick<GrpoConfig, 'passes' | 'groupsPerUpdate' | 'maxUpdates'>): number {
+  const n = Math.ceil((grpo.passes * numTrain) / grpo.groupsPerUpdate);
+  return grpo.maxUpdates !== undefined ? Math.min(n, grpo.maxUpdates) : n;
 }
 
 /** The instances GRPO trains on: the train split, in file order, or its `grpo.trainIds` subset. */

@@ -1,7 +1,7 @@
 // Child processes of a run (workers, the embedded policy server): started with an IPC
 // channel and workers/child-guard.mjs preloaded (they exit when we do), logs to RUN/logs/<name>.log, restarted with a bounded
 // budget when one dies unexpectedly (a SIGKILLed rollout worker or trainer comes back and
-// BullMQ hands it the stalled job); over budget, `onGiveUp` stops the run.
+// its jobs go back to the queue at once, workers/reclaim.ts); over budget, `onGiveUp` stops the run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -30,6 +30,8 @@ export class Supervisor {
     private readonly maxRestarts: number,
     private readonly log: (msg: string) => void,
     private readonly onGiveUp: (msg: string) => void,
+    /** A child died unexpectedly (before its restart): e.g. give its jobs back (workers/reclaim.ts). */
+    private readonly onDied: (name: string, pid: number) => void = () => {},
   ) {}
 
   start(spec: ChildSpec, restarts = 0): ChildProcess {
@@ -41,6 +43,7 @@ export class Supervisor {
     proc.on('exit', (code, signal) => {
       if (this.stopping || this.children.get(spec.name)?.proc !== proc) return;
       const why = signal ? `signal ${signal}` : `exit code ${code}`;
+      if (proc.pid !== undefined) this.onDied(spec.name, proc.pid);
       if (restarts >= this.maxRestarts) {
         this.onGiveUp(`${spec.name} died (${why}) and was restarted ${restarts} time(s); see ${spec.logFile}`);
         return;

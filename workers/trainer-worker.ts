@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, Worker, type Job } from 'bullmq';
 import { writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
-import { numberedName } from '../checkpoints/layout.ts';
+import { adapterDirName, numberedName } from '../checkpoints/layout.ts';
 import type { RunContext } from './context.ts';
 import { readGroupFile } from '../checkpoints/group-file.ts';
 import type { TrainerPart } from './parts.ts';
@@ -17,6 +17,7 @@ import { connect } from '../util/redis.ts';
 import { QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunDir, writeRunFile } from './run-file.ts';
 import { buildUpdateBatch } from './update-batch.ts';
+import { STALLED_CHECK_MS } from './reclaim.ts';
 
 export const TRAINER_FILE = 'trainer.json';
 
@@ -25,7 +26,7 @@ export function newestVersion(adaptersDir: string): number | null {
   if (!existsSync(adaptersDir)) return null;
   const vs = readdirSync(adaptersDir)
     .map((n) => numberedName(n, 'policy-v'))
-    .filter((v): v is number => v !== null && existsSync(join(adaptersDir, `policy-v${String(v).padStart(6, '0')}`, TRAINER_FILE)));
+    .filter((v): v is number => v !== null && existsSync(join(adaptersDir, adapterDirName(v), TRAINER_FILE)));
   return vs.length ? Math.max(...vs) : null;
 }
 
@@ -45,8 +46,9 @@ async function restoreOrInit(ctx: RunContext, trainer: TrainerPart, log: (m: str
   return 0;
 }
 
-export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => void): Promise<Worker> {
-  const trainer = await ctx.parts.trainer();
+/** `part`: the trainer part to use (the worker process passes one in a worker thread); default ctx.parts.trainer(). */
+export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => void, part?: TrainerPart & { close?(): Promise<void> }): Promise<Worker> {
+  const trainer = part ?? (await ctx.parts.trainer());
   let current = await restoreOrInit(ctx, trainer, log);
   const process = async (job: Job, token?: string): Promise<UpdateResult> => {
     const p = parsePayload(UpdateJobSchema, job.data, 'update');
@@ -71,8 +73,8 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
       const result: UpdateResult = { step: p.step, policyVersion: p.step, adapterPath: relative(ctx.layout.root, dir), stats, groupsTrained: groups.length, advantageStats: batch.advantageStats };
       await writeRunDir(dir, async (tmp) => {
         await trainer.save(tmp);
-        await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`);
-      });
+        await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`, ctx.cfg.orchestrator.fsyncRunFiles);
+      }, ctx.cfg.orchestrator.fsyncRunFiles);
       current = p.step;
       log(`update ${p.step}: ${groups.length} group(s), loss ${stats.loss.toFixed(4)}, grad_norm ${stats.grad_norm.toFixed(4)}`);
       return result;
@@ -88,10 +90,14 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     connection,
     prefix: q.prefix,
     concurrency: 1,
+    // Renewed every lockDuration / 2 while the step runs (in a thread, so the loop is free).
     lockDuration: q.trainerLockMs,
-    stalledInterval: Math.min(q.trainerLockMs, 30_000),
+    stalledInterval: Math.min(q.trainerLockMs, STALLED_CHECK_MS),
     maxStalledCount: q.attempts,
   });
-  worker.on('closed', () => connection.disconnect());
+  worker.on('closed', () => {
+    connection.disconnect();
+    void part?.close?.();
+  });
   return worker;
 }

@@ -3,9 +3,8 @@
 import type { GroupFile } from '../checkpoints/group-file.ts';
 import type { UpdateResult } from './payloads.ts';
 import type { MetricsRecord } from '../monitor/sink.ts';
+import { mean, populationStd } from '../util/stats.ts';
 
-const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
-const std = (xs: readonly number[]) => Math.sqrt(mean(xs.map((x) => (x - mean(xs)) ** 2)));
 
 export interface UpdateTiming {
   wallSeconds: number; // since the run (or resume) started
@@ -36,7 +35,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   for (const c of components) {
     const xs = scores.map((s) => s.components[c] ?? 0);
     rec[`rewards/${c}/mean`] = mean(xs);
-    rec[`rewards/${c}/std`] = std(xs);
+    rec[`rewards/${c}/std`] = populationStd(xs); // the spread of this batch, as TRL logs it
   }
   // QREF's evidence filter (method §13): precision / recall pooled over the update's queries.
   if (components.includes('filter_kept')) {
@@ -86,3 +85,12 @@ export const TIMING_KEYS = [
   'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds',
   'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
 ];
+
+/** Keys whose values depend on wall-clock time or machine load (the fixed list, and each LLM role's
+ *  latency percentiles `llm/<role>/latency_p50_ms`), left out when two runs are compared. */
+export const isTimingKey = (key: string): boolean => TIMING_KEYS.includes(key) || /^llm\/[^/]+\/latency_/.test(key);
+
+/** The metrics of one update without its timing keys: what must match between equal runs. */
+export const reproducible = (record: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(record).filter(([k]) => !isTimingKey(k)));
+

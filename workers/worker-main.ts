@@ -6,6 +6,9 @@ import { loadRunContext } from './context.ts';
 import { startGroupWorker } from './group-worker.ts';
 import { startRolloutWorker } from './rollout-worker.ts';
 import { startTrainerWorker } from './trainer-worker.ts';
+import { threadTrainer } from './trainer-thread.ts';
+import { registerWorkers } from './reclaim.ts';
+import { connect } from '../util/redis.ts';
 
 export const WORKER_KINDS = ['rollout', 'group', 'trainer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
@@ -22,13 +25,17 @@ export async function runWorker(kind: WorkerKind, runDir: string, configFile?: s
       workers = [await startGroupWorker(ctx, log)];
       break;
     case 'trainer':
-      workers = [await startTrainerWorker(ctx, log)];
+      // tfjs computes in a worker thread: this process's event loop renews the job lock meanwhile.
+      workers = [await startTrainerWorker(ctx, log, await threadTrainer(ctx.cfg, ctx.info.runId))];
       break;
   }
   for (const worker of workers) {
     worker.on('failed', (job, err) => log(`job ${job?.id} failed (attempt ${job?.attemptsMade}): ${err.message}`));
     worker.on('error', (err) => log(`error: ${err.message}`));
   }
+  const redis = connect(ctx.cfg.queues.redisUrl);
+  await registerWorkers(redis, ctx.cfg.queues.prefix, ctx.info.runId, workers.map((w) => w.id));
+  redis.disconnect();
   log(`started (run ${ctx.info.runId}, epoch ${ctx.info.epoch}, ${ctx.parts.kind} parts, pid ${process.pid})`);
   return await new Promise<number>((resolve) => {
     let closing = false;

@@ -5,7 +5,8 @@
 //   2. wall time for maxPolicyLag 0, 1, 2 against the lower bound
 //      max(total generation, total training).
 // Each row runs twice, back to back: with the orchestration shortcuts off
-// (GSTEER_ORCH_DISABLE=all, workers/orch-options.ts: the behaviour before them) and on, so
+// (every `orchestrator.*` switch of the run config off, bench/orchestrator/modes.ts: the
+// behaviour before them) and on, so
 // both see the same machine load; the load average is printed with the tables.
 // Run: node --import tsx bench/orchestrator/bench.ts [--latency-ms 200] [--train-ms 200] [--updates 16] [--reps 1]
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { resolveConfig } from '../../configs/load.ts';
 import type { Instance } from '../../data/schema.ts';
 import { deletePrefixedKeys } from '../../util/redis.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
+import { shortcutsOff } from './modes.ts';
 
 const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '16' }, concurrency: { type: 'string', default: '8' }, reps: { type: 'string', default: '1' } } });
 const latencyMs = Number(values['latency-ms']);
@@ -25,14 +27,12 @@ const concurrency = Number(values.concurrency);
 const reps = Number(values.reps);
 const MODES = [{ name: 'before', disable: 'all' }, { name: 'after', disable: '' }] as const;
 /** Every run of `once` per mode (before, after), `reps` times interleaved. */
-async function compare<T>(once: (tag: string) => Promise<T>): Promise<T[][]> {
+async function compare<T>(once: (tag: string, off: string) => Promise<T>): Promise<T[][]> {
   const got: T[][] = MODES.map(() => []);
   for (let r = 0; r < reps; r++)
     for (const [k, m] of MODES.entries()) {
-      process.env.GSTEER_ORCH_DISABLE = m.disable;
-      got[k]!.push(await once(`${m.name}${r}`));
+      got[k]!.push(await once(`${m.name}${r}`, m.disable));
     }
-  delete process.env.GSTEER_ORCH_DISABLE;
   return got;
 }
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
@@ -46,7 +46,7 @@ const instances: Instance[] = Array.from({ length: 64 }, (_, k) => ({
 const root = mkdtempSync(join(tmpdir(), 'gsteer-bench-'));
 const prefix = `gsteer-bench:${process.pid}`;
 
-function config(name: string, over: { lag: number; groupsPerUpdate: number; updates: number }) {
+function config(name: string, off: string, over: { lag: number; groupsPerUpdate: number; updates: number }) {
   return resolveConfig({
     runName: name, runDir: root, seed: 1, data: { instances: ['unused.jsonl'] },
     policy: { server: 'external', baseUrl: 'http://127.0.0.1:1/v1' },
@@ -54,6 +54,7 @@ function config(name: string, over: { lag: number; groupsPerUpdate: number; upda
     grpo: { maxUpdates: over.updates, groupsPerUpdate: over.groupsPerUpdate, maxPolicyLag: over.lag, learningRate: 0.05, passes: 50 },
     checkpoint: { every: 1000, keep: 1 },
     queues: { prefix: `${prefix}:${name}`, pollMs: 10 },
+    orchestrator: shortcutsOff(off),
   });
 }
 
@@ -70,8 +71,8 @@ out(`synthetic policy latency ${latencyMs} ms/completion, trainer step ${trainMs
 {
   process.env.GSTEER_SYNTHETIC_TRAIN_MS = '0';
   const ideal = concurrency / (latencyMs / 1000);
-  const per = await compare(async (tag) => {
-    const r = await runInProcess(config(`tput-${tag}`, { lag: 0, groupsPerUpdate: 16, updates: 1 }), instances, { latencyMs });
+  const per = await compare(async (tag, off) => {
+    const r = await runInProcess(config(`tput-${tag}`, off, { lag: 0, groupsPerUpdate: 16, updates: 1 }), instances, { latencyMs });
     return { rollout: 64 / Number(r.metrics[0]?.rollout_seconds), whole: 64 / r.seconds };
   });
   const [rb, ra] = per.map((xs) => median(xs.map((x) => x.rollout)));
@@ -90,8 +91,8 @@ out(`| maxPolicyLag | updates | lower bound max(gen, train) s | serial gen + tra
 out('|---|---|---|---|---|---|---|---|---|');
 for (const lag of [0, 1, 2]) {
   let meanLag = 0;
-  const [b, a] = (await compare(async (tag) => {
-    const r = await runInProcess(config(`lag${lag}-${tag}`, { lag, groupsPerUpdate: 2, updates }), instances, { latencyMs });
+  const [b, a] = (await compare(async (tag, off) => {
+    const r = await runInProcess(config(`lag${lag}-${tag}`, off, { lag, groupsPerUpdate: 2, updates }), instances, { latencyMs });
     if (r.outcome.kind !== 'done') throw new Error(`lag ${lag}: ${r.outcome.kind} ${r.outcome.message ?? ''}`);
     meanLag = r.metrics.reduce((s, m) => s + Number(m.policy_lag), 0) / r.metrics.length;
     return r.seconds;

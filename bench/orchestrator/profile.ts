@@ -4,8 +4,8 @@
 // controller's milestones (ControllerDeps.trace). At lag 0 the phases follow each other, so
 // they add up to the time per update; everything but "generation" and "training" is overhead.
 // Each mode runs --reps times, interleaved, so both see the same machine load.
-// --modes: the GSTEER_ORCH_DISABLE values to compare, separated by '/' (workers/orch-options.ts;
-// empty = every shortcut on), e.g. --modes 'all/fetchers/' for an ablation.
+// --modes: the shortcut lists to turn off, compared, separated by '/' (bench/orchestrator/modes.ts,
+// the run config's orchestrator.* switches; empty = every shortcut on), e.g. --modes 'all/fetchers/' for an ablation.
 // Run: node --import tsx bench/orchestrator/profile.ts [--latency-ms 200] [--train-ms 200] [--updates 8] [--reps 2] [--lag 0] [--modes 'all/']
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { deletePrefixedKeys } from '../../util/redis.ts';
 import { jobId, QUEUE } from '../../checkpoints/run-keys.ts';
 import type { Parts } from '../../workers/parts.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
+import { shortcutsOff } from './modes.ts';
 
 const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '8' }, reps: { type: 'string', default: '2' }, lag: { type: 'string', default: '0' }, modes: { type: 'string', default: 'all/' } } });
 const latencyMs = Number(values['latency-ms']);
@@ -26,7 +27,7 @@ const updates = Number(values.updates);
 const reps = Number(values.reps);
 const lag = Number(values.lag);
 process.env.GSTEER_SYNTHETIC_TRAIN_MS = String(trainMs);
-const MODES = values.modes.split('/').map((disable) => ({ name: disable ? `GSTEER_ORCH_DISABLE=${disable}` : 'all shortcuts on', disable }));
+const MODES = values.modes.split('/').map((disable) => ({ name: disable ? `off: ${disable}` : 'all shortcuts on', disable }));
 
 const instances: Instance[] = Array.from({ length: 64 }, (_, k) => ({
   id: `b${k}`, userId: `u${k}`, taskId: 't', split: 'train', query: `bench query ${k}`, profile: '', persona: [],
@@ -69,7 +70,6 @@ const PHASES = [
 ] as const;
 
 async function profileRun(run: string, disable: string): Promise<{ phases: number[][]; perUpdate: number; delayed: number }> {
-  process.env.GSTEER_ORCH_DISABLE = disable;
   const p = `${prefix}:${run}`;
   const cfg = resolveConfig({
     runName: run, runDir: root, seed: 1, data: { instances: ['unused.jsonl'] },
@@ -78,6 +78,7 @@ async function profileRun(run: string, disable: string): Promise<{ phases: numbe
     grpo: { maxUpdates: updates, groupsPerUpdate: 2, maxPolicyLag: lag, learningRate: 0.05, passes: 50 },
     checkpoint: { every: 1000, keep: 1 },
     queues: { prefix: p, pollMs: 10 },
+    orchestrator: shortcutsOff(disable),
   });
   const marks = new Map<string, number>();
   const calls = new Map<number, number[]>(); // step -> rollout.run ms less the latency
@@ -146,7 +147,6 @@ for (let rep = 0; rep < reps; rep++)
     results[k]!.perUpdate.push(r.perUpdate);
     results[k]!.delayed += r.delayed;
   }
-delete process.env.GSTEER_ORCH_DISABLE;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const f = (x: number) => x.toFixed(1);
 console.log(`maxPolicyLag ${lag}, ${updates} updates x ${reps} reps per mode, 2 groups x 4 rollouts, latency ${latencyMs} ms, train ${trainMs} ms; load average ${load0.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}\n`);

@@ -3,8 +3,9 @@
 import { parseArgs } from 'node:util';
 import { validateAll, formatProblem } from '../../data/validate.ts';
 import { datasetStats, formatStats } from '../../data/stats.ts';
+import { build, buildUsage, split } from './data-build.ts';
 
-export const summary = 'validate instance / user-state JSONL files, or print dataset stats';
+export const summary = 'build instances from raw benchmark files, split, validate, print stats';
 export const usage = `usage: gsteer data validate FILE...
        gsteer data stats [--json] FILE...
 
@@ -18,10 +19,17 @@ stats     counts per split, users, tasks, targets per instance, essential share,
           unseen_user, unseen_task, both_unseen). Invalid records are left out
           and make the exit code 1.
 
+          validate also runs the leak check: no test instance's seed answer in a
+          user-state memory or profile or a train instance's offlineProfile, no
+          memory sourced from a test instance (data/leaks.ts).
 User-state files are recognized by name (user_states*.jsonl) or by content
-(records with userId and no taskId); every other file holds instances.`;
+(records with userId and no taskId); every other file holds instances.
+
+${buildUsage}`;
 
 export async function run(argv: string[]): Promise<number> {
+  if (argv[0] === 'build') return build(argv.slice(1));
+  if (argv[0] === 'split') return split(argv.slice(1));
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
   const [sub, ...files] = positionals;
   if ((sub !== 'validate' && sub !== 'stats') || files.length === 0) {

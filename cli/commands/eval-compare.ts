@@ -32,7 +32,7 @@ const OPTIONS = {
 } as const;
 
 /** The result files in command-line order, each with its --label and whether it is an --ablation. */
-function files(tokens: NonNullable<ReturnType<typeof parseArgs>['tokens']>): CompareInput['files'] {
+export function files(tokens: NonNullable<ReturnType<typeof parseArgs>['tokens']>): CompareInput['files'] {
   const out: CompareInput['files'] = [];
   for (const t of tokens) {
     if (t.kind === 'positional') out.push({ file: t.value, ablation: false });

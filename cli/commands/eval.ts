@@ -3,7 +3,8 @@
 // extracts factors from each q*, prints WCov / E-WCov / P / R / F1 overall and per split
 // group with their bootstrap spread, and writes the JSON report (and, for episodes, the
 // trajectories beside it). `gsteer eval compare` is cli/commands/eval-compare.ts.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
@@ -15,6 +16,7 @@ import type { Encoder } from '../../core/encoder.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { simulatorFrom } from '../../rollout/from-config.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { CallAggregator, JsonlCallSink, teeSinks, type CallSink } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { writeJsonlLine } from '../../util/jsonl.ts';
 import { baselineNamed, BASELINES } from '../../eval/baselines.ts';
@@ -26,13 +28,14 @@ import { formatSweep, formatTable, type EvalReport } from '../../eval/report.ts'
 import { toMarkdown } from '../../eval/table.ts';
 import { runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
-import { frozenUserStates } from '../../eval/user-states.ts';
+import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';
 import { usage as compareUsage } from './eval-compare.ts';
+import { usage as downstreamUsage } from './eval-downstream.ts';
 
 export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (method §8)';
 export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--adapter DIR | --policy-model NAME]
                    [--split test|train|all] [--baseline ${Object.keys(BASELINES).join('|')}]
-                   [--user-states FILE] [--threshold 0.55 | --sweep] [--label NAME] [--out FILE]
+                   [--run RUN_DIR | --user-states FILE] [--threshold 0.55 | --sweep] [--label NAME] [--out FILE]
        gsteer eval --config FILE --trajectories DIR_OR_JSONL [--split ...] [--threshold T | --sweep] [--out FILE]
 
   --config / --set    run config: data.instances, policy.*, simulator.*, encoder.*, rollout.maxTurns,
@@ -45,8 +48,12 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
   --baseline B        action menu and prompt: gsteer (default; the trained policy's prompt),
                       direct (Stop), memory_rag (Retrieve/Stop), clarify (Ask/Stop),
                       memory_clarify (all three, generic prompt)
-  --user-states FILE  frozen user states (e.g. a checkpoint's user_states.jsonl); default
-                      data.userStates. Users with no train instance always start empty.
+  --run RUN_DIR       freeze the final user states of that GRPO run (its last
+                      steps/step-N/user_states.jsonl; the paper's protocol)
+  --user-states FILE  freeze these user states instead (e.g. a checkpoint's user_states.jsonl);
+                      with neither, the states GRPO starts from (grpo.initialUserStates, empty by
+                      default). Users with no train instance always start empty; test
+                      interactions never write.
   --trajectories P    score recorded trajectories (JSONL, JSON, or a run's trajectories/ dir)
                       instead of running episodes
   --threshold T       cosine at which a target counts as covered (default eval.threshold, 0.55)
@@ -58,7 +65,9 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
   eval.episodesPerInstance episodes per instance (default 1); every pooled metric gets a bootstrap
   SE over instances (eval.bootstrap.samples resamples, seeded by seed)
 
-${compareUsage}`;
+${compareUsage}
+
+${downstreamUsage}`;
 
 function threshold(raw: string | undefined, cfg: RunConfig): number {
   if (raw === undefined) return cfg.eval.threshold;
@@ -77,18 +86,32 @@ interface EpisodeFlags {
   adapter?: string;
   'policy-model'?: string;
   'user-states'?: string;
+  run?: string;
   label?: string;
 }
 
-async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder) {
+/** Which user-state file evaluation freezes, and why (printed). */
+export function frozenStatesSource(cfg: RunConfig, v: Pick<EpisodeFlags, 'user-states' | 'run'>): { file: string | null; why: string } {
+  if (v.run && v['user-states']) throw new InputError('--run and --user-states both name the frozen user states; pass one');
+  if (v['user-states']) return { file: v['user-states'], why: '--user-states' };
+  if (v.run) {
+    const f = finalRunStates(v.run);
+    return { file: f.file, why: `--run: the final states of ${v.run}, update ${f.step}` };
+  }
+  if (cfg.grpo.initialUserStates) return { file: cfg.grpo.initialUserStates, why: 'grpo.initialUserStates: the states GRPO starts from' };
+  return { file: null, why: 'no --run, --user-states or grpo.initialUserStates: every user starts empty' };
+}
+
+async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder, calls: CallSink) {
   const baseline = baselineNamed(v.baseline ?? 'gsteer');
-  const statesFile = v['user-states'] ?? cfg.data.userStates;
-  const states = await frozenUserStates(statesFile ? [statesFile] : [], all, encoder);
+  const source = frozenStatesSource(cfg, v);
+  console.error(`gsteer eval: frozen user states: ${source.file ?? '(none)'} (${source.why})`);
+  const states = await frozenUserStates(source.file ? [source.file] : [], all, encoder);
   if (states.dropped.length) console.error(`gsteer eval: ${states.dropped.length} user state(s) without a train instance start empty (unseen users): ${states.dropped.join(', ')}`);
   const policy = await openPolicy(cfg, { adapter: v.adapter, policyModel: v['policy-model'], log: (l) => console.error(`gsteer eval: ${l}`) });
   try {
     const trajs = await runEvalEpisodes(
-      { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder), states, tokenizer: qwen3Tokenizer() },
+      { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder, calls), states, tokenizer: qwen3Tokenizer() },
       selected,
       { runId: `${cfg.runName}-eval`, seed: cfg.seed, baseline, rollout: cfg.rollout, sampling: cfg.eval, concurrency: cfg.eval.concurrency, episodesPerInstance: cfg.eval.episodesPerInstance },
     );
@@ -113,12 +136,15 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
   const tau = threshold(v.threshold, cfg);
   const all = loadInstances(cfg.data.instances);
   const fromFiles = v.trajectories !== undefined;
-  if (fromFiles && (v.adapter || v['policy-model'] || v.baseline || v['user-states']))
-    throw new InputError('--trajectories scores recorded episodes; --adapter, --policy-model, --baseline and --user-states only apply when running episodes: drop them');
+  if (fromFiles && (v.adapter || v['policy-model'] || v.baseline || v['user-states'] || v.run))
+    throw new InputError('--trajectories scores recorded episodes; --adapter, --policy-model, --baseline, --run and --user-states only apply when running episodes: drop them');
   const split = v.split ?? (fromFiles ? 'all' : 'test');
   const selected = selectSplit(all, split).filter((i) => !v.ids || v.ids.includes(i.id));
   if (!fromFiles && selected.length === 0) throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
-  const encoder = createEncoder(cfg.encoder);
+  // LLM calls (simulator, extractor, http encoder): RUN/eval/llm_calls.jsonl, summarized at the end
+  const aggregate = new CallAggregator();
+  const calls = teeSinks(new JsonlCallSink(join(cfg.runDir, cfg.runName, 'eval', 'llm_calls.jsonl')), aggregate);
+  const encoder = createEncoder(cfg.encoder, calls);
 
   let outcomes;
   let method: EvalReport['method'];
@@ -130,19 +156,22 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
     if (outcomes.length === 0) throw new InputError(`--trajectories ${v.trajectories}: no trajectory is of a "${split}" instance; pass --split all (or the split they were recorded on)`);
     method = { baseline: 'trajectories', label: v.label ?? `trajectories ${v.trajectories}`, model: null, source: 'trajectories' };
   } else {
-    ({ trajs, method } = await episodes(cfg, v, selected, all, encoder));
+    ({ trajs, method } = await episodes(cfg, v, selected, all, encoder, calls));
     outcomes = trajs;
   }
   const report = await scoreOutcomes(outcomes, {
-    instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`)), encoder,
+    instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, (m) => console.error(`gsteer eval: ${m}`), calls), encoder,
     concurrency: cfg.eval.concurrency, threshold: tau, sweep: v.sweep ? cfg.eval.sweep : [], method,
     episodesPerInstance: fromFiles ? null : cfg.eval.episodesPerInstance, bootstrap: { samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed },
   });
+  const summary = Object.entries(aggregate.takeWindow()).filter(([k]) => /\/(calls|errors|retries)$/.test(k));
+  if (summary.length) console.error(`gsteer eval: LLM calls: ${summary.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   return { report, trajs, tau };
 }
 
 export async function run(argv: string[]): Promise<number> {
   if (argv[0] === 'compare') return (await import('./eval-compare.ts')).runCompare(argv.slice(1));
+  if (argv[0] === 'downstream') return (await import('./eval-downstream.ts')).runDownstreamCommand(argv.slice(1));
   const { values: v } = parseArgs({
     args: argv,
     options: {
@@ -153,6 +182,7 @@ export async function run(argv: string[]): Promise<number> {
       split: { type: 'string' },
       baseline: { type: 'string' },
       'user-states': { type: 'string' },
+      run: { type: 'string' },
       trajectories: { type: 'string' },
       threshold: { type: 'string' },
       sweep: { type: 'boolean', default: false },
@@ -170,8 +200,8 @@ export async function run(argv: string[]): Promise<number> {
   const b = report.spread;
   console.log(`\n${toMarkdown(table2Groups([{ name: method.label, file: out, result: report }], tau, new Intrinsic({ resample: seededResampler(b.seed, b.samples), samples: b.samples, level: b.level, seed: b.seed })))}`);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-  if (trajs) writeFileSync(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
+  writeFileAtomic(out, `${JSON.stringify(report, null, 2)}\n`);
+  if (trajs) writeFileAtomic(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
   console.log(`\nreport: ${out}`);
   return 0;
 }

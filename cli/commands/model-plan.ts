@@ -1,6 +1,7 @@
 // `gsteer model plan`: will LoRA training of this model fit? Reads config.json (and
 // vocab_map.json when present) only, so it works on a folder holding just Qwen3-8B's
-// config.json. The `model` command dispatches its `plan` subcommand here (runPlan).
+// config.json. The `model` command dispatches its `plan` subcommand here (runPlan); its help
+// is the `model` command's usage (cli/commands/model.ts).
 import { totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { readQwen3Config } from '../../model/config.ts';
@@ -8,22 +9,6 @@ import { readVocabMap } from '../../model/vocab-map.ts';
 import { PROJ_NAMES, type ProjName } from '../../model/lora/types.ts';
 import { fmtBytes, planMemory, verdicts, type PlanLine } from '../../trainer/plan.ts';
 import { InputError } from '../../util/errors.ts';
-
-export const planUsage = `usage: gsteer model plan --model DIR --seq-len N --micro-batch B
-                        [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
-                        [--backend gpu|node|wasm|cpu] [--recompute]
-                        [--constrained [--distinct-masks M]] [--loss-tokens S]
-
-Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
-state, activations of one micro-batch (with and without per-layer recomputation,
-including the [B,T,V] logits), and a verdict: for --backend gpu (default) against
-A100-40GB / A100-80GB / H100-80GB (90% usable), for wasm against its 4 GiB heap, for
-cpu/node against this machine's RAM. DIR needs only config.json. --constrained adds the
-grammar masks of constrained turns (rollout.constrained): a [M, V] table of the distinct
-allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
-(a policy turn has far fewer distinct sets: one per grammar state). --loss-tokens S: the
-completion (GRPO) or target (SFT) tokens of a micro-batch, the only positions the trainer
-runs through lm_head; default B*T, the bound.`;
 
 const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
 

@@ -43,7 +43,20 @@ ${PRETRAIN_USAGE}
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
       (one id array, or {"input_ids": [...]}, per line).
-  gsteer model plan ...   (see gsteer model plan --help)`;
+  gsteer model plan --model DIR --seq-len N --micro-batch B
+        [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
+        [--backend gpu|node|wasm|cpu] [--recompute]
+        [--constrained [--distinct-masks M]] [--loss-tokens S]
+      Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
+      state, activations of one micro-batch (with and without per-layer recomputation,
+      including the [B,T,V] logits), and a verdict: for --backend gpu (default) against
+      A100-40GB / A100-80GB / H100-80GB (90% usable), for wasm against its 4 GiB heap, for
+      cpu/node against this machine's RAM. DIR needs only config.json. --constrained adds the
+      grammar masks of constrained turns (rollout.constrained): a [M, V] table of the distinct
+      allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
+      (a policy turn has far fewer distinct sets: one per grammar state). --loss-tokens S: the
+      completion (GRPO) or target (SFT) tokens of a micro-batch, the only positions the trainer
+      runs through lm_head; default B*T, the bound.`;
 
 function parseIds(value: unknown, where: string): number[] {
   const ids = Array.isArray(value) ? value : (value as { input_ids?: unknown; inputIds?: unknown })?.input_ids ?? (value as { inputIds?: unknown })?.inputIds;

@@ -15,7 +15,7 @@ export const usage = `usage: gsteer sft build --data FILE... --out FILE [--seed 
 
 build  Scenario-controlled trajectories from every TRAIN instance's IEG (method §7), one
        example per step: {input: policy messages, target: next turn}. Knobs from the
-       config: sft.optionalRatios, sft.ordersPerSubgraph, rollout.maxTurns,
+       config: sft.optionalRatios, sft.ordersPerSubgraph, sft.order (ieg | random), rollout.maxTurns,
        rollout.retrieveCandidates/retrieveTopK, encoder (memory similarity), judge
        (teacher for the refined query: rule = template, llm = judge endpoint).
        Prints trajectory / step counts per scenario kind. Format: data/sft/README.md.
@@ -47,7 +47,7 @@ async function build(argv: string[]): Promise<number> {
   const counts = await writeSftDataset(instances, values.out, {
     seed,
     optionalRatios: cfg.sft.optionalRatios,
-    ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
     maxTurns: cfg.rollout.maxTurns,
     topK: cfg.rollout.retrieveTopK,
     candidates: cfg.rollout.retrieveCandidates,

@@ -7,7 +7,7 @@ import type { Instance } from '../schema.ts';
 import { backbone, hopsFrom } from '../ieg.ts';
 import { Rng } from '../../util/rng.ts';
 import type { OfflineMemory } from './memory.ts';
-import { prioritizedOrders, type Rank } from './orders.ts';
+import { prioritizedOrders, randomOrders, type Rank } from './orders.ts';
 import { SCENARIO_KINDS, sampleHits, sampleStop, wantsEarlyStop, type Scenario, type ScenarioKind } from './scenario.ts';
 import { subgraphs } from './subgraphs.ts';
 import { templateTeacher, type Teacher } from './teacher.ts';
@@ -33,7 +33,14 @@ export interface BuildOptions {
   memory: OfflineMemory;
   teacher?: Teacher;
   kinds?: readonly ScenarioKind[];
+  /** sft.order: `ieg` (method §7, default) or `random` (the ablation: random target orders, acquisitions ignore the IEG). */
+  order?: 'ieg' | 'random';
+  /** variant: `clarifier` builds Ask/Stop trajectories (no memory: scenario kinds dialogue and early_stop). */
+  variant?: 'gsteer' | 'clarifier';
 }
+
+/** The clarifier has no memory: only the scenario kinds that do not depend on memory hits. */
+export const CLARIFIER_KINDS: readonly ScenarioKind[] = ['dialogue', 'early_stop'];
 
 /** Backbone targets rank 0; an optional target ranks by its hop distance to the backbone. */
 export function backboneRank(g: Instance): Rank {
@@ -49,12 +56,15 @@ export async function buildInstance(inst: Instance, o: BuildOptions): Promise<Sf
   const out: SftTrajectory[] = [];
   const subs = subgraphs(inst, o.optionalRatios, Rng.derive(o.seed, 'sft', inst.id, 'subgraphs'));
   for (const [si, sub] of subs.entries()) {
-    const orders = prioritizedOrders(inst, sub.ids, o.ordersPerSubgraph, rank, Rng.derive(o.seed, 'sft', inst.id, 'orders', si));
+    const random = o.order === 'random';
+    const orderRng = Rng.derive(o.seed, 'sft', inst.id, 'orders', si);
+    const orders = random ? randomOrders(sub.ids, o.ordersPerSubgraph, orderRng) : prioritizedOrders(inst, sub.ids, o.ordersPerSubgraph, rank, orderRng);
     for (const [oi, order] of orders.entries()) {
-      for (const kind of o.kinds ?? SCENARIO_KINDS) {
+      const clarifier = o.variant === 'clarifier';
+      for (const kind of o.kinds ?? (clarifier ? CLARIFIER_KINDS : SCENARIO_KINDS)) {
         const rng = Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind);
-        const scenario: Scenario = { kind, memoryHits: sampleHits(kind, sub.ids, rng), stopAfter: null };
-        const ctx = { instance: inst, memory: o.memory, maxTurns: o.maxTurns, topK: o.topK };
+        const scenario: Scenario = { kind, memoryHits: clarifier ? [] : sampleHits(kind, sub.ids, rng), stopAfter: null };
+        const ctx = { instance: inst, memory: o.memory, maxTurns: o.maxTurns, topK: o.topK, respectIeg: !random, clarifier };
         if (wantsEarlyStop(kind)) {
           // The stopping point is sampled from the complete walk of the same scenario.
           const full = await walk({ ...ctx, teacher: templateTeacher }, order, scenario);

@@ -15,10 +15,22 @@ export interface MemoryHit {
   score: number;
 }
 
-/** The canonical memory of one target (paper: "canonicalized into a slot name, purpose, and value"). */
-export function targetMemory(instance: Instance, t: Target): Memory {
-  return { name: t.id, purpose: t.description, value: t.seedAnswer, sourceInstance: instance.id };
+/**
+ * The canonical slot of a target (paper: "canonicalized into a slot name, purpose, and
+ * value"): the `slot` that `gsteer data build` writes, else the target id and description
+ * (hand-written datasets such as data/demo name their targets readably).
+ */
+export function slotOf(t: Target): { name: string; purpose: string } {
+  return t.slot ?? { name: t.id, purpose: t.description };
 }
+
+/** The canonical memory of one target. */
+export function targetMemory(instance: Instance, t: Target): Memory {
+  return { ...slotOf(t), value: t.seedAnswer, sourceInstance: instance.id };
+}
+
+/** The profile an SFT step shows: the offline profile summary when built (paper "Offline SFT state"), else the static profile. */
+export const sftProfile = (instance: Instance): string => instance.offlineProfile ?? instance.profile;
 
 /** The text a memory is embedded by (what a query is matched against). */
 export const memoryText = (m: Memory) => `${m.name} ${m.purpose} ${m.value}`;

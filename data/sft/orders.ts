@@ -44,3 +44,21 @@ export function prioritizedOrders(g: IegGraph, ids: readonly string[], k: number
   }
   return out;
 }
+
+/**
+ * The random-order ablation (`sft.order: random`; paper Table 3, "SFT with randomized target
+ * order"): up to `k` distinct uniformly random permutations of `ids`, ignoring the IEG and
+ * the priority rule; the target set, scenarios and stopping points stay as in the default.
+ */
+export function randomOrders(ids: readonly string[], k: number, rng: Rng): string[][] {
+  const seen = new Set<string>();
+  const out: string[][] = [];
+  for (let tries = 0; out.length < k && tries < 20 * k; tries++) {
+    const o = rng.shuffle(ids);
+    const key = o.join('\u0000');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(o);
+  }
+  return out;
+}

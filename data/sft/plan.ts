@@ -16,9 +16,11 @@ export type Next =
   | { kind: 'ask'; slot: string }
   | { kind: 'stop'; reason: StopReason };
 
-const list = (xs: readonly string[]) => xs.join(', ');
+/** Slot name of a target id (the canonical slot name, data/sft/memory.ts slotOf). */
+export type SlotName = (id: string) => string;
 
-function describeChange(c: Change): string {
+function describeChange(c: Change, name: SlotName): string {
+  const list = (xs: readonly string[]) => xs.map(name).join(', ');
   switch (c.kind) {
     case 'start':
       return c.slots.length ? `new request; factors to ground: ${list(c.slots)}` : 'new request; no user-specific factor needed';
@@ -29,7 +31,7 @@ function describeChange(c: Change): string {
       return parts.join('; ');
     }
     case 'answer':
-      return `the user answered ${c.covered}`;
+      return `the user answered ${name(c.covered)}`;
     case 'activated':
       return `now relevant: ${list(c.slots)}`;
     default: {
@@ -39,12 +41,13 @@ function describeChange(c: Change): string {
   }
 }
 
-function describeNext(n: Next): string {
+function describeNext(n: Next, name: SlotName): string {
+  const list = (xs: readonly string[]) => xs.map(name).join(', ');
   switch (n.kind) {
     case 'retrieve':
       return `check memory for ${list(n.slots)}`;
     case 'ask':
-      return `ask the user about ${n.slot}, not in memory`;
+      return `ask the user about ${name(n.slot)}, not in memory`;
     case 'stop':
       switch (n.reason) {
         case 'complete':
@@ -65,6 +68,6 @@ function describeNext(n: Next): string {
   }
 }
 
-export function planText(changes: readonly Change[], next: Next): string {
-  return [...changes.map(describeChange).filter(Boolean), describeNext(next)].join('; ');
+export function planText(changes: readonly Change[], next: Next, name: SlotName = (id) => id): string {
+  return [...changes.map((c) => describeChange(c, name)).filter(Boolean), describeNext(next, name)].join('; ');
 }

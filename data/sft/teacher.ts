@@ -1,10 +1,10 @@
 // method §7: at Stop, a teacher writes the refined query q* from the initial query and the
-// final evidence state. Real runs use an LLM through the `openai` client (cfg.judge:
-// baseUrl, model, apiKeyEnv); the embedded default is a documented template: the query
+// final evidence state. Real runs use an LLM through the endpoints/ layer (cfg.judge's
+// server, role "teacher"); the embedded default is a documented template: the query
 // followed by each covered slot's value phrased as a constraint, in slot order.
-import OpenAI from 'openai';
 import type { EvidenceSlot } from '../../core/types.ts';
-import { InputError, TransientError } from '../../util/errors.ts';
+import type { Endpoint } from '../../endpoints/index.ts';
+import { InputError } from '../../util/errors.ts';
 
 export interface TeacherInput {
   query: string;
@@ -53,34 +53,25 @@ export function teacherMessages({ query, profile, slots }: TeacherInput): { role
 }
 
 export interface LlmTeacherOptions {
-  baseUrl: string;
-  model: string;
-  apiKeyEnv: string;
-  timeoutMs?: number;
-  maxRetries?: number;
+  /** The teacher endpoint (role "teacher"; the judge's server in configs). */
+  endpoint: Endpoint;
+  maxTokens: number;
 }
 
-/** The LLM teacher over any OpenAI-compatible endpoint; a failed call is a TransientError (the client retried it already). */
+/**
+ * The LLM teacher over any OpenAI-compatible endpoint (endpoints/: retry rule, thinking off
+ * for Qwen3, a reply cut at max_tokens or inside <think> refused and retried). A call that
+ * fails every attempt throws (TransientError / ReplyError): no q* is made up.
+ */
 export function llmTeacher(o: LlmTeacherOptions): Teacher {
-  const client = new OpenAI({
-    baseURL: o.baseUrl,
-    apiKey: process.env[o.apiKeyEnv] ?? 'EMPTY', // local vLLM ignores it; the key is never logged
-    timeout: o.timeoutMs ?? 60_000,
-    maxRetries: o.maxRetries ?? 3,
-  });
+  const { model } = o.endpoint.options;
   return {
-    name: `llm:${o.model}`,
+    name: `llm:${model}`,
     async refine(input) {
-      let text: string;
-      try {
-        const r = await client.chat.completions.create({ model: o.model, messages: teacherMessages(input), temperature: 0 });
-        text = r.choices[0]?.message?.content ?? '';
-      } catch (e) {
-        throw new TransientError(`teacher ${o.model} at ${o.baseUrl}: ${(e as Error).message}`);
-      }
-      // Qwen3 may prepend a think block; q* is what follows it, on one line (the grammar's EXECUTE).
-      const out = oneLine(text.replace(/<think>[\s\S]*?<\/think>/g, ''));
-      if (!out) throw new InputError(`teacher ${o.model} returned an empty refined query for "${input.query.slice(0, 60)}"; check the model or use judge.kind=rule`);
+      const r = await o.endpoint.chat({ messages: teacherMessages(input), temperature: 0, maxTokens: o.maxTokens });
+      // q* on one line (the grammar's EXECUTE); thinking was removed by endpoints/.
+      const out = oneLine(r.text);
+      if (!out) throw new InputError(`teacher ${model} returned an empty refined query for "${input.query.slice(0, 60)}"; check the model or use judge.kind=rule`);
       return out;
     },
   };

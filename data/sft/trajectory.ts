@@ -1,8 +1,8 @@
 // method §7: one scenario-controlled trajectory, walked by rule over the IEG.
 //
 // Each turn (the policy's output = updated state, Plan, Action, Execute):
-//  1. Slots: every active target of the subgraph has one (name = target id, purpose =
-//     description). A lateActivatable target is inactive, and has no slot, until one of its
+//  1. Slots: every active target of the subgraph has one, named by its canonical slot
+//     (`slot.name` / `slot.purpose` from gsteer data build, else target id / description). A lateActivatable target is inactive, and has no slot, until one of its
 //     parents is covered (data/ieg.ts isActive); its slot is then appended. STATE lists the
 //     initially active slots in the instance's target order, then the late ones as they
 //     activate: the state is a record of what is known, the same whatever the schedule, and
@@ -21,7 +21,7 @@ import type { Instance, Target } from '../schema.ts';
 import type { EvidenceSlot, Observation, PolicyTurn } from '../../core/types.ts';
 import { isActive, parentMap } from '../ieg.ts';
 import { assert } from '../../util/errors.ts';
-import type { OfflineMemory } from './memory.ts';
+import { sftProfile, slotOf, type OfflineMemory } from './memory.ts';
 import { planText, type Change, type StopReason } from './plan.ts';
 import type { Scenario } from './scenario.ts';
 import type { Teacher } from './teacher.ts';
@@ -41,6 +41,10 @@ export interface WalkContext {
   teacher: Teacher;
   maxTurns: number;
   topK: number;
+  /** false: the random-order ablation (sft.order = random): targets are acquired in schedule order, parents or not. */
+  respectIeg?: boolean;
+  /** The Ask/Stop clarifier (variant = clarifier): no Retrieve, empty STATE, q* from the dialogue alone (no profile). */
+  clarifier?: boolean;
 }
 
 export interface Walk {
@@ -83,6 +87,8 @@ class WalkState {
   }
 
   target = (id: string) => this.byId.get(id) as Target;
+  /** The slot name a target's slot carries (canonical when built, else the id). */
+  name = (id: string) => slotOf(this.target(id)).name;
   slot = (id: string) => this.info.get(id) as SlotInfo;
   covered = () => new Set(this.order.filter((id) => this.slot(id).covered));
 
@@ -98,17 +104,17 @@ class WalkState {
   state(): EvidenceSlot[] {
     return this.shown.map((id) => {
       const s = this.slot(id);
-      const purpose = this.target(id).description;
+      const { name, purpose } = slotOf(this.target(id));
       return s.covered
-        ? { name: id, purpose, status: 'covered', value: s.value, source: s.source }
-        : { name: id, purpose, status: 'uncovered', value: '', source: s.checked ? 'dialogue' : 'memory' };
+        ? { name, purpose, status: 'covered', value: s.value, source: s.source }
+        : { name, purpose, status: 'uncovered', value: '', source: s.checked ? 'dialogue' : 'memory' };
     });
   }
 
-  /** Active, uncovered, every parent covered; schedule order. */
-  ready(): string[] {
+  /** Active, uncovered, every parent covered (unless `respectIeg` is false); schedule order. */
+  ready(respectIeg = true): string[] {
     const cov = this.covered();
-    return this.slotIds.filter((id) => !cov.has(id) && (this.parents.get(id) ?? []).every((p) => cov.has(p)));
+    return this.slotIds.filter((id) => !cov.has(id) && (!respectIeg || (this.parents.get(id) ?? []).every((p) => cov.has(p))));
   }
 
   cover(id: string, value: string, source: SlotInfo['source']): void {
@@ -130,7 +136,7 @@ async function retrieveTurn(ctx: WalkContext, w: WalkState, ids: string[], hits:
   for (const id of ids) w.slot(id).checked = true;
   for (const id of found) w.cover(id, w.target(id).seedAnswer, 'memory');
   const step: SftStep = {
-    turn: { state, plan: planText(changes, { kind: 'retrieve', slots: ids }), action: 'RETRIEVE', execute },
+    turn: { state, plan: planText(changes, { kind: 'retrieve', slots: ids }, w.name), action: 'RETRIEVE', execute },
     observation: { kind: 'memory', query: execute, results },
     acts: ids,
   };
@@ -142,7 +148,7 @@ function askTurn(w: WalkState, id: string, state: EvidenceSlot[], changes: Chang
   const t = w.target(id);
   w.cover(id, t.seedAnswer, 'dialogue');
   const step: SftStep = {
-    turn: { state, plan: planText(changes, { kind: 'ask', slot: id }), action: 'ASK', execute: t.seedQuestion },
+    turn: { state, plan: planText(changes, { kind: 'ask', slot: id }, w.name), action: 'ASK', execute: t.seedQuestion },
     observation: { kind: 'answer', question: t.seedQuestion, answer: t.seedAnswer, targetId: id },
     acts: [id],
   };
@@ -160,17 +166,18 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
   for (let turn = 1; ; turn++) {
     const newly = w.activate();
     if (newly.length && turn > 1) changes.push({ kind: 'activated', slots: newly });
-    const state = w.state();
+    const slots = w.state();
+    const state = ctx.clarifier ? [] : slots; // the clarifier writes no evidence slots
     const stop = stopReason(w, scenario, acquisitions, turn, ctx.maxTurns);
     if (stop) {
-      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: ctx.instance.profile, slots: state });
-      const turnOut: PolicyTurn = { state, plan: planText(changes, { kind: 'stop', reason: stop }), action: 'STOP', execute };
+      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: ctx.clarifier ? '' : sftProfile(ctx.instance), slots: state });
+      const turnOut: PolicyTurn = { state, plan: planText(changes, { kind: 'stop', reason: stop }, w.name), action: 'STOP', execute };
       steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });
       return { steps, essentialAt, acquisitions };
     }
-    const ready = w.ready();
+    const ready = w.ready(ctx.respectIeg ?? true);
     assert(ready.length > 0, `sft walk ${ctx.instance.id}: active slots uncovered but none ready (a lateActivatable target without parents?)`);
-    const toCheck = ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
+    const toCheck = ctx.clarifier ? [] : ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
     const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : askTurn(w, ready[0] as string, state, changes);
     steps.push(step);
     changes = [change];

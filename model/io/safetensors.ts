@@ -3,7 +3,8 @@
 // "__metadata__": {str: str}}` padded with spaces to a multiple of 8 (as HF writes it), then
 // the tensor bytes; offsets are relative to the end of the header. Reads are per tensor at
 // their offsets (real shards are several GB, beyond what one Node Buffer holds).
-import { closeSync, fstatSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { DTYPE_BYTES, isDtype, numel, type Dtype, type SafeTensor } from './dtype.ts';
 
@@ -162,11 +163,9 @@ export function serializeSafetensors(tensors: ReadonlyMap<string, SafeTensor> | 
   return out;
 }
 
-/** Write atomically (temp file + rename) so a crash never leaves half a checkpoint. */
+/** Write atomically and durably (util/atomic.ts) so a crash never leaves half a checkpoint. */
 export function writeSafetensors(file: string, tensors: ReadonlyMap<string, SafeTensor> | Record<string, SafeTensor>, metadata?: Record<string, string>): Uint8Array {
   const bytes = serializeSafetensors(tensors, metadata);
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, bytes);
-  renameSync(tmp, file);
+  writeFileAtomic(file, bytes);
   return bytes;
 }

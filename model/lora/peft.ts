@@ -4,7 +4,8 @@
 // `...lora_B.weight` [out, r]; scaling alpha / r. We write F32, so save -> load -> save is
 // bit-exact; BF16/F16 adapters from elsewhere load converted to fp32.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { join } from 'node:path';
 import { InputError } from '../../util/errors.ts';
 import { fromFloat32, toFloat32, type SafeTensor } from '../io/dtype.ts';
@@ -69,9 +70,7 @@ export function savePeftAdapter(adapter: LoraAdapter, dir: string, baseModelName
   mkdirSync(dir, { recursive: true });
   const layers = numLayers ?? countLayers(adapter);
   const bytes = writeSafetensors(join(dir, ADAPTER_WEIGHTS), adapterTensors(adapter, layers), { format: 'pt' });
-  const tmp = join(dir, `${ADAPTER_CONFIG}.tmp-${process.pid}`);
-  writeFileSync(tmp, `${JSON.stringify(peftConfigJson(adapter, baseModelNameOrPath), null, 2)}\n`);
-  renameSync(tmp, join(dir, ADAPTER_CONFIG));
+  writeFileAtomic(join(dir, ADAPTER_CONFIG), `${JSON.stringify(peftConfigJson(adapter, baseModelNameOrPath), null, 2)}\n`);
   return sha256(bytes);
 }
 

@@ -45,6 +45,10 @@ const PANELS: [string, string, string, (k: string) => boolean][] = [
   ['waiting', 'waiting (s): trainer for rollouts, rollouts for the trainer', 'throughput', (k) => k.startsWith('time/')],
   ['update_seconds', 'update time (s)', 'throughput', (k) => k === 'train_seconds' || k === 'rollout_seconds'],
   ['groups', 'groups and trajectories per update', 'throughput', (k) => k === 'groups' || k === 'groups_dropped' || k === 'trajectories'],
+  // LLM endpoints (workers/llm-calls.ts): llm/<role>/<name> per update, every role in one panel per kind
+  ['llm_calls', 'LLM calls, errors and retries per update (by role)', 'llm', (k) => /^llm\/[^/]+\/(calls|errors|retries|cached)$/.test(k)],
+  ['llm_latency', 'LLM latency p50 / p95 (ms, by role)', 'llm', (k) => /^llm\/[^/]+\/latency_p(50|95)_ms$/.test(k)],
+  ['llm_tokens', 'LLM tokens per update (by role)', 'llm', (k) => /^llm\/[^/]+\/(prompt|completion)_tokens$/.test(k)],
 ];
 
 const COMPONENT = /^rewards\/(.+)\/([^/]+)$/; // rewards/<component>/<stat>

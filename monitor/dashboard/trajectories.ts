@@ -14,6 +14,8 @@ export interface TurnView {
   execute: string;
   plan: string;
   observation: string;
+  /** LLM simulator: the reply the answer came from (JSON, thinking removed), or why none was accepted. */
+  simulatorReply?: string;
 }
 
 export interface TrajectoryView {

@@ -2,6 +2,7 @@
 // interface, wrapped in an LRU cache (encoder.cacheSize; 0 = off).
 import type { RunConfig } from '../../configs/schema.ts';
 import type { Encoder } from '../../core/encoder.ts';
+import type { CallSink } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { CachedEncoder } from './cache.ts';
 import { HashedEncoder } from './hashed.ts';
@@ -10,7 +11,7 @@ import { OnnxEncoder } from './onnx.ts';
 
 export type EncoderConfig = RunConfig['encoder'];
 
-function build(cfg: EncoderConfig): Encoder {
+function build(cfg: EncoderConfig, sink?: CallSink): Encoder {
   switch (cfg.kind) {
     case 'embedded':
       return new HashedEncoder(cfg.dim);
@@ -19,12 +20,13 @@ function build(cfg: EncoderConfig): Encoder {
       return new OnnxEncoder(cfg.path, cfg.batchSize);
     case 'http':
       if (!cfg.baseUrl) throw new InputError('encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL');
-      return new HttpEncoder({ baseUrl: cfg.baseUrl, model: cfg.model, apiKeyEnv: cfg.apiKeyEnv, batchSize: cfg.batchSize, timeoutMs: cfg.timeoutMs, maxRetries: cfg.maxRetries });
+      return new HttpEncoder({ baseUrl: cfg.baseUrl, model: cfg.model, apiKeyEnv: cfg.apiKeyEnv, batchSize: cfg.batchSize, timeoutMs: cfg.timeoutMs, maxRetries: cfg.maxRetries, concurrency: cfg.concurrency, ...(sink ? { sink } : {}) });
   }
 }
 
-export function createEncoder(cfg: EncoderConfig): Encoder {
-  const enc = build(cfg);
+/** `sink`: where an http encoder's call records go (the run's llm_calls.jsonl). */
+export function createEncoder(cfg: EncoderConfig, sink?: CallSink): Encoder {
+  const enc = build(cfg, sink);
   return cfg.cacheSize > 0 ? new CachedEncoder(enc, cfg.cacheSize) : enc;
 }
 

@@ -1,5 +1,6 @@
 // method §9: phi from a sentence-transformers ONNX export on disk (all-mpnet-base-v2 in the
-// paper), run with onnxruntime-node. The folder holds:
+// paper), run with onnxruntime-node, an optional package of gsteer (not installed with it:
+// its install script downloads a CUDA build; see ONNX_INSTALL), loaded on first use. The folder holds:
 //   model.onnx                 inputs input_ids [B, T] and attention_mask [B, T] (int64;
 //                              token_type_ids too if the model declares it), output token
 //                              embeddings [B, T, D] ("last_hidden_state"/"token_embeddings")
@@ -11,10 +12,11 @@
 // output is already pooled [B, D] is used as is (then normalized).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import { TokenizerLoader } from '@lenml/tokenizers';
 import type { Encoder } from '../../core/encoder.ts';
 import { InputError } from '../../util/errors.ts';
+import { importOptional } from '../../util/optional.ts';
 import { meanPoolNormalize, padBatch, splitNormalize, truncateIds } from './pooling.ts';
 
 type Tokenizer = ReturnType<typeof TokenizerLoader.fromPreTrained>;
@@ -33,8 +35,19 @@ function readJson(file: string, required: boolean): Record<string, unknown> | nu
   }
 }
 
+/** How to add the runtime to a project that installed gsteer (the env var skips its CUDA download). */
+export const ONNX_INSTALL = 'ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --save-exact onnxruntime-node@1.30.0';
+
+/** onnxruntime-node, or an InputError naming the install command when it is not installed. */
+export async function loadOnnxRuntime(pkg = 'onnxruntime-node'): Promise<typeof Ort> {
+  const ort = await importOptional<typeof Ort>(pkg);
+  if (!ort) throw new InputError(`encoder.kind: onnx needs ${pkg}, an optional package that is not installed; install it with: ${ONNX_INSTALL}`);
+  return ort;
+}
+
 interface Loaded {
-  session: ort.InferenceSession;
+  ort: typeof Ort;
+  session: Ort.InferenceSession;
   tokenizer: Tokenizer;
   maxLen: number;
   padId: number;
@@ -63,7 +76,8 @@ export class OnnxEncoder implements Encoder {
       const tokenizerConfig = readJson(join(this.folder, 'tokenizer_config.json'), false) ?? {};
       const stConfig = readJson(join(this.folder, 'sentence_bert_config.json'), false);
       const tokenizer = TokenizerLoader.fromPreTrained({ tokenizerJSON, tokenizerConfig });
-      let session: ort.InferenceSession;
+      const ort = await loadOnnxRuntime();
+      let session: Ort.InferenceSession;
       try {
         session = await ort.InferenceSession.create(modelPath);
       } catch (e) {
@@ -73,6 +87,7 @@ export class OnnxEncoder implements Encoder {
         if (!session.inputNames.includes(need)) throw new InputError(`${modelPath}: the model has inputs [${session.inputNames.join(', ')}] but no "${need}"; a sentence-transformers export takes input_ids and attention_mask`);
       const cfgMax = Number(stConfig?.max_seq_length ?? tokenizerConfig.model_max_length ?? 512);
       return {
+        ort,
         session,
         tokenizer,
         maxLen: Number.isFinite(cfgMax) && cfgMax > 0 ? Math.min(cfgMax, 8192) : 512,
@@ -98,8 +113,8 @@ export class OnnxEncoder implements Encoder {
     const padded = padBatch(ids, m.padId);
     const B = batch.length;
     const T = padded.T;
-    const int64 = (rows: number[][]) => new ort.Tensor('int64', BigInt64Array.from(rows.flat(), (x) => BigInt(x)), [B, T]);
-    const feeds: Record<string, ort.Tensor> = { input_ids: int64(padded.ids), attention_mask: int64(padded.mask) };
+    const int64 = (rows: number[][]) => new m.ort.Tensor('int64', BigInt64Array.from(rows.flat(), (x) => BigInt(x)), [B, T]);
+    const feeds: Record<string, Ort.Tensor> = { input_ids: int64(padded.ids), attention_mask: int64(padded.mask) };
     if (m.session.inputNames.includes('token_type_ids')) feeds.token_type_ids = int64(padded.ids.map((r) => r.map(() => 0)));
     const result = await m.session.run(feeds);
     const name = TOKEN_OUTPUTS.find((n) => n in result) ?? m.session.outputNames[0];

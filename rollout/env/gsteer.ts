@@ -8,31 +8,34 @@ import type { RunConfig } from '../../configs/schema.ts';
 import type { Instance } from '../../data/schema.ts';
 import { loadInstances } from '../../data/load.ts';
 import { connect } from '../../util/redis.ts';
+import type { CallSink } from '../../endpoints/index.ts';
+import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
 import type { Environment, EnvInstance, RewardPart, RolloutPart, UserStatePart } from './types.ts';
 import { trajectoryView } from './view.ts';
 
-async function encoderOf(cfg: RunConfig) {
-  return (await import('../../reward/encoders/index.ts')).createEncoder(cfg.encoder);
+async function encoderOf(cfg: RunConfig, sink?: CallSink) {
+  return (await import('../../reward/encoders/index.ts')).createEncoder(cfg.encoder, sink);
 }
 
 /** G-STEER's instances are data/schema.ts Instances (loaded by this environment's `load`). */
 const asInstance = (i: EnvInstance) => i as Instance;
 
-async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> {
+async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Promise<RolloutPart> {
   const [{ runEpisode }, fc, { qwen3Tokenizer }] = await Promise.all([import('../episode.ts'), import('../from-config.ts'), import('../../core/tokenizer.ts')]);
-  const encoder = await encoderOf(cfg);
+  const encoder = await encoderOf(cfg, sink);
   const redis = connect(cfg.queues.redisUrl);
   const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const simulator = fc.simulatorFrom(cfg, encoder);
+  const simulator = fc.simulatorFrom(cfg, encoder, sink);
   const tokenizer = qwen3Tokenizer();
   const clients = new Map<string, ReturnType<typeof fc.policyClientFrom>>();
   return {
     async run({ job, instance, policyUrl }) {
       let policy = clients.get(policyUrl);
-      if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl)));
+      if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
       return await runEpisode({ policy, simulator, store, tokenizer }, asInstance(instance), {
         runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
         snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
+        ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS, dialogueOnly: true } : {}), // the Ask/Stop clarifier (method §8.5)
       });
     },
     async close() {
@@ -42,9 +45,9 @@ async function rolloutPart(cfg: RunConfig, runId: string): Promise<RolloutPart> 
 }
 
 /** The reward's numeric fields are its components (method §4: each reported separately). */
-async function rewardPart(cfg: RunConfig): Promise<RewardPart> {
+async function rewardPart(cfg: RunConfig, sink?: CallSink): Promise<RewardPart> {
   const { computeReward, rewardInputFromTrajectory } = await import('../../reward/index.ts');
-  const encoder = await encoderOf(cfg);
+  const encoder = await encoderOf(cfg, sink);
   return {
     async score(traj, instance) {
       const b = await computeReward(rewardInputFromTrajectory(traj, asInstance(instance)), cfg.reward, encoder);
@@ -55,12 +58,12 @@ async function rewardPart(cfg: RunConfig): Promise<RewardPart> {
   };
 }
 
-async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> {
+async function usersPart(cfg: RunConfig, runId: string, sink?: CallSink): Promise<UserStatePart> {
   const [fc, { updateUserState }, { snapshotId }] = await Promise.all([import('../from-config.ts'), import('../state-update.ts'), import('../user-store.ts')]);
-  const encoder = await encoderOf(cfg);
+  const encoder = await encoderOf(cfg, sink);
   const redis = connect(cfg.queues.redisUrl);
   const store = fc.userStoreFrom(cfg, redis, encoder, runId);
-  const judge = fc.judgeFrom(cfg, encoder);
+  const judge = fc.judgeFrom(cfg, encoder, sink);
   return {
     snapshot: async (userId) => snapshotId(userId, await store.latestVersion(userId)),
     version: (userId) => store.latestVersion(userId),
@@ -79,13 +82,14 @@ async function usersPart(cfg: RunConfig, runId: string): Promise<UserStatePart> 
   };
 }
 
-export function gsteerEnv(cfg: RunConfig): Environment {
+/** `sink`: where every LLM call of the environment is recorded (endpoints/ call records). */
+export function gsteerEnv(cfg: RunConfig, sink?: CallSink): Environment {
   return {
     name: 'gsteer',
     load: () => ({ instances: loadInstances(cfg.data.instances), warnings: [] }),
-    rollout: (runId) => rolloutPart(cfg, runId),
-    reward: () => rewardPart(cfg),
-    users: (runId) => usersPart(cfg, runId),
+    rollout: (runId) => rolloutPart(cfg, runId, sink),
+    reward: () => rewardPart(cfg, sink),
+    users: (runId) => usersPart(cfg, runId, sink),
     view: (traj) => trajectoryView(traj),
   };
 }

@@ -77,6 +77,8 @@ export interface TurnView {
   execute: string;
   plan: string;
   observation: string;
+  /** G-STEER with an LLM simulator: its raw reply beside the answer. */
+  simulatorReply?: string;
 }
 
 export interface Environment {

@@ -20,6 +20,7 @@ import { InputError } from '../../util/errors.ts';
 import type { Trajectory, TurnRecord } from '../../core/types.ts';
 import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
 import type { PolicyClient } from '../policy-client.ts';
+import type { CallSink } from '../../endpoints/index.ts';
 import { turnSeed } from '../episode.ts';
 import { trajectoryView } from '../env/view.ts';
 import { STATELESS_USERS, type Environment, type EnvInstance, type EpisodeJob, type RewardPart, type RolloutPart } from '../env/types.ts';
@@ -166,7 +167,8 @@ export async function filterFrom(cfg: RunConfig['qref']): Promise<EvidenceFilter
 /** The QREF data of the config, validated (every problem listed, InputError). */
 export const loadQrefData = (cfg: RunConfig) => loadQref({ corpus: cfg.qref.data.corpus, questions: cfg.qref.data.questions }, cfg.qref.turn);
 
-export function qrefEnv(cfg: RunConfig): Environment {
+/** `sink`: where the policy client's calls are recorded (endpoints/ call records). */
+export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
   let data: ReturnType<typeof loadQrefData> | null = null;
   const loaded = () => (data ??= loadQrefData(cfg));
   const asQref = (i: EnvInstance) => {
@@ -185,7 +187,7 @@ export function qrefEnv(cfg: RunConfig): Environment {
       return {
         async run({ job, instance, policyUrl }) {
           let policy = clients.get(policyUrl);
-          if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl)));
+          if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
           return await runQrefEpisode({ policy, tokenizer, search, filter }, asQref(instance), job, cfg);
         },
         close: async () => undefined,

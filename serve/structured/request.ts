@@ -6,6 +6,10 @@
 // The guided_* fields vLLM 0.12 removed (and now ignores, answering unconstrained) are a
 // 400 here that says what to send instead.
 import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { menuGrammarEbnf } from '../../core/turn/menu-grammar.ts';
+
+/** The grammars the policy filter runs on: the policy grammar and the baselines' menu grammars (sub-languages of it). */
+const FILTERED_GRAMMARS = new Set([POLICY_GRAMMAR, ...[['STOP'], ['RETRIEVE', 'STOP'], ['ASK', 'STOP'], ['RETRIEVE', 'ASK', 'STOP']].map((m) => menuGrammarEbnf(m as ('RETRIEVE' | 'ASK' | 'STOP')[]))]);
 import { badRequest } from '../errors.ts';
 import type { Body } from '../fields.ts';
 import { policyMinTokens } from '../../core/turn/caps.ts';
@@ -106,8 +110,8 @@ export function parseConstraint(body: Body, maxTokens: number | null, ignoreEos:
   const filter = tokenFilter(body.gsteer_token_filter);
   if (spec && ignoreEos) throw badRequest('ignore_eos cannot be combined with structured outputs: the grammar ends the choice with EOS; drop ignore_eos', 'ignore_eos');
   if (!filter) return spec;
-  if (spec?.type !== 'grammar' || spec.grammar !== POLICY_GRAMMAR)
-    throw badRequest('gsteer_token_filter "policy_turn" runs on top of the policy grammar only; send core/turn/grammar.ebnf as structured_outputs.grammar', 'gsteer_token_filter');
+  if (spec?.type !== 'grammar' || !FILTERED_GRAMMARS.has(spec.grammar))
+    throw badRequest('gsteer_token_filter "policy_turn" runs on top of the policy grammar only (or a baseline menu grammar, core/turn/menu-grammar.ts); send core/turn/grammar.ebnf as structured_outputs.grammar', 'gsteer_token_filter');
   const min = policyMinTokens();
   if (maxTokens === null || maxTokens < min)
     throw badRequest(`gsteer_token_filter "policy_turn" needs max_tokens >= ${min} (the shortest turn and EOS) but max_tokens is ${maxTokens ?? 'unset'}; set max_tokens`, 'max_tokens');

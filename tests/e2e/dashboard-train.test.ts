@@ -22,12 +22,14 @@ describe('e2e: gsteer train --dashboard', () => {
     for (let i = 0; i < 600 && served.records.length < 2; i++, await sleep(100)) {
       served = (await (await fetch(page.replace('/runs/', '/api/runs/') + '/metrics')).json()) as typeof served;
     }
+    expect(served.records.length, 'records the dashboard served while the run trained').toBeGreaterThanOrEqual(2);
     expect(served.live).toBe('redis');
     expect((await fetch(page)).status).toBe(200);
     const x = await run.done;
     expect(x.code, x.stderr).toBe(0);
     expect(x.stderr).toMatch(/dashboard stopped; reopen it on the run with: gsteer monitor \S+dsh --serve/);
     const recorded = readMetrics(join(t.dir, 'runs', 'dsh', 'metrics.jsonl'));
+    expect(recorded.map((r) => r.step)).toEqual([1, 2, 3, 4]); // grpo.maxUpdates of e2eConfig
     expect(served.records).toEqual(recorded.slice(0, served.records.length));
     for (const r of recorded) {
       expect(r.trajectories).toBe(8); // 2 groups x 4

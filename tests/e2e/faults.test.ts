@@ -1,6 +1,7 @@
 // E2E (real Redis, real processes, synthetic parts): SIGKILL of a rollout worker mid-job
-// and of the trainer mid-update. The supervisor restarts the dead worker, BullMQ hands the
-// stalled job out again once its (short, for the test) lock expires, and the run ends with
+// and of the trainer mid-update. The supervisor restarts the dead worker and gives the jobs
+// it held back to the queue at once (workers/reclaim.ts): the locks here are 10 minutes, longer
+// than the test's timeout, so a run that waited for them to expire would fail. The run ends with
 // exactly the metrics and adapter of an undisturbed run: nothing lost, nothing counted twice.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,7 @@ const tr = tempRun('flt-trainer');
 ro.instances = tr.instances = ref.instances;
 const over = {
   grpo: { maxUpdates: 4, learningRate: 0.1, groupsPerUpdate: 1, maxPolicyLag: 0 },
-  queues: { rolloutLockMs: 1500, trainerLockMs: 2000, backoffMs: 200 },
+  queues: { rolloutLockMs: 600_000, trainerLockMs: 600_000, backoffMs: 200 },
 };
 const env = { GSTEER_SYNTHETIC_LATENCY_MS: '700', GSTEER_SYNTHETIC_TRAIN_MS: '700' };
 
@@ -44,6 +45,8 @@ describe('e2e: worker faults', () => {
 
     expect(xRo.stderr).toMatch(/rollout-0 died \(signal SIGKILL\); restarting/);
     expect(xTr.stderr).toMatch(/trainer-0 died \(signal SIGKILL\); restarting/);
+    expect(xRo.stderr).toMatch(/rollout-0: returned [1-4] job\(s\) it held to the queue \(rollouts\//);
+    expect(xTr.stderr).toMatch(/trainer-0: returned 1 job\(s\) it held to the queue \(updates\/flt-e0-s000002\)/);
     expect(logText(runs.tr, 'trainer-0')).toMatch(/trainer restored adapter version 1/);
     // The run directories keep the restarts (gsteer_restarts_total): one each, none in the reference.
     expect([runs.ref, runs.ro, runs.tr].map((r) => new RestartCounter(join(r, 'logs')).count())).toEqual([0, 1, 1]);

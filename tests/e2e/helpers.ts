@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { deletePrefixedKeys } from '../../util/redis.ts';
+import { adapterDirName } from '../../checkpoints/layout.ts';
 import { stringify } from 'yaml';
-import { TIMING_KEYS } from '../../workers/update-metrics.ts';
+import { reproducible } from '../../workers/update-metrics.ts';
 import { readMetrics } from '../../monitor/sink.ts';
 
 export const REPO = new URL('../..', import.meta.url).pathname;
@@ -91,10 +92,10 @@ export const metricLines = (runDir: string) => (existsSync(join(runDir, 'metrics
 
 /** metrics.jsonl without the wall-clock fields: what must repeat exactly. */
 export function reproducibleMetrics(runDir: string) {
-  return readMetrics(join(runDir, 'metrics.jsonl')).map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !TIMING_KEYS.includes(k))));
+  return readMetrics(join(runDir, 'metrics.jsonl')).map(reproducible);
 }
 
-export const adapterBytes = (runDir: string, v: number) => readFileSync(join(runDir, 'adapters', `policy-v${String(v).padStart(6, '0')}`, 'adapter_model.safetensors'));
+export const adapterBytes = (runDir: string, v: number) => readFileSync(join(runDir, 'adapters', adapterDirName(v), 'adapter_model.safetensors'));
 
 /** pid from a worker log's "started (... pid N)" line (the newest one). */
 export function workerPid(runDir: string, name: string): number | null {

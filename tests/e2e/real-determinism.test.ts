@@ -22,7 +22,7 @@ const config = (t: typeof ref) => ({
   data: { instances: [join(REPO, 'data/demo/instances.jsonl')], userStates: join(REPO, 'data/demo/user_states.jsonl') },
   policy: { server: 'embedded', model: BASE },
   rollout: { groupSize: 4, maxTurns: 2, maxTokens: 384, concurrency: 4 },
-  grpo: { maxUpdates: 3, learningRate: 1e-3, microBatchSize: 4 },
+  grpo: { maxUpdates: 3, learningRate: 1e-3, microBatchSize: 4, initialUserStates: join(REPO, 'data/demo/user_states.jsonl') },
   lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
   trainer: { backend: 'wasm' },
   checkpoint: { every: 1, keep: 3 },

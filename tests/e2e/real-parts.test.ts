@@ -22,7 +22,7 @@ describe('e2e: real parts', () => {
       data: { instances: [join(REPO, 'data/demo/instances.jsonl')], userStates: join(REPO, 'data/demo/user_states.jsonl') },
       policy: { server: 'embedded', model },
       rollout: { groupSize: 2, maxTurns: 1, maxTokens: 64, concurrency: 2 }, // constrained (the default): 64 >= the shortest turn
-      grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2 },
+      grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2, initialUserStates: join(REPO, 'data/demo/user_states.jsonl') },
       lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
       checkpoint: { every: 1, keep: 2 },
       queues: { prefix: t.prefix },
@@ -50,7 +50,13 @@ describe('e2e: real parts', () => {
     expect(ac).toMatchObject({ r: 4, lora_alpha: 8, base_model_name_or_path: model });
     expect([...ac.target_modules].sort()).toEqual(['q_proj', 'v_proj']);
     expect(existsSync(join(ckpt, 'adapter', 'adapter_model.safetensors'))).toBe(true);
-    // The user-state store's dump went into the checkpoint, one record per user.
-    expect(readFileSync(join(ckpt, 'user_states.jsonl'), 'utf8').trim().split('\n').length).toBeGreaterThan(0);
+    // The user-state store's dump went into the checkpoint, one record per user of the demo
+    // states file (read independently here), in userId order, each at a version >= 1.
+    const users = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { userId: string; latest?: number });
+    const expected = [...new Set(users(join(REPO, 'data/demo/user_states.jsonl')).map((u) => u.userId))].sort();
+    expect(expected.length).toBeGreaterThan(0);
+    const dumped = users(join(ckpt, 'user_states.jsonl'));
+    expect(dumped.map((u) => u.userId)).toEqual(expected);
+    for (const u of dumped) expect(u.latest).toBeGreaterThanOrEqual(1);
   }, 180_000);
 });

@@ -3,7 +3,9 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import fc from 'fast-check';
 import { clauses, contentWords, isRestatement, ruleFactors, sentences } from '../../eval/extractor-rule.ts';
-import { LlmFactorExtractor, readFactorList, EXTRACTOR_SYSTEM_PROMPT } from '../../eval/extractor-llm.ts';
+import { createEndpoint } from '../../endpoints/index.ts';
+import { LlmFactorExtractor, factorListSchema, EXTRACTOR_SYSTEM_PROMPT } from '../../eval/extractor-llm.ts';
+import { options, recordingDeps } from '../endpoints/helpers.ts';
 import { chatBody, startScriptedServer, type ScriptedServer } from '../rollout/helpers/scripted-server.ts';
 import { loadConfig } from '../../configs/load.ts';
 import { extractorFrom } from '../../eval/extractors.ts';
@@ -67,28 +69,32 @@ describe('LLM factor extractor', () => {
   let server: ScriptedServer | null = null;
   afterEach(async () => { await server?.close(); server = null; });
 
-  it('reads a strict JSON list (after <think> and fences), de-duplicated', () => {
-    expect(readFactorList('<think>hm</think>\n```json\n["budget under 1200 EUR", " flies abroad ", "Budget under 1200 EUR"]\n```')).toEqual({ factors: ['budget under 1200 EUR', 'flies abroad'] });
-    expect(readFactorList('[]')).toEqual({ factors: [] });
-    expect(readFactorList('{"factors": []}')).toEqual({ error: 'expected a JSON list of strings, got object' });
-    expect(readFactorList('["a", 3]')).toEqual({ error: 'entry 1 is 3, not a string' });
-    expect('error' in readFactorList('Sure: budget')).toBe(true);
+  it('reads a strict {"factors": [...]} object, de-duplicated', () => {
+    expect(factorListSchema.parse({ factors: ['budget under 1200 EUR', ' flies abroad ', 'Budget under 1200 EUR', ' '] })).toEqual(['budget under 1200 EUR', 'flies abroad']);
+    expect(factorListSchema.parse({ factors: [] })).toEqual([]);
+    expect(factorListSchema.safeParse(['a']).success).toBe(false); // a bare list is not the schema
+    expect(factorListSchema.safeParse({ factors: ['a', 3] }).success).toBe(false);
+    expect(factorListSchema.safeParse({ factors: [], why: 'x' }).success).toBe(false);
   });
 
-  it('sends the fixed prompt with the original and refined query; malformed reply -> [] and a log', async () => {
-    const replies = ['["under 1200 EUR", "ecology PhD student"]', 'The factors are: budget.'];
+  it('sends the fixed prompt with the original and refined query under a JSON schema; a reply refused every time -> [] and a log', async () => {
+    const replies = ['<think>hm</think>\n```json\n{"factors": ["under 1200 EUR", "ecology PhD student"]}\n```', 'The factors are: budget.'];
     server = await startScriptedServer((_body, n) => ({ body: chatBody(replies[n] ?? '[]') }));
     const logs: string[] = [];
-    const ex = new LlmFactorExtractor({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0, model: 'gpt-test', log: (m) => logs.push(m) });
+    const deps = recordingDeps();
+    const ex = new LlmFactorExtractor({ endpoint: createEndpoint(options(server.baseUrl, { role: 'extractor', model: 'gpt-test', maxRetries: 0 }), deps), maxTokens: 1024, log: (m) => logs.push(m) });
     const inst = { id: 'i1', query: 'Which laptop?' };
     expect(await ex.extract('Recommend a laptop under 1200 EUR.', inst)).toEqual(['under 1200 EUR', 'ecology PhD student']);
     expect(await ex.extract('Recommend a laptop.', inst)).toEqual([]);
     expect(logs).toHaveLength(1);
-    expect(logs[0]).toContain('malformed reply for instance i1');
+    expect(logs[0]).toContain('no acceptable reply for instance i1');
+    expect(logs[0]).toContain('not_json');
+    expect(deps.records.map((r) => r.status)).toEqual(['ok', 'reply_error:not_json']);
     const body = server.requests[0]!.body as { model: string; temperature: number; messages: { role: string; content: string }[] };
     expect(server.requests[0]!.path).toBe('/v1/chat/completions');
     expect(body.model).toBe('gpt-test');
     expect(body.temperature).toBe(0);
+    expect((body as unknown as { response_format: { type: string; json_schema: { name: string } } }).response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'framing_factors' } });
     expect(body.messages).toEqual([
       { role: 'system', content: EXTRACTOR_SYSTEM_PROMPT },
       { role: 'user', content: 'ORIGINAL REQUEST: Which laptop?\nREFINED QUERY: Recommend a laptop under 1200 EUR.' },

@@ -78,12 +78,12 @@ describe('HttpEncoder', () => {
     expect(l2Norm(v!)).toBeCloseTo(1, 6);
   });
 
-  it('a 400 is bad input (InputError, not retried) naming the model and the key env var', async () => {
+  it('a 400 is bad input (InputError, not retried) naming the endpoint and the model', async () => {
     seen.length = 0;
     const enc = new HttpEncoder({ baseUrl, model: 'no-such-model', apiKeyEnv: 'MY_KEY_ENV', batchSize: 8, maxRetries: 2 });
     const err = await enc.embed(['x']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
-    expect(String((err as Error).message)).toMatch(/HTTP 400.*MY_KEY_ENV/);
+    expect(String((err as Error).message)).toMatch(/encoder endpoint .*\/embeddings \(model no-such-model\) rejected the request with HTTP 400/);
     expect(seen.length).toBe(1);
   });
 
@@ -91,6 +91,6 @@ describe('HttpEncoder', () => {
     const enc = new HttpEncoder({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'X', batchSize: 8, maxRetries: 0, timeoutMs: 2000 });
     const err = await enc.embed(['x']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransientError);
-    expect(String((err as Error).message)).toMatch(/cannot reach the server/);
+    expect(String((err as Error).message)).toMatch(/failed after 1 attempt\(s\), last connection.*check that the server is up/);
   });
 });

@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OnnxEncoder } from '../../reward/encoders/onnx.ts';
+import { loadOnnxRuntime, ONNX_INSTALL, OnnxEncoder } from '../../reward/encoders/onnx.ts';
 import { meanPoolNormalize, padBatch, truncateIds } from '../../reward/encoders/pooling.ts';
 import { InputError } from '../../util/errors.ts';
 import { embeddingLookupModel, wordPieceTokenizerJson } from './onnx-writer.ts';
@@ -81,6 +81,21 @@ describe('OnnxEncoder on a real ONNX file', () => {
     const err = await new OnnxEncoder(join(dir, 'nope')).embed(['x']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
     expect((err as Error).message).toMatch(/nope\/model\.onnx: not found/);
+  });
+});
+
+describe('onnxruntime-node is optional', () => {
+  it('loads where it is installed (a devDependency of this checkout)', async () => {
+    const ort = await loadOnnxRuntime();
+    expect(typeof ort.InferenceSession.create).toBe('function');
+  });
+
+  it('where it is absent: an InputError naming encoder.kind onnx and the install command', async () => {
+    const err = await loadOnnxRuntime('onnxruntime-node-not-installed').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as Error).message).toContain('encoder.kind: onnx needs onnxruntime-node-not-installed');
+    expect((err as Error).message).toContain(ONNX_INSTALL);
+    expect(ONNX_INSTALL).toMatch(/npm install --save-exact onnxruntime-node@1\.30\.0$/);
   });
 });
 

@@ -7,7 +7,6 @@ import type { EvidenceSlot } from '../../core/types.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { InputError } from '../../util/errors.ts';
 import { TableEncoder } from './fake-encoder.ts';
-import { rewardMetrics } from '../../reward/metrics.ts';
 
 const cfg = RewardSchema.parse({}); // paper defaults: alpha 1, beta 0.3, 0.04/0.01/0.08/0.08, 1.0/0.2, 0.86
 
@@ -162,20 +161,5 @@ describe('rewardInputFromTrajectory', () => {
 
   it('refuses a trajectory of another instance', () => {
     expect(() => rewardInputFromTrajectory({ ...traj, instanceId: 'i2' }, inst)).toThrow(/is for instance "i2"/);
-  });
-});
-
-describe('rewardMetrics', () => {
-  it('mean and population std of each component, invalid and non-stop rates', async () => {
-    const enc = new TableEncoder(table);
-    const a = await computeReward(input(), cfg, enc); // reward -0.033333
-    const b = await computeReward(input({ termination: 'invalid' }), cfg, enc); // -1.033333
-    const m = rewardMetrics([a, b]);
-    // mean -0.533333; deviations +-0.5 -> std 0.5
-    expect(m['rewards/reward/mean']).toBeCloseTo(-0.533333, 6);
-    expect(m['rewards/reward/std']).toBeCloseTo(0.5, 9);
-    expect(m['rewards/coverage/std']).toBeCloseTo(0, 9);
-    expect(m.invalid_rate).toBe(0.5);
-    expect(m.nonstop_rate).toBe(0);
   });
 });

@@ -1,7 +1,9 @@
 // The LLM memory judge against a scripted chat server: strict JSON, malformed = keep nothing.
 import { describe, it, expect, afterEach } from 'vitest';
 import { InstanceSchema } from '../../data/schema.ts';
-import { LlmJudge, readJudgeReply, judgeMessages } from '../../rollout/judge-llm.ts';
+import { createEndpoint } from '../../endpoints/index.ts';
+import { LlmJudge, judgeReplySchema, judgeMessages } from '../../rollout/judge-llm.ts';
+import { options, recordingDeps } from '../endpoints/helpers.ts';
 import type { UserSnapshot } from '../../rollout/user-store.ts';
 import { answer, covered, trajectory } from './helpers/trajectory.ts';
 import { chatBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
@@ -30,32 +32,34 @@ describe('LlmJudge', () => {
 
   it('keeps what the judge names and takes its profile sentence', async () => {
     server = await startScriptedServer(() => ({ body: chatBody('```json\n{"keep": ["budget"], "profile_sentence": "Buys hardware on a tight budget."}\n```') }));
-    const judge = new LlmJudge({ baseUrl: server.baseUrl, apiKeyEnv: 'X_NONE', timeoutMs: 5000, maxRetries: 0, model: 'judge', log: () => {} });
+    const judge = new LlmJudge({ endpoint: createEndpoint(options(server.baseUrl, { role: 'judge', model: 'judge', maxRetries: 0 })), temperature: 0, maxTokens: 768, log: () => {} });
     const v = await judge.judge({ instance, trajectory: traj, snapshot });
     expect(v.verdicts.map((x) => x.reason)).toEqual(['kept', 'rejected', 'not_covered']);
     expect(v.profileSentence).toBe('Buys hardware on a tight budget.');
     expect(server.requests[0]!.body).toMatchObject({ model: 'judge', temperature: 0 });
   });
 
-  it('malformed output keeps nothing and is logged', async () => {
+  it('a reply refused on every attempt keeps nothing and is logged', async () => {
     server = await startScriptedServer(() => ({ body: chatBody('Keep the budget slot.') }));
     const log: string[] = [];
-    const judge = new LlmJudge({ baseUrl: server.baseUrl, apiKeyEnv: 'X_NONE', timeoutMs: 5000, maxRetries: 0, model: 'judge', log: (m) => log.push(m) });
+    const judge = new LlmJudge({ endpoint: createEndpoint(options(server.baseUrl, { role: 'judge', model: 'judge', maxRetries: 1 }), recordingDeps()), temperature: 0, maxTokens: 768, log: (m) => log.push(m) });
     const v = await judge.judge({ instance, trajectory: traj, snapshot });
     expect(v).toEqual({ verdicts: traj.finalSlots.map((slot) => ({ slot, reason: slot.status === 'covered' ? 'judge_error' : 'not_covered' })), profileSentence: null });
     expect(log).toHaveLength(1);
-    expect(log[0]).toContain('malformed reply for g1/0 (not JSON');
+    expect(log[0]).toContain('no acceptable reply for g1/0');
+    expect(log[0]).toContain('not_json');
+    expect(server.requests).toHaveLength(2); // refused, retried once, refused again
   });
 
   it('reads replies strictly', () => {
-    const c = ['budget', 'os'];
-    expect(readJudgeReply('{"keep": ["os", "os"], "profile_sentence": null}', c)).toEqual({ keep: ['os'], profileSentence: null });
-    expect(readJudgeReply('{"keep": []}', c)).toEqual({ keep: [], profileSentence: null });
-    expect(readJudgeReply('{"keep": ["gpu"]}', c)).toEqual({ error: '"keep" names ["gpu"], not covered slots' });
-    expect(readJudgeReply('{"keep": "budget"}', c)).toEqual({ error: '"keep" must be a list of slot names' });
-    expect(readJudgeReply('{"keep": [], "why": "x"}', c)).toEqual({ error: 'unknown key(s) why' });
-    expect(readJudgeReply('{"keep": [], "profile_sentence": "One. Two."}', c)).toEqual({ error: '"profile_sentence" must be one sentence' });
-    expect(readJudgeReply('[1]', c)).toEqual({ error: 'expected a JSON object, got an array' });
-    expect(readJudgeReply('', c)).toEqual({ error: 'empty reply' });
+    const schema = judgeReplySchema(['budget', 'os']);
+    expect(schema.parse({ keep: ['os', 'os'], profile_sentence: null })).toEqual({ keep: ['os'], profileSentence: null });
+    expect(schema.parse({ keep: [], profile_sentence: ' Likes R. ' })).toEqual({ keep: [], profileSentence: 'Likes R.' });
+    expect(schema.safeParse({ keep: ['gpu'], profile_sentence: null }).success).toBe(false); // not a covered slot
+    expect(schema.safeParse({ keep: 'budget', profile_sentence: null }).success).toBe(false);
+    expect(schema.safeParse({ keep: [], profile_sentence: null, why: 'x' }).success).toBe(false);
+    expect(schema.safeParse({ keep: [], profile_sentence: 'One. Two.' }).success).toBe(false);
+    expect(schema.safeParse([1]).success).toBe(false);
+    expect(judgeReplySchema([]).safeParse({ keep: ['budget'], profile_sentence: null }).success).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 // The policy client against a real HTTP server speaking the vLLM /v1/completions protocol.
 import { describe, it, expect, afterEach } from 'vitest';
 import { OpenAIPolicyClient, readChoice } from '../../rollout/policy-client.ts';
-import { backoffMs } from '../../rollout/openai-retry.ts';
+import { backoffMs } from '../../endpoints/index.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 import { IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { completionBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
@@ -104,14 +104,14 @@ describe('OpenAIPolicyClient', () => {
     const e = await client(server.baseUrl, { maxRetries: 3 }).complete(req).catch((x) => x);
     expect(server.requests).toHaveLength(1);
     expect(e).toBeInstanceOf(InputError);
-    expect(e.message).toContain(`policy server ${server.baseUrl}/completions rejected the request (HTTP 404`);
+    expect(e.message).toContain(`policy endpoint ${server.baseUrl}/completions (model policy) rejected the request with HTTP 404`);
   });
 
   it('gives up after maxRetries on dropped connections and timeouts, naming the URL', async () => {
     server = await startScriptedServer((_b, n) => (n % 2 ? { destroy: true } : { delayMs: 400, body: completionBody('late') }));
     const e = await client(server.baseUrl, { maxRetries: 2, timeoutMs: 150 }).complete(req).catch((x) => x);
     expect(e).toBeInstanceOf(TransientError);
-    expect(e.message).toContain(`policy server ${server.baseUrl}/completions failed after 3 attempt(s)`);
+    expect(e.message).toContain(`policy endpoint ${server.baseUrl}/completions (model policy) failed after 3 attempt(s)`);
     expect(server.requests).toHaveLength(3);
   });
 
@@ -126,6 +126,6 @@ describe('OpenAIPolicyClient', () => {
   });
 
   it('backoff doubles and is capped', () => {
-    expect([0, 1, 2, 3, 4, 5].map((k) => backoffMs(k, 500, 8000))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+    expect([0, 1, 2, 3, 4, 5].map((k) => backoffMs(k, { baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 }))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
   });
 });

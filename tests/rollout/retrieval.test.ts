@@ -24,7 +24,7 @@ describe('retrieval', () => {
     expect(preselect(ms, 'laptop budget', 2)).toEqual([1, 2]); // overlap 2, then 1
     expect(preselect(ms, 'laptop budget', 3)).toEqual([1, 2, 3]); // then the newest without overlap
     const q = unit(1, 0, 0);
-    const r = searchSnapshot(ms, 'laptop budget', q, 'test', { candidates: 2, topK: 3 });
+    const r = searchSnapshot(ms, 'laptop budget', q, 'test', { candidates: 2, topK: 3, preselect: 'lexical' });
     expect(r.examined).toBe(2);
     // cosines: m2 = 0.5/sqrt(1.5) = 0.4082, m1 = 0.2/sqrt(1.04) = 0.1961
     expect(r.hits.map((h) => h.name)).toEqual(['n2', 'n1']);
@@ -32,6 +32,11 @@ describe('retrieval', () => {
     expect(r.hits[1]!.score).toBeCloseTo(0.2 / Math.sqrt(1.04), 6);
     const all = searchSnapshot(ms, 'laptop budget', q, 'test', { candidates: 15, topK: 1 });
     expect(all).toEqual({ examined: 4, hits: [{ name: 'n0', purpose: 'p', value: 'unrelated words', score: 1 }] });
+    // embedding pre-selection (the default, the paper's): the 2 candidates are the 2 best
+    // cosines (n0 = 1, n2 = 0.4082; n1 = 0.1961 and n3 = 0 are not examined), whatever the words
+    const e = searchSnapshot(ms, 'laptop budget', q, 'test', { candidates: 2, topK: 3 });
+    expect(e.examined).toBe(2);
+    expect(e.hits.map((h) => [h.name, Number(h.score.toFixed(4))])).toEqual([['n0', 1], ['n2', 0.4082]]);
   });
 
   it('drops non-positive cosines and refuses embeddings from another encoder', () => {

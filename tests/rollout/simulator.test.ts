@@ -9,6 +9,8 @@ import { SeedSimulator, targetMatchText } from '../../rollout/simulator-seed.ts'
 import { LlmSimulator, simulatorMessages } from '../../rollout/simulator-llm.ts';
 import { activeTargets, NON_COMMITTAL } from '../../rollout/simulator.ts';
 import { chatBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
+import { createEndpoint } from '../../endpoints/index.ts';
+import { options, recordingDeps } from '../endpoints/helpers.ts';
 
 const encoder = new HashedEncoder(512);
 const instance = InstanceSchema.parse({
@@ -97,19 +99,26 @@ describe('persona forms', () => {
 });
 
 describe('LlmSimulator', () => {
-  const make = (baseUrl: string, log: string[]) =>
-    new LlmSimulator({ baseUrl, apiKeyEnv: 'GSTEER_TEST_SIM_KEY', timeoutMs: 5000, maxRetries: 1, retryBaseMs: 5, model: 'Qwen/Qwen3-32B', temperature: 0.7, log: (m) => log.push(m) });
+  const make = (baseUrl: string, log: string[], maxRetries = 1) =>
+    new LlmSimulator({
+      endpoint: createEndpoint(options(baseUrl, { role: 'simulator', apiKeyEnv: 'GSTEER_TEST_SIM_KEY', maxRetries, chatTemplateKwargs: { enable_thinking: false } }), recordingDeps()),
+      temperature: 0.7, topP: 1, maxTokens: 768, log: (m) => log.push(m),
+    });
 
-  it('sends persona, active targets with seed Q/A, the dialogue so far, and parses the JSON reply', async () => {
+  it('sends persona, active targets with seed Q/A, the dialogue so far, under the answer schema, and reads the JSON reply', async () => {
     server = await startScriptedServer(() => ({ body: chatBody('<think>budget it is</think>{"target_id": "budget", "answer": "Under 1200 EUR, ideally less."}') }));
     const log: string[] = [];
     const dialogue = { turns: [{ question: 'Will you travel?', answer: 'Yes, twice a year.', targetId: 'travel' }] };
     const out = await make(server.baseUrl, log).answer('What is your budget?', instance, dialogue);
-    expect(out).toEqual({ answer: 'Under 1200 EUR, ideally less.', targetId: 'budget' });
+    expect(out).toEqual({ answer: 'Under 1200 EUR, ideally less.', targetId: 'budget', reply: '{"target_id": "budget", "answer": "Under 1200 EUR, ideally less."}' });
     expect(log).toEqual([]);
     const body = server.requests[0]!.body;
     expect(server.requests[0]!.path).toBe('/v1/chat/completions');
-    expect(body).toMatchObject({ model: 'Qwen/Qwen3-32B', temperature: 0.7 });
+    // paper, "User Simulator": temperature 0.7, top-p 1.0, 768 tokens; Qwen3 thinking off
+    expect(body).toMatchObject({ model: 'Qwen/Qwen3-32B', temperature: 0.7, top_p: 1, max_tokens: 768, chat_template_kwargs: { enable_thinking: false } });
+    const format = body.response_format as { type: string; json_schema: { schema: { properties: { target_id: unknown } } } };
+    expect(format.type).toBe('json_schema');
+    expect(JSON.stringify(format.json_schema.schema.properties.target_id)).toContain('"budget","travel","adapter"');
     expect(body.messages).toEqual(simulatorMessages('What is your budget?', instance, dialogue));
     const system = (body.messages as { content: string }[])[0]!.content;
     for (const s of ['Flies to conferences abroad twice a year', 'seed question: What is your budget for the laptop?', 'seed answer: Yes, twice a year.', 'id: adapter', 'never invent'])
@@ -118,16 +127,16 @@ describe('LlmSimulator', () => {
     expect(simulatorMessages('q', instance)[0]!.content).not.toContain('id: adapter');
   });
 
-  it('uses a malformed reply as plain text (logged) and nulls unknown target ids', async () => {
-    const replies = ['I guess under 1200 EUR.', '{"target_id": "adapter", "answer": "The UK."}', '{"target_id": null, "answer": ""}'];
+  it('retries a refused reply (prose, an inactive target id) and answers non-committally when every attempt is refused', async () => {
+    const replies = ['I guess under 1200 EUR.', '{"target_id": "budget", "answer": "Under 1200 EUR."}', '{"target_id": "adapter", "answer": "The UK."}', '{"target_id": "adapter", "answer": "The UK."}', '{"target_id": null, "answer": ""}'];
     server = await startScriptedServer((_b, n) => ({ body: chatBody(replies[n] ?? '') }));
     const log: string[] = [];
     const sim = make(server.baseUrl, log);
-    expect(await sim.answer('Budget?', instance)).toEqual({ answer: 'I guess under 1200 EUR.', targetId: null });
-    expect(await sim.answer('Countries?', instance)).toEqual({ answer: 'The UK.', targetId: null }); // adapter inactive
-    expect(await sim.answer('Colour?', instance)).toEqual({ answer: NON_COMMITTAL, targetId: null });
-    expect(log).toHaveLength(2);
-    expect(log[0]).toContain('not the JSON asked for');
-    expect(log[1]).toContain('target_id "adapter" is not an active target of instance inst-1');
+    expect((await sim.answer('Budget?', instance)).answer).toBe('Under 1200 EUR.'); // prose refused, the retry accepted
+    expect(await sim.answer('Countries?', instance)).toEqual({ answer: NON_COMMITTAL, targetId: null, reply: null, replyError: 'reply_error:schema after 2 attempt(s)' }); // adapter inactive
+    expect(await sim.answer('Colour?', instance)).toEqual({ answer: NON_COMMITTAL, targetId: null, reply: '{"target_id": null, "answer": ""}' });
+    expect(log).toHaveLength(1);
+    expect(log[0]).toContain('no acceptable reply for instance inst-1');
+    expect(log[0]).not.toContain('The UK'); // the reply is never quoted
   });
 });

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../serve/server.ts';
-import { makeTinyModel } from './tiny-model.ts';
+import { makeTinyModel, TINY_CONTEXT } from './tiny-model.ts';
 import { waitInFlight } from './wait.ts';
 
 let tiny: ReturnType<typeof makeTinyModel>;
@@ -54,18 +54,23 @@ describe('server lifecycle', () => {
   it('cancels the generation when the client disconnects', async () => {
     const server = await startServer({ modelDir: tiny.dir, servedModelName: 'tiny', backend: 'wasm' });
     try {
+      const maxTokens = TINY_CONTEXT - 3; // the longest the 3-token prompt allows
       const ctl = new AbortController();
-      const p = fetch(`${server.url}/v1/completions`, { method: 'POST', body: body({ max_tokens: 200 }), signal: ctl.signal });
+      const p = fetch(`${server.url}/v1/completions`, { method: 'POST', body: body({ max_tokens: maxTokens }), signal: ctl.signal });
       await waitInFlight(server.url);
       ctl.abort();
       await expect(p).rejects.toThrow();
-      // The scheduler drops the sequence at its next step; nothing stays in flight.
-      for (let i = 0; i < 50; i++) {
+      // The scheduler drops the sequence at its next step; poll (up to the test's timeout)
+      // until nothing is in flight, then count: it stopped short of max_tokens (a count, not a
+      // time: without the cancel the sequence would run to max_tokens before leaving).
+      for (;;) {
         const h = (await (await fetch(`${server.url}/health`)).json()) as { in_flight: number };
-        if (h.in_flight === 0) return;
+        if (h.in_flight === 0) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      throw new Error('the cancelled generation is still in flight');
+      const generated = Number(/^gsteer_serve:generation_tokens_total (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]);
+      expect(generated).toBeGreaterThanOrEqual(1); // it was decoding (waitInFlight)
+      expect(generated).toBeLessThan(maxTokens);
     } finally {
       await server.close();
     }

@@ -5,7 +5,8 @@ import { describe, it, expect, afterAll, beforeAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { llmTeacher } from '../../data/sft/teacher.ts';
-import { InputError } from '../../util/errors.ts';
+import { createEndpoint, ReplyError } from '../../endpoints/index.ts';
+import { options, recordingDeps } from '../endpoints/helpers.ts';
 
 let server: Server;
 let url: string;
@@ -40,7 +41,7 @@ describe('llmTeacher', () => {
   it('sends the query, profile and covered evidence with the key from the env var, and returns q* on one line', async () => {
     process.env.GSTEER_TEST_TEACHER_KEY = 'sk-test-123';
     reply = '<think>\nthe user wants...\n</think>\n\nPlan a one-week family trip\nwithin a $3,000 total budget.';
-    const t = llmTeacher({ baseUrl: url, model: 'Qwen/Qwen3-32B', apiKeyEnv: 'GSTEER_TEST_TEACHER_KEY', maxRetries: 0 });
+    const t = llmTeacher({ endpoint: createEndpoint(options(url, { role: 'teacher', apiKeyEnv: 'GSTEER_TEST_TEACHER_KEY', maxRetries: 0 })), maxTokens: 768 });
     expect(await t.refine(input)).toBe('Plan a one-week family trip within a $3,000 total budget.');
     const req = seen.at(-1)!;
     expect(req.auth).toBe('Bearer sk-test-123');
@@ -51,10 +52,14 @@ describe('llmTeacher', () => {
     expect(user).not.toContain('dates');
   });
 
-  it('an empty reply is an InputError naming the model', async () => {
+  it('an empty reply is refused, retried, then a ReplyError naming the model', async () => {
     reply = '<think>hmm</think>   ';
-    const t = llmTeacher({ baseUrl: url, model: 'teacher-x', apiKeyEnv: 'GSTEER_TEST_TEACHER_KEY', maxRetries: 0 });
-    await expect(t.refine(input)).rejects.toThrow(InputError);
-    await expect(t.refine(input)).rejects.toThrow(/teacher-x/);
+    const before = seen.length;
+    const t = llmTeacher({ endpoint: createEndpoint(options(url, { role: 'teacher', model: 'teacher-x', maxRetries: 1 }), recordingDeps()), maxTokens: 768 });
+    const e = await t.refine(input).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ReplyError);
+    expect((e as ReplyError).kind).toBe('empty');
+    expect((e as Error).message).toMatch(/teacher-x/);
+    expect(seen.length - before).toBe(2);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { RunConfigSchema } from '../../configs/schema.ts';
-import { grpoLossOptions, grpoStepOptions, totalUpdates } from '../../trainer/step-options.ts';
+import { grpoLossOptions, grpoStepOptions } from '../../trainer/step-options.ts';
 
 describe('step options from the run config', () => {
   const cfg = RunConfigSchema.parse({});
@@ -14,11 +14,6 @@ describe('step options from the run config', () => {
     expect(o.grpo).toMatchObject({ lossType: 'grpo', epsilon: 0.2, betaKl: 0, tisCap: null });
     // dr_grpo constant: 12 turns x 384 tokens
     expect(grpoLossOptions(cfg).maxCompletionLength).toBe(12 * 384);
-  });
-
-  it('counts the paper run: 2 passes over 105 instances = 210 updates', () => {
-    expect(totalUpdates(cfg, 105)).toBe(210);
-    expect(totalUpdates(RunConfigSchema.parse({ grpo: { maxUpdates: 5 } }), 105)).toBe(5);
   });
 
   it('follows the cosine schedule with warmup, and seeds dropout per update', () => {

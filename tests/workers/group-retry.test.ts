@@ -3,7 +3,7 @@
 // user's state version moved past the one recorded just before applying) and not apply it
 // again: one memory per group, never two. The "crash" is a TransientError thrown right
 // after the real (synthetic) update, which is what a retry sees after a SIGKILL there too.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { resolveConfig } from '../../configs/load.ts';
 import { InstanceSchema, type UserState } from '../../data/schema.ts';
 import { TransientError } from '../../util/errors.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
-import { syntheticParts } from '../../workers/synthetic/parts.ts';
+import { runLayout } from '../../checkpoints/layout.ts';
 import { instance, removeRuns } from '../e2e/helpers.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'gsteer-group-retry-'));
@@ -57,13 +57,10 @@ describe('group stage retry', () => {
     expect(applyCalls).toBe(2);
     expect(logs.join('\n')).toMatch(/user-state update found applied before a crash; not applying it again/);
     expect(r.metrics.map((m) => m.groups)).toEqual([2]);
-    // The synthetic update appends one memory per applied group (the policy always STOPs).
-    const users = await syntheticParts(cfg, 'retry').users();
-    try {
-      const states = (await users.dump()) as UserState[];
-      expect(Object.fromEntries(states.map((s) => [s.userId, s.memories.length]))).toEqual({ 'user-0': 1, 'user-1': 1 });
-    } finally {
-      await users.close();
-    }
+    // The synthetic update appends one memory per applied group (the policy always STOPs);
+    // the run's Redis keys are gone, its user-state dump after update 1 holds the states.
+    const dump = readFileSync(runLayout(join(root, 'retry')).stepStates(1), 'utf8').split('\n').filter(Boolean);
+    const states = dump.map((line) => JSON.parse(line) as UserState);
+    expect(Object.fromEntries(states.map((s) => [s.userId, s.memories.length]))).toEqual({ 'user-0': 1, 'user-1': 1 });
   }, 60_000);
 });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GrpoSchema } from '../../configs/schema.ts';
 import type { Instance } from '../../data/schema.ts';
-import { rolloutSeed, updateSchedule, versionFor } from '../../workers/schedule.ts';
+import { rolloutSeed, updateCount, updateSchedule, versionFor } from '../../workers/schedule.ts';
 
 const inst = (n: number, split = 'train'): Instance => ({ id: `i${n}`, userId: `u${n % 3}`, taskId: 't', split, query: 'q', profile: '', persona: [], targets: [], edges: [] });
 
@@ -45,6 +45,28 @@ describe('updateSchedule', () => {
   it('maxUpdates caps the plan', () => {
     const grpo = GrpoSchema.parse({ passes: 2, maxUpdates: 3 });
     expect(updateSchedule(Array.from({ length: 10 }, (_, k) => inst(k)), grpo, 1)).toHaveLength(3);
+  });
+});
+
+describe('updateCount', () => {
+  it('counts groups across passes, not per pass: 5 instances x 2 passes / 2 per update = 5 updates', () => {
+    const grpo = GrpoSchema.parse({ passes: 2, groupsPerUpdate: 2 });
+    expect(updateCount(5, grpo)).toBe(5); // ceil(10 / 2); per-pass rounding would give 2 x ceil(5 / 2) = 6
+    expect(updateSchedule(Array.from({ length: 5 }, (_, k) => inst(k)), grpo, 3)).toHaveLength(5);
+  });
+  it('the paper run: 105 instances, 2 passes, 1 group per update = 210; maxUpdates caps it', () => {
+    expect(updateCount(105, GrpoSchema.parse({ passes: 2, groupsPerUpdate: 1 }))).toBe(210);
+    expect(updateCount(105, GrpoSchema.parse({ passes: 2, groupsPerUpdate: 1, maxUpdates: 5 }))).toBe(5);
+    expect(updateCount(3, GrpoSchema.parse({ passes: 1, groupsPerUpdate: 2, maxUpdates: 50 }))).toBe(2); // ceil(3 / 2), below the cap
+  });
+  it('equals the length of the plan the controller runs', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 25 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 5 }), fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }), (n, passes, gpu, cap) => {
+        const grpo = GrpoSchema.parse({ passes, groupsPerUpdate: gpu, maxUpdates: cap });
+        expect(updateSchedule(Array.from({ length: n }, (_, k) => inst(k)), grpo, 7)).toHaveLength(updateCount(n, grpo));
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 

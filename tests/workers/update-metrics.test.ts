@@ -41,8 +41,8 @@ describe('updateMetrics', () => {
     expect(rec['turns/ask']).toBe(1.5); // (0 + 1 + 2 + 3) / 4
     expect(rec['turns/retrieve']).toBe(1);
     expect(rec['completions/mean_length']).toBe(25); // (10 + 20 + 30 + 40) / 4
-    expect(rec.invalid_rate).toBe(0.25);
-    expect(rec.nonstop_rate).toBe(0.25);
+    expect(rec.invalid_rate).toBe(0.25); // the one invalid_rate: episodes that ended `invalid` (episode 3 of 4)
+    expect(rec.nonstop_rate).toBe(0.25); // episodes cut at maxTurns (episode 2 of 4)
     expect(rec.tokens_per_second).toBe(50); // 200 / 4
     expect(rec['rollout/tokens_per_second']).toBe(50); // 100 / 2
     expect(rec.trajectories).toBe(4); // the kept group's 4 episodes; the dropped group has none

@@ -8,6 +8,8 @@
 // TRL computes it. A group whose rewards are all equal (std below TRL's isclose tolerance)
 // gives exactly A = 0 and is counted in frac_reward_zero_std; it carries no gradient.
 
+import { mean, sampleStd } from '../../util/stats.ts';
+
 export type AdvantageScaling = 'group' | 'batch' | 'none';
 
 /** torch.isclose(std, 0) default atol, which TRL uses to flag zero-std groups. */
@@ -27,15 +29,6 @@ export interface AdvantageStats {
 export interface GroupAdvantages {
   advantages: number[][]; // [numGroups, G]
   stats: AdvantageStats;
-}
-
-export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-/** Sample standard deviation (n - 1); 0 for a single value. */
-export function sampleStd(xs: number[]): number {
-  if (xs.length < 2) return 0;
-  const m = mean(xs);
-  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
 }
 
 export function groupAdvantages(rewards: number[][] /* [numGroups, G] */, scaling: AdvantageScaling, eps: number): GroupAdvantages {

@@ -2,6 +2,7 @@
 // names in comments): over the generated tokens of the batch.
 //   vf_explained_var = 1 - Var(G - V) / (Var(G) + 1e-5)     (Var unbiased, as torch.var)
 // 1 = the critic predicts the returns; 0 = no better than their mean; negative = worse.
+import { mean, sampleVariance } from '../../util/stats.ts';
 import { assertShapes, type Matrix } from './masked.ts';
 
 const EV_EPS = 1e-5;
@@ -12,8 +13,7 @@ function masked(values: Matrix, mask: Matrix): number[] {
 
 function unbiasedVar(xs: readonly number[]): number {
   if (xs.length < 2) throw new Error('internal: a variance needs at least two tokens');
-  const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1);
+  return sampleVariance(xs);
 }
 
 export function explainedVariance(returns: Matrix /* [B, T] */, values: Matrix /* [B, T] */, mask: Matrix /* [B, T] */): number {
@@ -38,7 +38,7 @@ export interface CriticMetrics {
 
 export function criticMetrics(returns: Matrix, values: Matrix, advantages: Matrix, mask: Matrix): CriticMetrics {
   assertShapes(mask, returns, values, advantages);
-  const stat = (xs: number[]) => ({ mean: xs.reduce((a, b) => a + b, 0) / xs.length, max: Math.max(...xs), min: Math.min(...xs) });
+  const stat = (xs: number[]) => ({ mean: mean(xs), max: Math.max(...xs), min: Math.min(...xs) });
   const g = stat(masked(returns, mask));
   const v = stat(masked(values, mask));
   const a = stat(masked(advantages, mask));

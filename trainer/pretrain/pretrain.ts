@@ -12,10 +12,10 @@
 // Measured on the demo's examples (runs A-I, 2 cores, wasm): docs/history/demo-base.md, "The demo's
 // budget". The committed demo base (models/tiny-demo) is made of this function's output for
 // the recipe in cli/demo/base.ts (DEMO_BASE_STAGES, DEMO_BASE_ROUNDS).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
-import { sha256File } from '../../util/atomic.ts';
+import { sha256File, writeFileAtomic } from '../../util/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
 import { fromFloat32, type SafeTensor } from '../../model/io/dtype.ts';
@@ -153,7 +153,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       steps, sequences: train.length, tokens, augmented, firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
     };
-    writeFileSync(join(dir, PRETRAIN_RECORD), `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
+    writeFileAtomic(join(dir, PRETRAIN_RECORD), `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
     return r;
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {

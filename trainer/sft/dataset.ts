@@ -1,8 +1,7 @@
 // `gsteer sft build`: scaffolded trajectories -> step examples JSONL, streamed to a temp
 // file and renamed into place (a reader never sees half a file), with a progress bar over
 // the training instances and counts per scenario kind and per action.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { openAtomicWriter } from '../../util/atomic.ts';
 import type { Instance } from '../../data/schema.ts';
 import type { Encoder } from '../../core/encoder.ts';
 import { progressBar } from '../../util/progress.ts';
@@ -33,17 +32,15 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
   if (train.length === 0) throw new InputError(`no instance with split "train" among ${all.length}; SFT trajectories are built from the training split only`);
   const memory = await OfflineMemory.build(train, o.encoder, o.candidates, o.topK);
   const counts = emptyCounts();
-  mkdirSync(dirname(out), { recursive: true });
-  const tmp = `${out}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
+  const file = openAtomicWriter(out);
   const bar = o.progress === false ? null : progressBar('sft build', train.length);
   try {
     for (const inst of train) {
       const trajectories = await buildInstance(inst, { ...o, memory });
       for (const t of trajectories) {
-        const examples = trajectoryExamples(inst, t, o.maxTurns);
+        const examples = trajectoryExamples(inst, t, o.maxTurns, o.variant ?? 'gsteer');
         for (const ex of examples) {
-          writeSync(fd, `${JSON.stringify(ex)}\n`);
+          file.write(`${JSON.stringify(ex)}\n`);
           counts.byAction[ex.action]++;
         }
         counts.trajectories++;
@@ -54,14 +51,11 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
       counts.instances++;
       bar?.tick(1, `${counts.trajectories} trajectories`);
     }
-    fsyncSync(fd);
   } catch (e) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
+    file.abort();
     throw e;
   }
-  closeSync(fd);
-  renameSync(tmp, out);
+  file.commit();
   bar?.done(`${counts.trajectories} trajectories, ${counts.steps} steps`);
   return counts;
 }

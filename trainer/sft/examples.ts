@@ -6,9 +6,11 @@ import { z } from 'zod';
 import type { Instance } from '../../data/schema.ts';
 import { buildPolicyMessages, type HistoryEntry } from '../../rollout/prompt.ts';
 import { renderTurn } from '../../core/turn/grammar.ts';
+import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
 import type { EvidenceSlot } from '../../core/types.ts';
 import { SCENARIO_KINDS } from '../../data/sft/scenario.ts';
 import type { SftTrajectory } from '../../data/sft/build.ts';
+import { sftProfile } from '../../data/sft/memory.ts';
 
 /** One line of the examples JSONL (`gsteer sft build --out FILE`). */
 export const SftExampleSchema = z
@@ -26,11 +28,16 @@ export const SftExampleSchema = z
   .strict();
 export type SftExample = z.output<typeof SftExampleSchema>;
 
-export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: number): SftExample[] {
+/** `variant` clarifier: the prompt the clarifier sees in rollouts (its Ask/Stop menu, no profile). */
+export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: number, variant: 'gsteer' | 'clarifier' = 'gsteer'): SftExample[] {
   const history: HistoryEntry[] = [];
   let state: EvidenceSlot[] = [];
+  const clarifier = variant === 'clarifier';
   return t.steps.map((s, i) => {
-    const input = buildPolicyMessages({ query: inst.query, profile: inst.profile, state, history: [...history], turn: i + 1, maxTurns });
+    const input = buildPolicyMessages({
+      query: inst.query, profile: clarifier ? '' : sftProfile(inst), state, history: [...history], turn: i + 1, maxTurns,
+      ...(clarifier ? { actions: CLARIFIER_ACTIONS } : {}),
+    });
     const ex: SftExample = {
       instanceId: inst.id,
       userId: inst.userId,

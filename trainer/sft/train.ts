@@ -2,19 +2,20 @@
 // examples (data/sft/), micro-batched (trainer/step.ts), AdamW, held-out loss, a progress
 // bar with ETA, checkpoints + exact resume (trainer/sft/checkpoint.ts), and the final PEFT
 // adapter in <runDir>/<runName>/sft/adapter, which `gsteer train --init-adapter` resumes.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../../configs/schema.ts';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
-import { sha256File, writeDirAtomic } from '../../util/atomic.ts';
+import { sha256File, writeDirAtomic, writeFileAtomic } from '../../util/atomic.ts';
 import { formatCounts, writeSftDataset } from './dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { epochBatches, heldOutMask, readTrainableExamples, tokenizeExample, type TokenizedExample } from './tokens.ts';
 import { writeQrefSftExamples } from './qref-examples.ts';
+import { JsonlCallSink } from '../../endpoints/index.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
@@ -49,6 +50,7 @@ export interface SftRunResult {
   droppedTooLong: number;
   trainLoss: number | null; // last update
   heldOutLoss: number | null; // at the end
+  heldOutLossBefore: number | null; // before the first update (a fresh LoRA: the base alone); null on resume
   adapterDir: string;
   examplesFile: string;
   seconds: number;
@@ -62,10 +64,12 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
     log(writeQrefSftExamples(cfg, layout.examples)); // method §13: the refiner's demonstrations
     return layout.examples;
   }
+  const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
-    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
-    encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
+    // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
+    encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),
   });
   log(`built ${layout.examples}\n${formatCounts(counts)}`);
   return layout.examples;
@@ -115,7 +119,7 @@ export function heldOutLoss(model: Qwen3Model, adapter: LoraAdapter | null, exam
 function metricsUpTo(file: string, step: number): void {
   if (!existsSync(file)) return;
   const keep = readFileSync(file, 'utf8').split('\n').filter((l) => l && (JSON.parse(l) as { step: number }).step <= step);
-  writeFileSync(file, keep.map((l) => `${l}\n`).join(''));
+  writeFileAtomic(file, keep.map((l) => `${l}\n`).join(''));
 }
 
 interface Plan {
@@ -202,6 +206,8 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   const bar = o.progress === false ? null : progressBar('sft train', end - start);
   let trainLoss: number | null = null;
   let heldLoss: number | null = null;
+  // The same held-out examples before any update: what SFT changed, on a measure that can move.
+  const heldBefore = start === 0 && end > 0 && heldEval.length ? heldOutLoss(model, adapter, heldEval, cfg.sft.microBatchSize) : null;
   for (let step = start; step < end; step++) {
     const epoch = Math.floor(step / stepsPerEpoch);
     const idx = epochBatches(cfg.seed, epoch, train.length, cfg.sft.batchSize)[step % stepsPerEpoch] as number[];
@@ -229,7 +235,7 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   if (finished) await o.onTrained?.(model, adapter);
   dispose();
   return {
-    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss,
+    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
     adapterDir: finished ? layout.adapter : '', examplesFile: p.file, seconds: (performance.now() - t0) / 1000,
   };
 }

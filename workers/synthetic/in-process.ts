@@ -13,6 +13,7 @@ import type { Parts } from '../parts.ts';
 import { RunController, type ControllerDeps, type Outcome } from '../controller.ts';
 import { startGroupWorker } from '../group-worker.ts';
 import { connect } from '../../util/redis.ts';
+import { removeRunKeys } from '../run-redis.ts';
 import { metricsStreamKey } from '../../checkpoints/run-keys.ts';
 import { startRolloutWorker } from '../rollout-worker.ts';
 import { writeRunInfo, type RunInfo } from '../../checkpoints/run-info.ts';
@@ -50,6 +51,7 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
   } finally {
     await Promise.all(workers.map((w) => w.close()));
     await users.close();
+    await removeRunKeys(redis, cfg.queues.prefix, info.runId);
     redis.disconnect();
     await server.close();
   }

@@ -74,7 +74,7 @@ function rewardPart(cfg: RunConfig): RewardPart {
 /** User states as JSON in one Redis hash per run; a snapshot id is `userId@sha256(state)[:12]`. */
 function usersPart(cfg: RunConfig, runId: string): UserStatePart {
   const redis = connect(cfg.queues.redisUrl);
-  const key = `${cfg.queues.prefix}:users:${runId}`;
+  const key = `${cfg.queues.prefix}:run:${runId}:synthetic-users`;
   const get = async (userId: string): Promise<UserState> => {
     const raw = await redis.hget(key, userId);
     return raw ? (JSON.parse(raw) as UserState) : { userId, profile: '', memories: [] };

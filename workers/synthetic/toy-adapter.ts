@@ -1,6 +1,7 @@
 // The toy adapter on disk, in the PEFT folder shape: adapter_config.json (r, lora_alpha,
 // target_modules, base model, as PEFT writes them) + adapter_model.safetensors holding the
 // toy logits `toy.logits` [16] F32. Optimizer state goes next to it as optimizer.json.
+// Plain writes: the trainer writes into the temp folder writeRunDir (util/atomic.ts) renames whole.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';

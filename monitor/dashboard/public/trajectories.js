@@ -7,7 +7,8 @@ function detailRow(t, cols) {
   const turns = t.turns.map((turn, i) =>
     el('div', { class: 'turn' }, el('b', {}, `${i + 1}. ${turn.action}`), ` ${turn.execute}`,
       turn.plan ? el('div', { class: 'small' }, `plan: ${turn.plan}`) : '',
-      turn.observation ? el('div', { class: 'small' }, `→ ${turn.observation}`) : ''));
+      turn.observation ? el('div', { class: 'small' }, `→ ${turn.observation}`) : '',
+      turn.simulatorReply ? el('div', { class: 'small raw' }, `simulator reply: ${turn.simulatorReply}`) : ''));
   const refined = t.refinedQuery ? el('div', { class: 'turn' }, el('b', {}, 'refined'), ` ${t.refinedQuery}`) : '';
   return el('tr', { class: 'detail' }, el('td', { colspan: String(cols) }, ...turns, refined));
 }

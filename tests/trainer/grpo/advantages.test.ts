@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { groupAdvantages, sampleStd } from '../../../trainer/grpo/advantages.ts';
+import { groupAdvantages } from '../../../trainer/grpo/advantages.ts';
+import { sampleStd } from '../../../util/stats.ts';
 
 describe('groupAdvantages (method §5), hand-worked', () => {
   // Group A = [1, 0, 0, 0]: mean 0.25, deviations [0.75, -0.25, -0.25, -0.25],

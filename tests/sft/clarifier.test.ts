@@ -1,0 +1,65 @@
+// The trainable IntentRL-style Ask/Stop clarifier (variant: clarifier; method §8.5): the same
+// IEG-scaffolded builder with no Retrieve, an empty STATE and q* written from the dialogue
+// alone; its examples are what it sees in rollouts (its menu prompt, no profile); the trainer
+// replays its turns under its own menu grammar.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { buildInstance, CLARIFIER_KINDS, type BuildOptions } from '../../data/sft/build.ts';
+import { OfflineMemory } from '../../data/sft/memory.ts';
+import type { Teacher, TeacherInput } from '../../data/sft/teacher.ts';
+import { templateRefine } from '../../data/sft/teacher.ts';
+import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../../core/turn/menu-grammar.ts';
+import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { turnConstraint } from '../../rollout/policy-constraint.ts';
+import { baselineSystemPrompt } from '../../rollout/prompt.ts';
+import { specOf } from '../../trainer/constraint-masks.ts';
+import { trajectoryExamples } from '../../trainer/sft/examples.ts';
+import { arbInstance } from './check.ts';
+
+const encoder = new HashedEncoder(128);
+
+describe('variant = clarifier', () => {
+  it('builds Ask/Stop trajectories in IEG order with an empty STATE; q* from the dialogue alone; examples with its menu prompt and no profile', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbInstance('a', 'u'), fc.integer(), async (raw, seed) => {
+        const a = { ...raw, profile: 'SECRET PROFILE LINE' };
+        const seen: TeacherInput[] = [];
+        const teacher: Teacher = { name: 'recording', refine: async (i) => (seen.push(i), templateRefine(i)) };
+        const memory = await OfflineMemory.build([a], encoder);
+        const o: BuildOptions = { seed, optionalRatios: [0, 0.5, 1], ordersPerSubgraph: 2, maxTurns: 12, topK: 3, memory, teacher, variant: 'clarifier' };
+        const ts = await buildInstance(a, o);
+        expect(ts.length).toBeGreaterThan(0);
+        for (const t of ts) {
+          expect(CLARIFIER_KINDS).toContain(t.scenario.kind);
+          for (const s of t.steps) {
+            expect(CLARIFIER_ACTIONS).toContain(s.turn.action);
+            expect(s.turn.state).toEqual([]);
+          }
+          // IEG order: every asked target's parents (in the subgraph) were asked before it
+          const asked = new Set<string>();
+          for (const s of t.steps)
+            for (const id of s.acts) {
+              for (const [p, c] of a.edges) if (c === id && t.subgraph.includes(p)) expect(asked.has(p)).toBe(true);
+              asked.add(id);
+            }
+          for (const ex of trajectoryExamples(a, t, 12, 'clarifier')) {
+            expect(ex.input[0]?.content).toBe(baselineSystemPrompt(CLARIFIER_ACTIONS));
+            expect(ex.input.map((m) => m.content).join('\n')).not.toContain('SECRET PROFILE LINE');
+          }
+        }
+        expect(seen.every((i) => i.profile === '')).toBe(true);
+      }),
+      { numRuns: 40, seed: 3 },
+    );
+  });
+
+  it('the trainer replays a clarifier turn under the clarifier grammar, a G-STEER turn under the policy grammar', () => {
+    const clar = menuGrammarEbnf(CLARIFIER_ACTIONS);
+    expect(specOf(turnConstraint(undefined, 64, clar))).toEqual({ type: 'grammar', grammar: clar });
+    expect(specOf(turnConstraint(undefined, 64))).toEqual({ type: 'grammar', grammar: POLICY_GRAMMAR });
+    const applied = { tokenFilter: 'policy_turn', tokenFilterVersion: 1, specSha256: 'x', maxTokens: 64 } as const;
+    // a reported spec hash that no trained grammar has: the policy grammar, which the replay's hash check refuses
+    expect(specOf(turnConstraint(applied, 64))).toEqual({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' });
+  });
+});
