@@ -32,7 +32,7 @@ describe('critic on the tfjs Qwen3', () => {
     const ids = inputIds[1]!;
     const changed = [...ids];
     changed[5] = (changed[5]! + 1) % cfg.vocabSize;
-    const [a, b] = [ids, changed].map((x) => criticValues(model, critic, [x], undefined).arraySync()[0]!);
+    const [a, b] = [ids, changed].map((x) => criticValues(model, critic, [x], undefined).arraySync()[0]!) as [number[], number[]];
     expect(a[0]).toBe(0);
     for (let t = 1; t <= 5; t++) expect(b[t]).toBeCloseTo(a[t]!, 6);
     expect(Math.abs(b[6]! - a[6]!)).toBeGreaterThan(1e-6);
