@@ -29,6 +29,8 @@ import { refinerMessages } from './prompt.ts';
 import { qrefReward } from './reward.ts';
 import { retrievedIds, searchBatch, type SearchBackend, type SearchOutcome } from './search.ts';
 import { parseRefinerTurn, type RefinerParse } from './turn.ts';
+import { refinerGrammarEbnf } from './turn-ebnf.ts';
+import { turnConstraint } from '../policy-constraint.ts';
 
 /** A QREF instance: the question record, with the orchestration's fields. */
 export interface QrefInstance extends EnvInstance {
@@ -67,14 +69,19 @@ export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: Ep
   const caps = cfg.qref.turn;
   const topK = cfg.qref.search.topK;
   const promptIds = encodeChat(deps.tokenizer, refinerMessages({ question: q.question, trace: q.trace, batch: q.batch }, caps));
+  // rollout.constrained: sampled under the refiner grammar (turn-ebnf.ts); the trainer replays its masks
+  const grammar = cfg.rollout.constrained ? refinerGrammarEbnf(caps.maxQueries) : null;
   const res = await deps.policy.complete({
     promptIds, maxTokens: cfg.rollout.maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP,
     seed: turnSeed(job.seed, job.groupId, job.index, 1), model: job.model,
+    ...(grammar ? { constraint: { grammar } } : {}),
   });
-  const parsed: RefinerParse | { ok: false; reason: 'truncated'; detail: string } =
+  const parsed: RefinerParse | { ok: false; reason: 'truncated' | 'grammar_dead_end'; detail: string } =
     res.finishReason === 'length'
       ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${cfg.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
-      : parseRefinerTurn(res.text, caps);
+      : res.finishReason === 'abort'
+        ? { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` }
+        : parseRefinerTurn(res.text, caps);
   const original = await searchBatch(deps.search, q.batch, topK);
   const evidence = new Set(q.evidenceIds);
   let record: QrefRecord = { refined: null, rationale: null, originalIds: retrievedIds(original), refinedIds: null, kept: [], filter: NO_COUNTS, filterFailures: 0 };
@@ -104,6 +111,7 @@ export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: Ep
     completionText: res.text,
     parsed: { ok: false, reason: 'env_turn', detail: 'a QREF refiner turn; its parse is in env' },
     observation: { kind: 'none' },
+    ...(grammar ? { constraint: turnConstraint(res.applied, cfg.rollout.maxTokens, grammar) } : {}),
     env: {
       env: 'qref',
       status: parsed.ok ? 'ok' : parsed.reason,
