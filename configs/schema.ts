@@ -4,9 +4,9 @@
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
-import { DownstreamSchema } from './downstream.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -151,6 +151,8 @@ export const GrpoSchema = z
     epsilonHigh: z.number().positive().optional(), // TRL `epsilon_high`; defaults to epsilon
     /** TRL `loss_type`: grpo = sequence mean, bnpo/dapo = token mean over the batch, dr_grpo = constant. */
     lossType: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo']).default('grpo'),
+    /** method §5.5: the unit of the loss: a trajectory (all its turns' policy tokens; the paper's trajectory-level GRPO) or each turn. */
+    lossAggregation: z.enum(['trajectory', 'turn']).default('trajectory'),
     betaKl: z.number().min(0).default(0), // TRL `beta`: 0 (paper), k3 estimator when > 0
     /** Truncated importance sampling cap for server/trainer mismatch (null = off). */
     tisCap: z.number().positive().nullable().default(null),
@@ -169,6 +171,8 @@ export const GrpoSchema = z
     maxUpdates: positiveInt.optional(), // stop early (demo, smoke runs)
     microBatchSize: positiveInt.default(4), // sequences per forward/backward; accumulated to one update
     gradientCheckpointing: z.boolean().default(false),
+    /** method §5.11: prefixes shared by a micro-batch's sequences computed once (same loss and gradients within 1e-5). */
+    prefixGrouping: z.boolean().default(true),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
     /**
      * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
@@ -205,7 +209,12 @@ export const SftSchema = z
     enabled: z.boolean().default(false),
     examples: z.string().optional(), // JSONL from `gsteer sft build`; built from data.train when absent
     optionalRatios: z.array(z.number().min(0).max(1)).default([0, 0.5, 1.0]), // method §7
-    ordersPerSubgraph: positiveInt.default(2),
+    // method §7 scenario knobs (data/sft/README.md), at paper scale: on data/demo these give
+    // 302 trajectories / 2,155 steps per training instance (paper: 31,081 / 105 = 296 and 1,755).
+    ordersPerSubgraph: positiveInt.default(3),
+    memorySamples: positiveInt.default(8), // memory-hit samples per order (memory_mixed, early_stop)
+    stopPoints: positiveInt.default(3), // stopping points per early_stop sample
+    lateActivation: z.enum(['graph', 'vary']).default('vary'), // vary: also each scenario with late targets active from the start
     /** Target schedules: `ieg` (method §7) or `random`, the paper's Table 3 ablation (random orders; acquisitions ignore the IEG). */
     order: z.enum(['ieg', 'random']).default('ieg'),
     learningRate: z.number().positive().default(2e-4), // paper Table 6: SFT lr 2e-4
@@ -265,16 +274,16 @@ export const RunConfigSchema = z
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
-    /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
-    env: z.enum(['gsteer', 'qref']).default('gsteer'),
-    /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
-    algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
     /**
      * What is trained: `gsteer` (Retrieve / Ask / Stop with evidence slots) or `clarifier`, the
      * IntentRL-style Ask/Stop baseline trained the same way (IEG-scaffolded SFT, GRPO): empty
      * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
      */
     variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
+    /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
+    env: z.enum(['gsteer', 'qref']).default('gsteer'),
+    /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
+    algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
     data: z
       .object({
         instances: z.array(z.string()).min(1).default(['data/demo/instances.jsonl']),

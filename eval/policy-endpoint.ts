@@ -5,6 +5,7 @@
 // requests name it; `--policy-model NAME` names the model directly (a base model, or an
 // adapter the server already has); neither = the base model.
 import type { RunConfig } from '../configs/schema.ts';
+import type { CallSink } from '../endpoints/index.ts';
 import { policyClientFrom } from '../rollout/from-config.ts';
 import type { PolicyClient } from '../rollout/policy-client.ts';
 import { InputError } from '../util/errors.ts';
@@ -22,6 +23,8 @@ export interface PolicyChoice {
   adapter?: string;
   policyModel?: string;
   log?: (line: string) => void;
+  /** Where the policy client's call records go (RUN/eval/llm_calls.jsonl). */
+  calls?: CallSink;
 }
 
 export async function openPolicy(cfg: RunConfig, choice: PolicyChoice): Promise<PolicyEndpoint> {
@@ -40,7 +43,7 @@ export async function openPolicy(cfg: RunConfig, choice: PolicyChoice): Promise<
     });
     const baseUrl = `${server.url}/v1`;
     const model = choice.adapter ? ADAPTER_NAME : (choice.policyModel ?? server.modelName);
-    return { client: policyClientFrom(cfg, baseUrl), baseUrl, model, close: () => server.close() };
+    return { client: policyClientFrom(cfg, baseUrl, choice.calls), baseUrl, model, close: () => server.close() };
   }
   const baseUrl = p.baseUrl as string; // configs/schema.ts: required when server = external
   if (choice.adapter) {
@@ -49,5 +52,5 @@ export async function openPolicy(cfg: RunConfig, choice: PolicyChoice): Promise<
     await loadAdapter(baseUrl, ADAPTER_NAME, choice.adapter, { maxRetries: p.maxRetries, timeoutMs: p.timeoutMs, ...(key ? { apiKey: key } : {}) });
   }
   const model = choice.adapter ? ADAPTER_NAME : (choice.policyModel ?? p.model);
-  return { client: policyClientFrom(cfg, baseUrl), baseUrl, model, close: async () => {} };
+  return { client: policyClientFrom(cfg, baseUrl, choice.calls), baseUrl, model, close: async () => {} };
 }

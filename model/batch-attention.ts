@@ -30,9 +30,10 @@ export interface Dims {
 
 /**
  * One segment: queries q [H, len, hd] at positions [start, start + len) over keys/values
- * k, v [KV, start + len, hd] -> [H, len, hd].
+ * k, v [KV, start + len, hd] -> [H, len, hd]. Also a prefix-tree node's attention over its
+ * ancestors and itself (prefix-logprobs.ts); every op here has a gradient on every backend.
  */
-function segmentAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, start: number, { H, KV, hd }: Dims): tf.Tensor {
+export function segmentAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, start: number, { H, KV, hd }: Dims): tf.Tensor {
   const rep = H / KV;
   const len = q.shape[1] as number;
   const Tk = k.shape[1] as number;

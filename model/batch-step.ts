@@ -19,7 +19,8 @@ import type { LoraAdapter, ProjName } from './lora/types.ts';
 import { cacheState, setCacheLayers, type KvCache } from './kv-cache.ts';
 import { attend, type Placed } from './batch-attention.ts';
 import { decodePool, type DecodePool } from './decode-pool.ts';
-import { applyRope, loraDelta, rmsNorm, ropeAt, silu, type LayerLora } from './layers.ts';
+import { loraDelta, rmsNorm, ropeAt, type LayerLora } from './layers.ts';
+import { rowLayer } from './row-layer.ts';
 import type { Qwen3Model } from './model.ts';
 import { layerLora } from './stack.ts';
 import { idsToRows } from './vocab-map.ts';
@@ -77,24 +78,15 @@ interface StepContext {
 }
 
 function layerStep(model: Qwen3Model, w: ComputeLayer, x: tf.Tensor, c: StepContext, layer: number) {
-  const { cos, sin, groups } = c;
-  const cfg = model.config;
-  const { numAttentionHeads: H, numKeyValueHeads: KV, headDim: hd, rmsNormEps: eps } = cfg;
-  const N = x.shape[0] as number;
-  const loras = groups.map((g) => layerLora(g.adapter, layer, {}));
-  const n = rmsNorm(x, w.inputNorm, eps); // [N, D]
-  const q3 = tf.reshape(project(n, w.projT.q_proj, 'q_proj', groups, loras), [N, H, hd]);
-  const k3 = tf.reshape(project(n, w.projT.k_proj, 'k_proj', groups, loras), [N, KV, hd]);
-  const v3 = tf.reshape(project(n, w.projT.v_proj, 'v_proj', groups, loras), [N, KV, hd]);
-  // Per-head RMSNorm before rope (Qwen3); rope tables [N, 1, hd] broadcast over heads.
-  const rope = (t: tf.Tensor, w1: tf.Tensor) => tf.reshape(applyRope(tf.expandDims(rmsNorm(t, w1, eps), 0), cos, sin), t.shape);
-  const q = tf.mul(rope(q3, w.qNorm), 1 / Math.sqrt(hd)); // [N, H, hd]
-  const { ctx, caches } = attend(q, rope(k3, w.kNorm), v3, c.placed, layer, c.pool, c.poolMask, { H, KV, hd });
-  const attn = tf.reshape(ctx, [N, H * hd]);
-  const h = tf.add(x, project(attn, w.projT.o_proj, 'o_proj', groups, loras));
-  const m = rmsNorm(h, w.postNorm, eps);
-  const act = tf.mul(silu(project(m, w.projT.gate_proj, 'gate_proj', groups, loras)), project(m, w.projT.up_proj, 'up_proj', groups, loras));
-  return { y: tf.add(h, project(act, w.projT.down_proj, 'down_proj', groups, loras)), caches };
+  const { numAttentionHeads: H, numKeyValueHeads: KV, headDim: hd } = model.config;
+  const loras = c.groups.map((g) => layerLora(g.adapter, layer, {}));
+  let caches: ReturnType<typeof attend>['caches'] = [];
+  const y = rowLayer(model.config, w, x, c.cos, c.sin, (xi, Wt, m) => project(xi, Wt, m, c.groups, loras), (q, k, v) => {
+    const out = attend(q, k, v, c.placed, layer, c.pool, c.poolMask, { H, KV, hd });
+    caches = out.caches;
+    return out.ctx;
+  });
+  return { y, caches };
 }
 
 /**

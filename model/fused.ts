@@ -41,8 +41,9 @@ export function headMatMul(h: tf.Tensor2D, Wt: tf.Tensor2D, W: tf.Tensor2D): tf.
 
 /**
  * Rows idx of x [M, ...] -> [N, ...], with gradient scattered back into [M, ...]. tf.gather's
- * own gradient is an UnsortedSegmentSum, which the wasm backend does not have; the indices
- * here are distinct, so a ScatterNd (which it has) is the exact adjoint.
+ * own gradient is an UnsortedSegmentSum, which the wasm backend does not have; a ScatterNd
+ * (which it has) is the exact adjoint: it sums the updates of repeated indices (cpu and wasm
+ * both; a shared prefix row read by several sequences gets the sum of their gradients).
  */
 export function gatherRows(x: tf.Tensor, idx: Int32Array): tf.Tensor {
   const f = tf.customGrad((...args: unknown[]) => {

@@ -9,9 +9,10 @@ import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../util/errors.ts';
 import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model.ts';
-import { gatherRows, headMatMul, logSumExpRows, scatterRows } from './fused.ts';
+import { gatherRows, headMatMul, scatterRows } from './fused.ts';
 import { runStack } from './stack.ts';
-import { applyMaskBias, maskBias, selectBias, type TokenMasks } from './token-masks.ts';
+import { applyMaskBias, groupedLogSoftmaxStats, logSoftmaxStats, maskBias, maskGroups, maskIndex, selectBias, type MaskBias, type MaskGroups, type MaskIndex, type TokenMasks } from './token-masks.ts';
+import type { VocabMap } from './vocab-map.ts';
 import { idsToRows } from './vocab-map.ts';
 
 export interface LogprobOptions {
@@ -22,6 +23,8 @@ export interface LogprobOptions {
   recompute?: boolean;
   /** Also return the entropy of each predictive distribution. */
   withEntropy?: boolean;
+  /** Masked sequences through the [N, V] bias gather of before issue 22 (the reference of tests and benches). */
+  maskBias?: boolean;
 }
 
 export interface LogprobResult {
@@ -72,10 +75,20 @@ function scoredColumns(scored: readonly ArrayLike<number>[], B: number, T: numbe
   return { h: Int32Array.from(h), out: Int32Array.from(h, (i) => i + 1), bias: Int32Array.from(bias) };
 }
 
+/** Scored columns reordered so that positions sharing a mask are contiguous (token-masks.ts maskGroups). */
+function groupColumns(cols: Scored, mi: MaskIndex, rows: number, vocab: VocabMap | null): { cols: Scored; groups: MaskGroups } {
+  const groups = maskGroups(mi, cols.bias, rows, vocab);
+  const pick = (a: Int32Array) => Int32Array.from(groups.order, (i) => a[i]!);
+  return { cols: { h: pick(cols.h), out: pick(cols.out), bias: pick(cols.bias) }, groups };
+}
+
 export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, batch: ScoreBatch, opts: LogprobOptions = {}): LogprobResult {
   const { rows, B, T } = padRows(model, batch.inputIds);
-  const fullBias = T > 1 ? maskBias(batch.masks, batch.inputIds, T, model.rows, model.vocab) : null;
-  const cols = batch.scored && T > 1 ? scoredColumns(batch.scored, B, T) : null;
+  const mi = T > 1 ? maskIndex(batch.masks, batch.inputIds, T) : null;
+  let cols = batch.scored && T > 1 ? scoredColumns(batch.scored, B, T) : null;
+  let groups: MaskGroups | null = null;
+  if (mi && !opts.maskBias) ({ cols, groups } = groupColumns(cols ?? scoredColumns(Array.from({ length: B }, () => new Uint8Array(T).fill(1)), B, T), mi, model.rows, model.vocab));
+  const fullBias = mi && opts.maskBias ? maskBias(mi, model.rows, model.vocab) : null;
   const bias = fullBias && cols ? selectBias(fullBias, cols.bias) : fullBias;
   return tf.tidy(() => {
     const rowsT = tf.tensor2d(rows, [B, T], 'int32');
@@ -91,21 +104,31 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
     // `scored`) go through lm_head.
     const hp = (cols ? gatherRows(h, cols.h) : tf.reshape(tf.slice(tf.reshape(h, [B, T, D]), [0, 0, 0], [B, T - 1, D]), [N, D])) as tf.Tensor2D; // [N, D]
     const targets = cols ? tf.tensor1d(Int32Array.from(cols.out, (i) => rows[i]!), 'int32') : tf.reshape(tf.slice(rowsT, [0, 1], [B, T - 1]), [N]); // [N]
-    const { embed, lmHeadT } = model.weights;
-    // [N, rows]; tied: backward multiplies by the embedding itself
-    const raw = model.config.tieWordEmbeddings ? headMatMul(hp, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
-    const logits = bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw; // [N, rows], masked where constrained
-    const lse = logSumExpRows(logits as tf.Tensor2D); // [N]
-    const targetRows = tf.transpose(tf.gather(model.weights.lmHeadT, targets, 1)); // [N, D]
-    const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]
     // [N] -> [B, T] with column 0 (and unscored columns) 0
     const place = (v: tf.Tensor): tf.Tensor2D =>
       (cols ? tf.reshape(scatterRows(v, cols.out, B * T), [B, T]) : tf.concat([tf.zeros([B, 1]), tf.reshape(v, [B, T - 1])], 1)) as tf.Tensor2D;
-    const logprobs = place(tf.sub(targetLogit, lse));
-    if (!opts.withEntropy) return { logprobs };
-    // H = lse - sum_v p_v * logit_v
-    const p = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
-    const ent = tf.sub(lse, tf.sum(tf.mul(p, logits), -1));
-    return { logprobs, entropy: place(ent) };
+    const head = headLogprobs(model, hp, targets as tf.Tensor1D, bias, opts.withEntropy ?? false, groups);
+    return head.entropy ? { logprobs: place(head.logprobs), entropy: place(head.entropy) } : { logprobs: place(head.logprobs) };
   });
+}
+
+/**
+ * lm_head, log-softmax and (optionally) entropy of N scored positions: hidden states
+ * hp [N, D] and the target row ids [N] -> logprobs [N] (and entropy [N]). Constrained
+ * positions are masked by `groups` (rows in group order, one bias row per group: no
+ * [N, rows] bias, token-masks.ts groupedLogSoftmaxStats) or by `bias`, the [N, rows] mask bias
+ * of each position; neither: unmasked.
+ */
+export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Tensor1D, bias: MaskBias | null, withEntropy: boolean, groups: MaskGroups | null = null): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
+  const { embed, lmHeadT } = model.weights;
+  // [N, rows]; tied: backward multiplies by the embedding itself
+  const raw = model.config.tieWordEmbeddings ? headMatMul(hp, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
+  // [N]; masked where constrained
+  const { lse, entropy } = groups
+    ? groupedLogSoftmaxStats(raw as tf.Tensor2D, groups, withEntropy)
+    : logSoftmaxStats((bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw) as tf.Tensor2D, withEntropy);
+  const targetRows = tf.transpose(tf.gather(lmHeadT, targets, 1)); // [N, D]
+  const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]
+  const logprobs = tf.sub(targetLogit, lse) as tf.Tensor1D;
+  return entropy ? { logprobs, entropy } : { logprobs };
 }

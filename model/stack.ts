@@ -30,7 +30,7 @@ export function layerLora(adapter: LoraAdapter | null, layer: number, opts: Stac
 }
 
 /** Rebuild a LayerLora around explicit tensors (same module order as layerLora's pairs). */
-function withTensors(base: LayerLora, ts: tf.Tensor[]): LayerLora {
+export function withTensors(base: LayerLora, ts: tf.Tensor[]): LayerLora {
   const out: LayerLora = { ...base, pairs: {} };
   let i = 0;
   for (const m of PROJ_NAMES) if (base.pairs[m]) out.pairs[m] = { A: ts[i++] as tf.Tensor2D, B: ts[i++] as tf.Tensor2D };

@@ -11,12 +11,16 @@
 // MASKED_LOGIT elsewhere, before the log-sum-exp and the entropy.
 //
 // Scale: positions of one grammar state share one allowed set, so a sequence keeps a table
-// of its distinct bitmasks and a per-position index into it. The bias is gathered from a
-// [M, rows] table of the M distinct masks of a micro-batch: memory M*rows + N*rows floats,
-// the second term the size of the logits themselves (trainer/plan.ts counts both), which
-// holds for the full 151,936-id vocabulary as well as for trimmed ones.
+// of its distinct bitmasks and a per-position index into it. The trainer (model/logprobs.ts)
+// orders the scored positions by mask (equal masks of different sequences merged), and
+// adds each distinct mask's bias row to its group of logits by broadcasting
+// (groupedLogSoftmaxStats): no [N, rows] bias is gathered (issue 22: on wasm that gather cost
+// more than the rest of the step at 151,936 ids). The earlier path, a gather of an [N, rows]
+// bias from the [M + 1, rows] table of every mask (maskBias, applyMaskBias), stays as the
+// reference the tests and bench/trainer/mask-replay.ts compare against.
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../util/errors.ts';
+import { logSumExpRows } from './fused.ts';
 import type { VocabMap } from './vocab-map.ts';
 
 /**
@@ -36,9 +40,69 @@ export interface TokenMasks {
 
 export const isAllowed = (mask: Int32Array, id: number): boolean => ((mask[id >> 5]! >>> (id & 31)) & 1) === 1;
 
-/** Bitmask [rows] -> bias row over the model's output rows (row r is token id keptIds[r], or r). */
+/** Bitmask -> bias row over the model's output rows (row r is token id keptIds[r], or r), word by word. */
 function biasRow(mask: Int32Array, rows: number, vocab: VocabMap | null, out: Float32Array): void {
-  for (let r = 0; r < rows; r++) out[r] = isAllowed(mask, vocab ? vocab.keptIds[r]! : r) ? 0 : MASKED_LOGIT;
+  if (vocab) {
+    for (let r = 0; r < rows; r++) out[r] = isAllowed(mask, vocab.keptIds[r]!) ? 0 : MASKED_LOGIT;
+    return;
+  }
+  out.fill(MASKED_LOGIT);
+  for (let w = 0; w < mask.length; w++) {
+    let word = mask[w]!;
+    while (word !== 0) {
+      const r = (w << 5) | (31 - Math.clz32(word & -word));
+      word &= word - 1;
+      if (r < rows) out[r] = 0;
+    }
+  }
+}
+
+/** The distinct masks of a batch padded to [B, T] and each position's, validated against the ids. */
+export interface MaskIndex {
+  /** Distinct bitmasks; equal masks of different sequences are merged (FNV-1a buckets, then compared). */
+  table: Int32Array[];
+  /** [B * (T - 1)]: position b*(T-1) + t-1 (it predicts token t): 0 = unmasked, 1 + k = table[k]. */
+  index: Int32Array;
+}
+
+function maskHash(mask: Int32Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < mask.length; i++) h = Math.imul(h ^ mask[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+/** Null when no sequence is masked (the unconstrained path then runs exactly as before). */
+export function maskIndex(masks: readonly (TokenMasks | null | undefined)[] | undefined, inputIds: readonly (readonly number[])[], T: number): MaskIndex | null {
+  if (!masks || !masks.some((m) => m && m.table.length)) return null;
+  const B = inputIds.length;
+  if (masks.length !== B) throw new InputError(`token masks: ${masks.length} entries for ${B} sequences; one (or null) per sequence`);
+  const table: Int32Array[] = [];
+  const buckets = new Map<number, number[]>();
+  const index = new Int32Array(B * (T - 1));
+  masks.forEach((m, b) => {
+    if (!m) return;
+    const at = m.table.map((mask) => {
+      const h = maskHash(mask);
+      const bucket = buckets.get(h) ?? [];
+      let k = bucket.find((i) => table[i]!.length === mask.length && table[i]!.every((x, j) => x === mask[j]));
+      if (k === undefined) {
+        k = table.push(mask) - 1;
+        bucket.push(k);
+        buckets.set(h, bucket);
+      }
+      return k;
+    });
+    if (m.index.length > T) throw new InputError(`token masks[${b}]: ${m.index.length} positions for a sequence padded to ${T}`);
+    for (let t = 1; t < m.index.length; t++) {
+      const k = m.index[t]!;
+      if (k < -1 || k >= m.table.length) throw new InputError(`token masks[${b}].index[${t}] = ${k} is outside its table of ${m.table.length} masks`);
+      // A token outside its own allowed set would score above 0: the masks are not the ones it was sampled under.
+      if (k >= 0 && !isAllowed(m.table[k]!, inputIds[b]![t]!))
+        throw new InputError(`token masks[${b}]: token ${inputIds[b]![t]} at position ${t} is not in its allowed set; replay the masks from the ids that were sampled`);
+      index[b * (T - 1) + (t - 1)] = k < 0 ? 0 : 1 + at[k]!;
+    }
+  });
+  return { table, index };
 }
 
 export interface MaskBias {
@@ -50,36 +114,13 @@ export interface MaskBias {
 }
 
 /**
- * The bias table and per-position rows for a batch padded to [B, T]; null when no sequence is
- * masked (the unconstrained path then runs exactly as before). Masks of different
- * sequences are not merged even when equal: the table is still bounded by the positions.
+ * The [N, rows] bias path (before issue 22, kept as the reference the grouped path is tested
+ * and benchmarked against): the bias table of every distinct mask and per-position rows.
  */
-export function maskBias(masks: readonly (TokenMasks | null | undefined)[] | undefined, inputIds: readonly (readonly number[])[], T: number, rows: number, vocab: VocabMap | null): MaskBias | null {
-  if (!masks || !masks.some((m) => m && m.table.length)) return null;
-  const B = inputIds.length;
-  if (masks.length !== B) throw new InputError(`token masks: ${masks.length} entries for ${B} sequences; one (or null) per sequence`);
-  const offsets: number[] = [];
-  let distinct = 0;
-  for (const m of masks) {
-    offsets.push(distinct);
-    distinct += m?.table.length ?? 0;
-  }
-  const table = new Float32Array((distinct + 1) * rows);
-  const index = new Int32Array(B * (T - 1));
-  masks.forEach((m, b) => {
-    if (!m) return;
-    m.table.forEach((mask, k) => biasRow(mask, rows, vocab, table.subarray((1 + offsets[b]! + k) * rows, (2 + offsets[b]! + k) * rows)));
-    if (m.index.length > T) throw new InputError(`token masks[${b}]: ${m.index.length} positions for a sequence padded to ${T}`);
-    for (let t = 1; t < m.index.length; t++) {
-      const k = m.index[t]!;
-      if (k < -1 || k >= m.table.length) throw new InputError(`token masks[${b}].index[${t}] = ${k} is outside its table of ${m.table.length} masks`);
-      // A token outside its own allowed set would score above 0: the masks are not the ones it was sampled under.
-      if (k >= 0 && !isAllowed(m.table[k]!, inputIds[b]![t]!))
-        throw new InputError(`token masks[${b}]: token ${inputIds[b]![t]} at position ${t} is not in its allowed set; replay the masks from the ids that were sampled`);
-      index[b * (T - 1) + (t - 1)] = k < 0 ? 0 : 1 + offsets[b]! + k;
-    }
-  });
-  return { table, index, distinct };
+export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null): MaskBias {
+  const table = new Float32Array((mi.table.length + 1) * rows);
+  mi.table.forEach((mask, k) => biasRow(mask, rows, vocab, table.subarray((1 + k) * rows, (2 + k) * rows)));
+  return { table, index: mi.index, distinct: mi.table.length };
 }
 
 /** logits [N, rows] + the bias of each position: [N, rows] (no gradient flows into the bias). */
@@ -92,4 +133,68 @@ export function applyMaskBias(logits: tf.Tensor2D, bias: MaskBias): tf.Tensor2D 
 /** The same bias for a subset of the positions (`at`: indices into bias.index), e.g. the scored ones. */
 export function selectBias(bias: MaskBias, at: Int32Array): MaskBias {
   return { ...bias, index: Int32Array.from(at, (p) => bias.index[p]!) };
+}
+
+/**
+ * Scored positions grouped by their mask: `order` lists them (indices into `at`) so that each
+ * group is contiguous, unmasked first, then by distinct mask; `sizes` and `bias` (the
+ * group's [rows] bias row, null = unmasked) per group.
+ */
+export interface MaskGroups {
+  order: Int32Array;
+  sizes: number[];
+  bias: (Float32Array | null)[];
+}
+
+/** `at`: each scored position's index into mi.index (b*(T-1) + t-1). Counting sort, stable. */
+export function maskGroups(mi: MaskIndex, at: Int32Array, rows: number, vocab: VocabMap | null): MaskGroups {
+  const K = mi.table.length + 1;
+  const count = new Int32Array(K);
+  for (const p of at) count[mi.index[p]!]!++;
+  const start = new Int32Array(K);
+  for (let k = 1; k < K; k++) start[k] = start[k - 1]! + count[k - 1]!;
+  const order = new Int32Array(at.length);
+  at.forEach((p, i) => {
+    order[start[mi.index[p]!]!++] = i;
+  });
+  const sizes: number[] = [];
+  const bias: (Float32Array | null)[] = [];
+  for (let k = 0; k < K; k++) {
+    if (!count[k]) continue;
+    sizes.push(count[k]!);
+    if (k === 0) bias.push(null);
+    else {
+      const row = new Float32Array(rows);
+      biasRow(mi.table[k - 1]!, rows, vocab, row);
+      bias.push(row);
+    }
+  }
+  return { order, sizes, bias };
+}
+
+/** lse [N] of logits [N, V] and, with `withEntropy`, the entropy H = lse - sum_v p_v * logit_v [N]. */
+export function logSoftmaxStats(logits: tf.Tensor2D, withEntropy: boolean): { lse: tf.Tensor1D; entropy?: tf.Tensor1D } {
+  const lse = logSumExpRows(logits); // [N]
+  if (!withEntropy) return { lse };
+  const p = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
+  return { lse, entropy: tf.sub(lse, tf.sum(tf.mul(p, logits), -1)) as tf.Tensor1D };
+}
+
+/**
+ * The masked log-softmax statistics without an [N, rows] bias: logits [N, rows] already in
+ * group order (MaskGroups) are split by group, each group's one bias row is broadcast over
+ * its rows (no [N, rows] gather, and no table of every mask), and the per-row results are
+ * concatenated back. Row by row the same float operations as logits + bias, so the same
+ * values; the gradient of the split is one concat.
+ */
+export function groupedLogSoftmaxStats(logits: tf.Tensor2D, g: MaskGroups, withEntropy: boolean): { lse: tf.Tensor1D; entropy?: tf.Tensor1D } {
+  const rows = logits.shape[1];
+  const parts = g.sizes.length === 1 ? [logits] : (tf.split(logits, g.sizes, 0) as tf.Tensor2D[]);
+  const out = parts.map((part, i) => {
+    const row = g.bias[i];
+    return logSoftmaxStats(row ? (tf.add(part, tf.tensor2d(row, [1, rows])) as tf.Tensor2D) : part, withEntropy);
+  });
+  if (out.length === 1) return out[0]!;
+  const lse = tf.concat(out.map((o) => o.lse)) as tf.Tensor1D;
+  return withEntropy ? { lse, entropy: tf.concat(out.map((o) => o.entropy!)) as tf.Tensor1D } : { lse };
 }

@@ -27,7 +27,9 @@ export interface ReplayStats {
   'constraint/turns': number; // constrained turns in the batch
   'constraint/replay_rejected': number; // of those, scored unmasked (an id outside its mask)
   'constraint/distinct_masks': number; // mean distinct allowed sets per constrained turn
-  'constraint/replay_seconds': number;
+  'constraint/replay_seconds': number; // replay time (in worker threads: summed over turns)
+  /** Time the trainer waited for masks (replay-pool.ts; in-process replay: all of it). */
+  'constraint/replay_wait_seconds'?: number;
 }
 
 /**
@@ -36,10 +38,23 @@ export interface ReplayStats {
  */
 const TRAINED_GRAMMARS = [POLICY_GRAMMAR, menuGrammarEbnf(CLARIFIER_ACTIONS), ...Array.from({ length: 16 }, (_, k) => refinerGrammarEbnf(k + 1))];
 
-/** The spec a turn was sampled under: the trained grammar whose hash the record names (else the policy grammar, which the hash check then refuses). */
+/** The spec a constrained turn was sampled under (the trained grammar whose hash it records); an error when this gsteer builds none with that hash. */
 export function specOf(c: TurnConstraint): ConstraintSpec {
   const specs: ConstraintSpec[] = TRAINED_GRAMMARS.map((grammar) => (c.tokenFilter ? { type: 'grammar', grammar, filter: c.tokenFilter } : { type: 'grammar', grammar }));
-  return specs.find((s) => specHash(s) === c.specSha256) ?? (specs[0] as ConstraintSpec);
+  const spec = specs.find((s) => specHash(s) === c.specSha256);
+  if (!spec)
+    throw new InputError(
+      `a constrained turn was sampled under constraint ${c.specSha256.slice(0, 12)}, but this gsteer builds ${specs.map((s) => specHash(s).slice(0, 12)).join(' or ')} for it ` +
+        '(the policy grammar or the token filter changed since the rollout); train with the gsteer version that sampled the run, or set rollout.constrained=false for new runs',
+    );
+  return spec;
+}
+
+/** A replay's masks aligned with prompt + completion ids (column P + j: completion token j). */
+export function turnMasks(promptLength: number, completionLength: number, table: Int32Array[], maskIndex: Int32Array): TokenMasks {
+  const index = new Int32Array(promptLength + completionLength).fill(-1);
+  index.set(maskIndex, promptLength);
+  return { table, index };
 }
 
 let vocabCache: { kept: Int32Array | null; vocab: TokenVocab } | null = null;
@@ -62,11 +77,6 @@ export async function replayTurnMasks(turns: readonly MaskedTurn[], model: { voc
     }
     stats['constraint/turns']++;
     const spec = specOf(turn.constraint);
-    if (specHash(spec) !== turn.constraint.specSha256)
-      throw new InputError(
-        `a constrained turn was sampled under constraint ${turn.constraint.specSha256.slice(0, 12)}, but this gsteer builds ${specHash(spec).slice(0, 12)} for it ` +
-          '(the policy grammar or the token filter changed since the rollout); train with the gsteer version that sampled the run, or set rollout.constrained=false for new runs',
-      );
     const vocab = vocabFor(model.vocab, model.config.vocabSize);
     const compiled = await compileConstraint(spec, vocab);
     const r = await replayConstraint(compiled, { maxTokens: turn.constraint.maxTokens }, turn.completionIds, model.vocab?.keptIds ?? null);
@@ -75,10 +85,7 @@ export async function replayTurnMasks(turns: readonly MaskedTurn[], model: { voc
       masks.push(null);
       continue;
     }
-    const P = turn.promptIds.length;
-    const index = new Int32Array(P + turn.completionIds.length).fill(-1); // column P + j: completion token j
-    index.set(r.maskIndex, P);
-    masks.push({ table: r.masks, index });
+    masks.push(turnMasks(turn.promptIds.length, turn.completionIds.length, r.masks, r.maskIndex));
     distinct += r.masks.length;
   }
   const kept = stats['constraint/turns'] - stats['constraint/replay_rejected'];

@@ -29,6 +29,12 @@ export interface PlanOptions {
    * lm_head and the log-softmax (model/logprobs.ts `scored`). Default B*T, the bound.
    */
   lossTokens?: number;
+  /**
+   * Prefix-grouped training (grpo.prefixGrouping, model/prefix-logprobs.ts): tokens at the
+   * head of the micro-batch's sequences that they all share (a group's first-turn prompt,
+   * an episode's system prompt), computed once: the forward has P + B*(T-P) rows, not B*T.
+   */
+  sharedPrefix?: number;
 }
 
 export interface PlanLine {
@@ -111,21 +117,33 @@ export function layerFloatsPerToken(c: Qwen3Config, o: Pick<PlanOptions, 'loraR'
   return CALIBRATION.TAPE_FACTOR * counted + dropout;
 }
 
-/** Attention floats per layer for B sequences: the [B, H, T, T] scores and their copies. */
-export function attentionFloats(c: Qwen3Config, B: number, T: number): number {
-  return CALIBRATION.ATTENTION_COPIES * B * c.numAttentionHeads * T * T;
+/**
+ * Attention floats per layer for B sequences: the [B, H, T, T] scores and their copies. With
+ * a shared prefix of P tokens computed once: its [H, P, P] scores, each suffix's
+ * [H, T-P, T], and each suffix's gathered copy of the prefix keys and values (gather,
+ * concat, head-major transpose: 3 copies of [P, KV*hd] for k and for v).
+ */
+export function attentionFloats(c: Qwen3Config, B: number, T: number, P = 0): number {
+  const scores = CALIBRATION.ATTENTION_COPIES * c.numAttentionHeads * (P * P + B * (T - P) * T);
+  return scores + (P > 0 && B > 1 ? B * 3 * 2 * P * c.numKeyValueHeads * c.headDim : 0);
+}
+
+/** Token rows one micro-batch's forward computes: B*T, or P + B*(T-P) with a shared prefix of P. */
+export function computedRows(B: number, T: number, P = 0): number {
+  return B > 1 ? P + B * (T - P) : T;
 }
 
 /** The plan as table lines; the last is the total. */
 export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
   const { seqLen: T, microBatch: B } = o;
-  const N = B * T;
+  const P = Math.min(o.sharedPrefix ?? 0, T);
+  const N = computedRows(B, T, P); // rows of the forward
   const rows = o.vocabRows ?? c.vocabSize;
   const L = c.numHiddenLayers;
   const base = baseParams(c, rows) * F32;
   const lora = loraParams(c, o.loraR, o.targetModules) * F32;
-  const layer = (layerFloatsPerToken(c, o) * N + attentionFloats(c, B, T)) * F32;
-  const scored = Math.min(o.lossTokens ?? N, N); // positions through lm_head
+  const layer = (layerFloatsPerToken(c, o) * N + attentionFloats(c, B, T, P)) * F32;
+  const scored = Math.min(o.lossTokens ?? B * T, B * T); // positions through lm_head
   const logits = CALIBRATION.LOGITS_COPIES * scored * rows * F32;
   const edges = CALIBRATION.EDGE_FLOATS_PER_D * N * c.hiddenSize * F32;
   const acts = o.recompute
@@ -142,14 +160,15 @@ export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
     {
       item: o.recompute ? 'activations (recompute)' : 'activations',
       bytes: acts,
-      note: o.recompute ? `${L} layer inputs [B*T, D] + 2 layers live` : `${L} layers x ${fmtBytes(layer)} (attention [B,H,T,T] ${fmtBytes(attentionFloats(c, B, T) * F32)}/layer) + 1 in the backward`,
+      note: o.recompute ? `${L} layer inputs [B*T, D] + 2 layers live` : `${L} layers x ${fmtBytes(layer)} (attention [B,H,T,T] ${fmtBytes(attentionFloats(c, B, T, P) * F32)}/layer) + 1 in the backward`,
     },
+    ...(P > 0 ? [{ item: 'prefix grouping', bytes: 0, note: `${P} shared tokens computed once: ${N} of ${B * T} token rows (${((100 * N) / (B * T)).toFixed(0)}%) in every term above` }] : []),
     { item: 'logits [B,T,V]', bytes: logits, note: `${CALIBRATION.LOGITS_COPIES} copies incl. the gradient (${scored} positions x V rows ${rows})` },
     { item: 'embeddings / final norm', bytes: edges, note: '[B*T, D] gathers and norm' },
     ...(o.distinctMasks === undefined
       ? []
       : [{ item: 'grammar masks', bytes: masks, note: `constrained turns: ${o.distinctMasks} distinct allowed sets [M, V] + ${CALIBRATION.MASK_COPIES} x [loss tokens, V]` }]),
-    { item: 'total', bytes: total, note: `micro-batch ${B} x ${T} tokens` },
+    { item: 'total', bytes: total, note: `micro-batch ${B} x ${T} tokens${P > 0 ? `, ${P} shared` : ''}` },
   ];
 }
 

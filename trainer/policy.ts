@@ -11,6 +11,8 @@ export interface ScoreOptions {
   withEntropy: boolean;
   /** [B][T_b] nonzero where the logprob is needed (loss tokens); others may come back 0. Absent = all. */
   scored?: readonly (readonly number[])[];
+  /** Compute prefixes the sequences share once (model/prefix-logprobs.ts); ids may then be ragged. */
+  prefixTree?: boolean;
 }
 
 export interface Policy {

@@ -17,6 +17,8 @@ export interface GrpoBatch {
   advantages: number[]; // [B]
   /** Per-token advantages [B][T_b] aligned with inputIds (PPO's GAE, method §13); when set, `advantages` is not read. */
   tokenAdvantages?: number[][];
+  /** [B] the trajectory each row (turn) belongs to; needed by grpo.lossAggregation = trajectory. */
+  trajectories?: number[];
   /** logp under pi_old; omitted = the current policy, detached (on-policy, one update per batch). */
   oldLogprobs?: number[][];
   rolloutLogprobs?: number[][]; // inference-server logprobs (needed when tisCap is set)
@@ -34,6 +36,8 @@ export interface SftBatch {
 
 export interface MicroOptions {
   normalizer: LossNormalizer; // of the whole batch
+  /** [B of the whole batch] loss tokens of each row's unit (trainer/grpo/loss-units.ts); GRPO only. */
+  unitTokens?: readonly number[];
   recompute?: boolean;
   dropoutSeed?: number;
   withEntropy?: boolean;
@@ -42,6 +46,12 @@ export interface MicroOptions {
    * (not only the loss tokens) and a backward through rows whose advantage is 0.
    */
   scoreAllPositions?: boolean;
+  /**
+   * Prefix-grouped training (method §5.11): each micro-batch is scored over its prefix tree,
+   * shared prefixes computed once, and micro-batches are cut from the sequences in prefix
+   * order so that those sharing the longest prefixes train together. Same loss and gradients.
+   */
+  prefixGrouping?: boolean;
   grpo?: Omit<GrpoLossOptions, 'normalizer'>; // required for GRPO batches
 }
 
@@ -58,12 +68,12 @@ export function lossRows(batch: GrpoBatch | SftBatch): Rows {
 const t2 = (rows: Rows, idx: readonly number[]) => tf.tensor2d(padRows(rows, idx, 0), undefined, 'float32');
 
 export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: number[], o: MicroOptions): MicroResult {
-  const ids = padRows(batch.inputIds, idx, PAD_ID);
+  const ids = o.prefixGrouping ? idx.map((b) => batch.inputIds[b]!) : padRows(batch.inputIds, idx, PAD_ID);
   const withEntropy = batch.kind === 'grpo' && (o.withEntropy ?? false);
   const masks = batch.kind === 'grpo' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
   // Only loss tokens are read by the loss and its diagnostics (everything is masked by them).
   const scored = o.scoreAllPositions ? undefined : padRows(lossRows(batch), idx, 0);
-  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored }, masks);
+  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored, prefixTree: o.prefixGrouping ?? false }, masks);
   switch (batch.kind) {
     case 'sft':
       return { loss: sftLoss(logprobs, t2(batch.targetMask, idx), o.normalizer.tokens), sums: ZERO_SUMS };
@@ -76,6 +86,7 @@ export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: numb
         mask: t2(batch.completionMask, idx),
         rolloutLogp: batch.rolloutLogprobs && t2(batch.rolloutLogprobs, idx),
         refLogp: batch.refLogprobs && t2(batch.refLogprobs, idx),
+        unitTokens: o.unitTokens && tf.tensor1d(idx.map((b) => o.unitTokens![b]!)),
       };
       const opts = { ...o.grpo, normalizer: o.normalizer };
       return { loss: grpoLoss(x, opts), sums: grpoTokenSums(x, opts, entropy) };

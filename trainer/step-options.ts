@@ -15,6 +15,7 @@ export function grpoLossOptions(cfg: RunConfig): Omit<GrpoLossOptions, 'normaliz
   const g = cfg.grpo;
   return {
     lossType: g.lossType,
+    aggregation: g.lossAggregation,
     epsilon: g.epsilon,
     epsilonHigh: g.epsilonHigh,
     betaKl: g.betaKl,
@@ -31,6 +32,7 @@ export function grpoStepOptions(cfg: RunConfig, step: number, totalSteps: number
     microBatchSize: g.microBatchSize,
     maxGradNorm: g.maxGradNorm,
     recompute: g.gradientCheckpointing,
+    prefixGrouping: g.prefixGrouping,
     dropoutSeed: (cfg.seed * 1_000_003 + step * 7919) >>> 0,
     withEntropy: true,
     grpo: grpoLossOptions(cfg),

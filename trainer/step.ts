@@ -8,6 +8,8 @@ import type { Policy } from './policy.ts';
 import { checkAligned, microBatches, sumRows } from './step-batch.ts';
 import { lossRows, microLoss, type GrpoBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
 import { ZERO_SUMS, addSums, grpoStatMeans, type GrpoTokenSums } from './grpo/stats.ts';
+import { lossUnits } from './grpo/loss-units.ts';
+import { prefixOrder } from '../model/prefix-tree.ts';
 import { InputError } from '../util/errors.ts';
 
 export type { GrpoBatch, SftBatch } from './step-loss.ts';
@@ -71,14 +73,17 @@ function splitIdle(batch: TrainBatch, idx: number[], o: Omit<StepOptions, 'lr' |
 export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): Accumulated {
   validate(batch, o);
   const vars = policy.variables();
-  const normalizer = { sequences: batch.inputIds.length, tokens: sumRows(lossRows(batch)) };
-  const parts = microBatches(batch.inputIds.length, o.microBatchSize);
+  const rowTokens = lossRows(batch).map((r) => sumRows([r]));
+  const units = batch.kind === 'grpo' ? lossUnits(rowTokens, o.grpo?.aggregation ?? 'turn', batch.trajectories) : null;
+  const normalizer = { sequences: units ? units.units : batch.inputIds.length, tokens: rowTokens.reduce((s, n) => s + n, 0) };
+  const order = o.prefixGrouping ? prefixOrder(batch.inputIds) : null;
+  const parts = microBatches(batch.inputIds.length, o.microBatchSize).map((idx) => (order ? idx.map((i) => order[i]!) : idx));
   let acc: tf.Tensor[] | null = null;
   let loss = 0;
   let sums: GrpoTokenSums = ZERO_SUMS;
   parts.forEach((idx, k) => {
     const dropoutSeed = o.dropoutSeed === undefined ? undefined : o.dropoutSeed + k;
-    const mo = { ...o, normalizer, dropoutSeed };
+    const mo = { ...o, normalizer, dropoutSeed, ...(units ? { unitTokens: units.unitTokens } : {}) };
     const { active, idle } = splitIdle(batch, idx, o);
     if (idle.length > 0) {
       let idleSums: GrpoTokenSums = ZERO_SUMS;

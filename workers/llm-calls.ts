@@ -6,30 +6,9 @@
 // call it makes, so concurrent jobs sharing one endpoint are told apart. The controller
 // summarizes the records of an update's groups into its metrics (llm/<role>/calls, errors,
 // retries, latency_p50_ms, latency_p95_ms ...), whichever process wrote them.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { JsonlCallSink, summarizeCalls, type CallRecord, type CallSink } from '../endpoints/index.ts';
+import { summarizeCalls, type RunCallRecord } from '../endpoints/index.ts';
 
-/** A call record as the run stores it: the group that made the call, when known. */
-export type RunCallRecord = CallRecord & { groupId?: string };
-
-const current = new AsyncLocalStorage<string>();
-
-/** Run `fn` with every call it makes tagged as group `groupId`'s. */
-export function withCallGroup<T>(groupId: string, fn: () => Promise<T>): Promise<T> {
-  return current.run(groupId, fn);
-}
-
-/** The run's sink: RUN_DIR/llm_calls.jsonl, each record tagged with the current group. */
-export function runCallSink(file: string): CallSink {
-  const jsonl = new JsonlCallSink(file);
-  return {
-    record(r) {
-      const groupId = current.getStore();
-      jsonl.record(groupId === undefined ? r : ({ ...r, groupId } as RunCallRecord));
-    },
-  };
-}
 
 /**
  * Reads llm_calls.jsonl as it grows (from the last byte read; a line still being written is

@@ -32,8 +32,10 @@ export interface TrainSequence {
   completionIds: number[];
   oldLogprobs: number[]; // server logprobs at sampling time
   advantage: number; // A_i of the trajectory, shared by all of its turns (GRPO; 0 under PPO)
-  /** PPO (method §13): the trajectory's index in the update (its turns come in order) and its reward. */
-  trajectory?: number;
+  /** Index of its trajectory in the update (group * G + i; its turns come in order): the loss unit of
+   *  grpo.lossAggregation = trajectory, and PPO's per-trajectory GAE (method §13). */
+  trajectory: number;
+  /** PPO (method §13): the trajectory's reward. */
   reward?: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;

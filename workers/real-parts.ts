@@ -5,15 +5,15 @@ import { readOptimizerFile, writeOptimizerFile } from '../trainer/optim/state-fi
 import { join } from 'node:path';
 import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import { environmentOf } from '../rollout/env/index.ts';
+import { runCallSink } from '../endpoints/index.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
 import type { Parts, TrainerPart, TrainSequence } from './parts.ts';
-import { runCallSink, withCallGroup } from './llm-calls.ts';
 
 /**
  * method §5: one GRPO row per policy turn: prompt (masked) + completion (loss), A of its
  * trajectory; constrained turns carry the allowed sets they were sampled under.
  */
-function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
+export function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: readonly (TokenMasks | null)[]) {
   const inputIds = seqs.map((s) => [...s.promptIds, ...s.completionIds]);
   const completionMask = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.completionIds.map(() => 1)]);
   const rolloutLogprobs = seqs.map((s) => [...s.promptIds.map(() => 0), ...s.oldLogprobs]);
@@ -22,11 +22,13 @@ function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: rea
     inputIds,
     completionMask,
     advantages: seqs.map((s) => s.advantage),
+    trajectories: seqs.map((s) => s.trajectory),
     rolloutLogprobs,
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).
     ...(offPolicy ? { oldLogprobs: rolloutLogprobs } : {}),
-    ...(masks.some((m) => m) ? { masks } : {}),
+    // masks may still be arriving (trainer/replay-pool.ts): decide by the turns, not by reading them
+    ...(seqs.some((s) => s.constraint) ? { masks } : {}),
   };
 }
 
@@ -34,10 +36,12 @@ function grpoRows(seqs: readonly TrainSequence[], offPolicy: boolean, masks: rea
 const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
 
 async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }] = await Promise.all([
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }] = await Promise.all([
     import('../model/backend.ts'), import('../model/model.ts'), import('../model/lora/index.ts'),
-    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/constraint-masks.ts'),
+    import('../trainer/policy-lora.ts'), import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/replay-pool.ts'),
   ]);
+  // constrained turns' masks are replayed in worker threads while the step computes (issue 22)
+  let pool: InstanceType<typeof ReplayPool> | null = null;
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
@@ -57,12 +61,19 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
       readOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
     async step(batch, step) {
-      const replay = await replayTurnMasks(batch, model);
-      const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay.masks);
-      // k3 KL against the base model (no adapter), scored under the same masks
-      const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, replay.masks) } : {};
-      const m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
-      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay.stats };
+      const replay = batch.some((s) => s.constraint) ? (pool ??= new ReplayPool()).start(batch, model) : null;
+      let m: ReturnType<typeof trainStep>;
+      let replayStats = NO_REPLAY_STATS;
+      try {
+        const rows = grpoRows(batch, cfg.grpo.maxPolicyLag > 0, replay?.masks ?? batch.map(() => null));
+        // k3 KL against the base model (no adapter), scored under the same masks
+        const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: scoreRows(model, null, rows.inputIds, cfg.grpo.microBatchSize, rows.masks) } : {};
+        m = trainStep(loraPolicy(model, adapter), optimizer, { ...rows, ...ref }, opts.grpoStepOptions(cfg, step - 1, totalSteps()));
+        replayStats = replay?.stats() ?? NO_REPLAY_STATS;
+      } finally {
+        if (replay) pool!.release(replay);
+      }
+      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replayStats };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
     },
     async save(dir) {
@@ -72,29 +83,18 @@ async function trainerPart(cfg: RunConfig, totalSteps: () => number): Promise<Tr
   };
 }
 
-/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (workers/llm-calls.ts). */
+/** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (endpoints/call-group.ts). */
 export async function realParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
-  const sink = callsFile ? runCallSink(callsFile) : undefined;
   const total = async () => {
-    const { trainInstances, updateCount } = await import('./schedule.ts');
-    return updateCount(trainInstances(env.load().instances, cfg.grpo).length, scheduleOf(cfg)); // the controller's plan length
+    const { updateSchedule } = await import('./schedule.ts');
+    return updateSchedule(env.load().instances, scheduleOf(cfg), cfg.seed).length; // the controller's plan
   };
-  const env = await environmentOf(cfg, sink); // method §13: the task's episode, reward and user state
+  const env = await environmentOf(cfg, callsFile ? runCallSink(callsFile) : undefined); // method §13: the task's episode, reward and user state
   return {
     kind: 'real',
-    // every LLM call an episode, a score or a user-state update makes is tagged with its group (workers/llm-calls.ts)
-    rollout: async () => {
-      const r = await env.rollout(runId);
-      return { run: (ctx) => withCallGroup(ctx.job.groupId, () => r.run(ctx)), close: () => r.close() };
-    },
-    reward: async () => {
-      const r = await env.reward();
-      return { score: (traj, instance) => withCallGroup(traj.groupId, () => r.score(traj, instance)) };
-    },
-    users: async () => {
-      const u = await env.users(runId);
-      return { ...u, applyBest: (group, instance) => (group[0] ? withCallGroup(group[0].trajectory.groupId, () => u.applyBest(group, instance)) : u.applyBest(group, instance)) };
-    },
+    rollout: () => env.rollout(runId),
+    reward: () => env.reward(),
+    users: () => env.users(runId),
     trainer: async () => {
       const n = await total();
       // method §13: PPO's actor + critic, or GRPO's LoRA step

@@ -3,7 +3,9 @@
 // could not renew the job's lock and the lock had to outlast an update (minutes). Run in a
 // thread, the step leaves the loop free: the lock is short (queues.trainerLockMs) and
 // renewed, and a killed trainer's update goes back to the queue within seconds
-// (workers/reclaim.ts). Same code, same backend, same bytes as in the main thread.
+// (workers/reclaim.ts). Same code, same backend, same bytes as in the main thread. tfjs is
+// loaded in this one thread only (the main thread never imports it): tfjs-node's native addon
+// loads in the first thread that asks for it, not in a second (tensorflow/tfjs#8388).
 import { Worker } from 'node:worker_threads';
 import type { RunConfig } from '../configs/schema.ts';
 import type { TrainStats } from './payloads.ts';

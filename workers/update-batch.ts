@@ -9,6 +9,7 @@ import type { RunLayout } from '../checkpoints/layout.ts';
 import type { Trajectory } from '../core/types.ts';
 import type { GroupFile } from '../checkpoints/group-file.ts';
 import type { TrainSequence } from './parts.ts';
+import { populationStd } from '../util/stats.ts';
 
 export interface UpdateBatch {
   sequences: TrainSequence[];
@@ -21,16 +22,19 @@ export function buildUpdateBatch(groups: readonly GroupFile[], layout: RunLayout
   const rewards = groups.map((g) => g.scores.map((s) => s.reward)); // [numGroups, G]
   const { advantages, stats } = groupAdvantages(rewards, grpo.advantageScaling, grpo.advantageEps); // [numGroups, G]
   const sequences: TrainSequence[] = [];
+  let trajectories = -1; // index of the current trajectory in the update
   groups.forEach((g, gi) => {
     g.trajPaths.forEach((rel, i) => {
       const traj = JSON.parse(readFileSync(layout.abs(rel), 'utf8')) as Trajectory;
       const advantage = advantages[gi]?.[i] ?? 0;
+      trajectories += 1;
       for (const turn of traj.turns)
         sequences.push({
           promptIds: turn.tokens.promptIds,
           completionIds: turn.tokens.completionIds,
           oldLogprobs: turn.tokens.logprobs,
           advantage,
+          trajectory: trajectories,
           ...(turn.constraint ? { constraint: turn.constraint } : {}),
         });
     });
@@ -65,7 +69,5 @@ function ppoBatch(groups: readonly GroupFile[], layout: RunLayout): UpdateBatch 
           ...(turn.constraint ? { constraint: turn.constraint } : {}),
         });
     });
-  const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
-  const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / rewards.length);
-  return { sequences: sequences.filter((s) => s.completionIds.length > 0), advantageStats: { reward_std: std } };
+  return { sequences: sequences.filter((s) => s.completionIds.length > 0), advantageStats: { reward_std: populationStd(rewards) } };
 }

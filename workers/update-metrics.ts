@@ -82,7 +82,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
 /** Keys that differ between two identical runs (wall-clock timing; what the prefix cache held depends on it too). */
 export const TIMING_KEYS = [
   'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
-  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds',
+  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds', 'constraint/replay_wait_seconds',
   'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
 ];
 

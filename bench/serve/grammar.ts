@@ -10,19 +10,14 @@
 // concurrency, measured in the same run. The second table replays the constrained
 // completions through a TokenConstraint to time its parts per token, on the model's
 // vocabulary and on the full Qwen3 vocabulary (what a real checkpoint pays).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
 import { startServer } from '../../serve/server.ts';
-import { compileConstraint, type CompiledConstraint } from '../../serve/structured/compile.ts';
-import { allowedIds, maskHas } from '../../serve/structured/constraint.ts';
-import { PolicyTurnFilter } from '../../serve/structured/policy-filter.ts';
-import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
+import { compileConstraint } from '../../serve/structured/compile.ts';
+import { qwen3Vocab } from '../../serve/structured/vocab.ts';
 import { readVocabMap } from '../../model/index.ts';
-import { encodeChat, qwen3Tokenizer, type ChatMessage } from '../../core/tokenizer.ts';
+import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { replayParts, sftExamples, type Parts } from './replay-parts.ts';
 
 const MODES = {
   none: {},
@@ -90,53 +85,6 @@ async function level(url: string, model: string, prompts: number[][], requests: 
   });
 }
 
-interface Parts {
-  maskMs: number;
-  filterMs: number;
-  allowedMs: number;
-  tokens: number;
-}
-
-/** Time the constraint's parts per token over recorded completions (what a decode step does). */
-async function replayParts(compiled: CompiledConstraint, vocab: TokenVocab, completions: number[][], maxTokens: number): Promise<Parts> {
-  const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, tokens: 0 };
-  for (const ids of completions) {
-    const m = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
-    const f = new PolicyTurnFilter(vocab, maxTokens);
-    for (const id of ids) {
-      let t = performance.now();
-      const mask = await m.getNextTokenBitmask();
-      p.maskMs += performance.now() - t;
-      t = performance.now();
-      f.apply(mask);
-      p.filterMs += performance.now() - t;
-      t = performance.now();
-      allowedIds(mask, vocab.kept, vocab.size);
-      p.allowedMs += performance.now() - t;
-      if (!maskHas(mask, id) || !m.acceptToken(id)) throw new Error(`internal: the replay refused id ${id}`);
-      f.accept(id);
-      p.tokens++;
-    }
-    m.dispose();
-  }
-  return p;
-}
-
-function sftPrompts(n: number): ChatMessage[][] {
-  const dir = mkdtempSync(join(tmpdir(), 'gsteer-bench-grammar-'));
-  try {
-    const out = join(dir, 'examples.jsonl');
-    const args = ['cli/gsteer.mjs', 'sft', 'build', '--data', 'data/demo/instances.jsonl', '--out', out, '--config', 'configs/demo.yaml'];
-    const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
-    if (r.status !== 0) throw new Error(`gsteer sft build exited ${r.status}`);
-    const lines = readFileSync(out, 'utf8').trim().split('\n');
-    // spread over the file: first turns and later ones
-    return Array.from({ length: n }, (_, i) => (JSON.parse(lines[Math.floor((i * lines.length) / n)] as string) as { input: ChatMessage[] }).input);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -152,7 +100,7 @@ async function main(): Promise<void> {
   const maxTokens = Number(values['max-tokens']);
   const levels = (values.concurrency as string).split(',').map(Number);
   const tok = qwen3Tokenizer();
-  const prompts = sftPrompts(requests).map((m) => encodeChat(tok, m));
+  const prompts = sftExamples(requests).map((e) => encodeChat(tok, e.input));
   const server = await startServer({ modelDir, servedModelName: 'bench', backend: values.backend as 'auto', maxConcurrency: Math.max(...levels) });
   const rows: Row[] = [];
   try {
@@ -174,15 +122,23 @@ async function main(): Promise<void> {
   const completions = rows.filter((r) => r.mode === 'grammar+filter').flatMap((r) => r.samples.map((s) => s.ids));
   const kept = readVocabMap(modelDir, 151936)?.keptIds ?? null;
   const step = (rows.find((r) => r.mode === 'none' && r.concurrency === 1) ?? rows[0])!.msPerToken;
-  console.log(`\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms):\n`);
-  console.log('| vocabulary | compile ms | xgrammar mask ms | filter ms | allowed ids ms | total ms | vs model step |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(`\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms);`);
+  console.log('before = the policy filter id by id (applyPerId, before issue 22), after = on bitmask words (apply), same masks:\n');
+  console.log('| vocabulary | filter | compile ms | xgrammar mask ms | filter ms | allowed ids ms | total ms | share of the decode step | filter after/before |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const [label, vocab] of [[`model (${kept?.length ?? 'all'} ids)`, qwen3Vocab(kept)], ['full Qwen3 (151,936 ids)', qwen3Vocab()]] as const) {
     const compiled = await compileConstraint({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' }, vocab);
-    const p = await replayParts(compiled, vocab, completions, maxTokens);
-    const per = (ms: number) => ms / p.tokens;
-    const total = per(p.maskMs + p.filterMs + p.allowedMs);
-    console.log(`| ${label} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% |`);
+    // alternate the two, twice, so a load change on the shared machine hits both alike
+    const runs = { applyPerId: [] as Parts[], apply: [] as Parts[] };
+    for (let r = 0; r < 2; r++) for (const f of ['applyPerId', 'apply'] as const) runs[f].push(await replayParts(compiled, vocab, completions, maxTokens, f));
+    const sum = (ps: Parts[]): Parts => ps.reduce((a, p) => ({ maskMs: a.maskMs + p.maskMs, filterMs: a.filterMs + p.filterMs, allowedMs: a.allowedMs + p.allowedMs, tokens: a.tokens + p.tokens }));
+    const before = sum(runs.applyPerId);
+    for (const [name, p] of [['before', before], ['after', sum(runs.apply)]] as const) {
+      const per = (ms: number) => ms / p.tokens;
+      const total = per(p.maskMs + p.filterMs + p.allowedMs);
+      const ratio = name === 'after' ? `${(p.filterMs / before.filterMs).toFixed(2)}x` : '';
+      console.log(`| ${label} | ${name} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% | ${ratio} |`);
+    }
   }
 }
 

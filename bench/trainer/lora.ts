@@ -20,15 +20,13 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { selectBackend, type BackendKind } from '../../model/backend.ts';
 import type { Qwen3Config } from '../../model/config.ts';
-import { makeModel, type Qwen3Model } from '../../model/model.ts';
-import { projShape } from '../../model/weights.ts';
 import type { TokenMasks } from '../../model/token-masks.ts';
 import { createLora } from '../../model/lora/lora.ts';
-import { PROJ_NAMES, type ProjName } from '../../model/lora/types.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
 import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { PRESETS } from '../../model/init.ts';
+import { randomModel } from './random-model.ts';
 import { seqFlops } from './flops.ts';
 import { cpuPeak, matmulPeak } from './peak.ts';
 
@@ -59,31 +57,6 @@ const SHAPES: { name: string; cfg: Qwen3Config; bts: [number, number, number]; r
   { name: 'tiny (V 151,936)', cfg: PRESETS.tiny!, bts: triple(values.tiny!), reps: REPS },
   { name: `Qwen3-0.6B shape, ${L06}/28 layers`, cfg: QWEN3_06B, bts: triple(values.big!), reps: Math.min(REPS, 2) },
 ];
-
-/** Cheap deterministic fill in [-0.03, 0.03) (xorshift32). */
-function fill(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    out[i] = ((s >>> 0) / 4294967296 - 0.5) * 0.06;
-  }
-  return out;
-}
-
-function randomModel(cfg: Qwen3Config): Qwen3Model {
-  let seed = 1;
-  const mat = (s: [number, number]) => tf.tensor2d(fill(s[0] * s[1], seed++), s);
-  const ones = (n: number) => tf.ones([n]) as tf.Tensor1D;
-  const layers = Array.from({ length: cfg.numHiddenLayers }, () => ({
-    inputNorm: ones(cfg.hiddenSize), postNorm: ones(cfg.hiddenSize), qNorm: ones(cfg.headDim), kNorm: ones(cfg.headDim),
-    proj: Object.fromEntries(PROJ_NAMES.map((m) => [m, mat(projShape(cfg, m))])) as Record<ProjName, tf.Tensor2D>,
-  }));
-  const embed = mat([cfg.vocabSize, cfg.hiddenSize]);
-  return makeModel('(bench)', cfg, { embed, layers, norm: ones(cfg.hiddenSize), lmHead: embed }, null);
-}
 
 /** Every completion position allowed a random 1/8 of the vocabulary (plus the sampled id). */
 function masksFor(ids: number[][], S: number, V: number): TokenMasks[] {

@@ -2,7 +2,8 @@
 // each saved eval result's refined queries go to the deep-research agent, the judge scores
 // the reports in eval.downstream.judge.rounds rounds, and the score file feeds `gsteer eval
 // compare` (Tables 4 and 8). `gsteer eval` dispatches its `downstream` subcommand here.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
@@ -96,7 +97,7 @@ export async function runDownstreamCommand(argv: string[]): Promise<number> {
   });
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', `downstream-${agentSlug}.json`);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(r.scores, null, 2)}\n`);
+  writeFileAtomic(out, `${JSON.stringify(r.scores, null, 2)}\n`);
   const spread = { resample: seededResampler(cfg.seed, cfg.eval.bootstrap.samples), samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed };
   console.log(toMarkdown(table4([r.scores], spread)));
   console.log(`\n${toMarkdown(table8([r.scores], spread))}`);

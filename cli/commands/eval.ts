@@ -111,7 +111,7 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
   console.error(`gsteer eval: frozen user states: ${source.file ?? '(none)'} (${source.why})`);
   const states = await frozenUserStates(source.file ? [source.file] : [], all, encoder);
   if (states.dropped.length) console.error(`gsteer eval: ${states.dropped.length} user state(s) without a train instance start empty (unseen users): ${states.dropped.join(', ')}`);
-  const policy = await openPolicy(cfg, { adapter: v.adapter, policyModel: v['policy-model'], log: (l) => console.error(`gsteer eval: ${l}`) });
+  const policy = await openPolicy(cfg, { adapter: v.adapter, policyModel: v['policy-model'], log: (l) => console.error(`gsteer eval: ${l}`), calls });
   try {
     const trajs = await runEvalEpisodes(
       { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder, calls), states, tokenizer: qwen3Tokenizer() },
@@ -144,7 +144,7 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags): Promise<{ report: 
   const split = v.split ?? (fromFiles ? 'all' : 'test');
   const selected = selectSplit(all, split).filter((i) => !v.ids || v.ids.includes(i.id));
   if (!fromFiles && selected.length === 0) throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
-  // LLM calls (simulator, extractor, http encoder): RUN/eval/llm_calls.jsonl, summarized at the end
+  // LLM calls (policy, simulator, extractor, http encoder): RUN/eval/llm_calls.jsonl, summarized at the end
   const aggregate = new CallAggregator();
   const calls = teeSinks(new JsonlCallSink(join(cfg.runDir, cfg.runName, 'eval', 'llm_calls.jsonl')), aggregate);
   const encoder = createEncoder(cfg.encoder, calls);

@@ -39,6 +39,7 @@ export async function runPlan(argv: string[]): Promise<number> {
       constrained: { type: 'boolean', default: false },
       'distinct-masks': { type: 'string' },
       'loss-tokens': { type: 'string' },
+      'shared-prefix': { type: 'string' },
     },
   });
   if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
@@ -62,12 +63,15 @@ export async function runPlan(argv: string[]): Promise<number> {
     ...(values.constrained ? { distinctMasks: positive('distinct-masks', values['distinct-masks'], seqLen * microBatch) } : {}),
     lossTokens: positive('loss-tokens', values['loss-tokens'], seqLen * microBatch),
   };
+  const sharedPrefix = values['shared-prefix'] === undefined ? 0 : positive('shared-prefix', values['shared-prefix']);
+  if (sharedPrefix > seqLen) throw new InputError(`model plan: --shared-prefix ${sharedPrefix} is longer than --seq-len ${seqLen}; the shared head is part of each sequence`);
+  Object.assign(base, { sharedPrefix });
   if (base.lossTokens > seqLen * microBatch) throw new InputError(`model plan: --loss-tokens ${base.lossTokens} is more than the micro-batch's ${seqLen * microBatch} tokens (--seq-len x --micro-batch); lower it`);
   const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
   const chosen = values.recompute ? plans.on : plans.off;
   const total = (p: PlanLine[]) => p[p.length - 1]!.bytes;
   console.log(`${values.model}: Qwen3 ${cfg.numHiddenLayers} layers, D ${cfg.hiddenSize}, FFN ${cfg.intermediateSize}, heads ${cfg.numAttentionHeads}/${cfg.numKeyValueHeads}, V ${base.vocabRows}`);
-  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
+  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens${sharedPrefix ? ` (${sharedPrefix} shared, computed once)` : ''}, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
   console.log(table(chosen));
   console.log(`\n  total without recompute ${fmtBytes(total(plans.off))}, with recompute ${fmtBytes(total(plans.on))}\n`);
   // primary verdict for the chosen mode; the other mode is mentioned when it changes the answer

@@ -46,7 +46,7 @@ ${PRETRAIN_USAGE}
   gsteer model plan --model DIR --seq-len N --micro-batch B
         [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
         [--backend gpu|node|wasm|cpu] [--recompute]
-        [--constrained [--distinct-masks M]] [--loss-tokens S]
+        [--constrained [--distinct-masks M]] [--loss-tokens S] [--shared-prefix P]
       Memory for LoRA training in tfjs (fp32): frozen base weights, LoRA params, grads and AdamW
       state, activations of one micro-batch (with and without per-layer recomputation,
       including the [B,T,V] logits), and a verdict: for --backend gpu (default) against
@@ -56,7 +56,10 @@ ${PRETRAIN_USAGE}
       allowed sets of a micro-batch and two [B*T, V] copies; M defaults to B*T, the worst case
       (a policy turn has far fewer distinct sets: one per grammar state). --loss-tokens S: the
       completion (GRPO) or target (SFT) tokens of a micro-batch, the only positions the trainer
-      runs through lm_head; default B*T, the bound.`;
+      runs through lm_head; default B*T, the bound. --shared-prefix P: tokens at the head of
+      the micro-batch's sequences that they all share (a group's first-turn prompt, an episode's
+      system prompt), computed once under grpo.prefixGrouping (default on): the forward holds
+      P + B*(T-P) token rows instead of B*T; default 0.`;
 
 function parseIds(value: unknown, where: string): number[] {
   const ids = Array.isArray(value) ? value : (value as { input_ids?: unknown; inputIds?: unknown })?.input_ids ?? (value as { inputIds?: unknown })?.inputIds;

@@ -9,7 +9,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { adapterDirName, adapterName, numberedName, runLayout } from '../../checkpoints/layout.ts';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from '../../util/atomic.ts';
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';
 import { seededResampler, type Estimate } from '../../eval/bootstrap.ts';
@@ -104,8 +104,7 @@ export const demoEvalPhase = {
     const text = `${title}\n\n${demoTable(rows)}\n\n${diffs}`;
     console.log(`\n${text}`);
     const out = join(layout.root, 'eval', 'demo-table.md');
-    mkdirSync(join(layout.root, 'eval'), { recursive: true });
-    writeFileSync(out, `${text}\n`);
+    writeFileAtomic(out, `${text}\n`);
     console.log(`\n${formatTrend(trend)}\n(table: ${out})`);
     return { code: 0 };
   },

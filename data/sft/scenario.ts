@@ -35,6 +35,11 @@ export interface Scenario {
   stopAfter: number | null;
 }
 
+/** Whether `kind` draws its hits at random (so several memory-hit samples differ). */
+export function hasRandomHits(kind: ScenarioKind): boolean {
+  return KNOBS[kind].hitRate > 0 && KNOBS[kind].hitRate < 1;
+}
+
 export function wantsEarlyStop(kind: ScenarioKind): boolean {
   return KNOBS[kind].earlyStop;
 }

@@ -27,6 +27,7 @@ import { targetText, type Instance } from '../../data/schema.ts';
 import { createEndpoint, defaultChatTemplateKwargs, withRequestCache, type CallSink, type Endpoint } from '../../endpoints/index.ts';
 import type { DownstreamScores } from '../downstream-scores.ts';
 import { contentWords, sentences } from '../extractor-rule.ts';
+import { mean } from '../../util/stats.ts';
 
 export type JudgeRound = DownstreamScores['scores'][number]['rounds'][number];
 
@@ -82,8 +83,6 @@ export class LlmJudge implements ReportJudge {
     return { p: p.value, q: q.value };
   }
 }
-
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** True when at least half of the text's distinct content words are in `words`. */
 function addressed(text: string, words: ReadonlySet<string>): boolean {

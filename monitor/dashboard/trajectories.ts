@@ -9,14 +9,9 @@ import type { Trajectory } from '../../core/types.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { trajectoryView } from '../../rollout/env/view.ts';
 
-export interface TurnView {
-  action: string; // RETRIEVE | ASK | STOP, or INVALID (with the parser's reason)
-  execute: string;
-  plan: string;
-  observation: string;
-  /** LLM simulator: the reply the answer came from (JSON, thinking removed), or why none was accepted. */
-  simulatorReply?: string;
-}
+import type { TurnView } from '../../rollout/env/types.ts';
+
+export type { TurnView };
 
 export interface TrajectoryView {
   groupId: string;

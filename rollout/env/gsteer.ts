@@ -8,7 +8,7 @@ import type { RunConfig } from '../../configs/schema.ts';
 import type { Instance } from '../../data/schema.ts';
 import { loadInstances } from '../../data/load.ts';
 import { connect } from '../../util/redis.ts';
-import type { CallSink } from '../../endpoints/index.ts';
+import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
 import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
 import type { Environment, EnvInstance, RewardPart, RolloutPart, UserStatePart } from './types.ts';
 import { trajectoryView } from './view.ts';
@@ -32,11 +32,12 @@ async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Prom
     async run({ job, instance, policyUrl }) {
       let policy = clients.get(policyUrl);
       if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
-      return await runEpisode({ policy, simulator, store, tokenizer }, asInstance(instance), {
+      const deps = { policy, simulator, store, tokenizer };
+      return await withCallGroup(job.groupId, () => runEpisode(deps, asInstance(instance), {
         runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
         snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
         ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS, dialogueOnly: true } : {}), // the Ask/Stop clarifier (method §8.5)
-      });
+      }));
     },
     async close() {
       redis.disconnect();
@@ -50,7 +51,7 @@ async function rewardPart(cfg: RunConfig, sink?: CallSink): Promise<RewardPart> 
   const encoder = await encoderOf(cfg, sink);
   return {
     async score(traj, instance) {
-      const b = await computeReward(rewardInputFromTrajectory(traj, asInstance(instance)), cfg.reward, encoder);
+      const b = await withCallGroup(traj.groupId, () => computeReward(rewardInputFromTrajectory(traj, asInstance(instance)), cfg.reward, encoder));
       const components: Record<string, number> = {};
       for (const [k, v] of Object.entries(b)) if (typeof v === 'number' && k !== 'reward') components[k] = v;
       return { reward: b.reward, components };
@@ -68,7 +69,8 @@ async function usersPart(cfg: RunConfig, runId: string, sink?: CallSink): Promis
     snapshot: async (userId) => snapshotId(userId, await store.latestVersion(userId)),
     version: (userId) => store.latestVersion(userId),
     async applyBest(group, instance) {
-      await updateUserState({ store, judge }, asInstance(instance), group);
+      const run = () => updateUserState({ store, judge }, asInstance(instance), group);
+      await (group[0] ? withCallGroup(group[0].trajectory.groupId, run) : run());
     },
     async init(states) {
       await store.clear();
@@ -82,7 +84,7 @@ async function usersPart(cfg: RunConfig, runId: string, sink?: CallSink): Promis
   };
 }
 
-/** `sink`: where every LLM call of the environment is recorded (endpoints/ call records). */
+/** `sink`: where every LLM call of the parts is recorded (RUN_DIR/llm_calls.jsonl, endpoints/call-group.ts). */
 export function gsteerEnv(cfg: RunConfig, sink?: CallSink): Environment {
   return {
     name: 'gsteer',

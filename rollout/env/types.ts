@@ -73,11 +73,11 @@ export interface UserStatePart {
 
 /** One turn of a trajectory as the dashboard lists it. */
 export interface TurnView {
-  action: string;
+  action: string; // RETRIEVE | ASK | STOP, or INVALID (with the parser's reason), or the environment's own
   execute: string;
   plan: string;
   observation: string;
-  /** G-STEER with an LLM simulator: its raw reply beside the answer. */
+  /** LLM simulator: the reply the answer came from (JSON, thinking removed), or why none was accepted. */
   simulatorReply?: string;
 }
 

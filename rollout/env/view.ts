@@ -18,7 +18,7 @@ export function observationText(o: Observation): string {
 }
 
 /** The LLM simulator's reply next to its answer; absent for the embedded simulator and other actions. */
-function simulatorReply(o: Observation, clip: (s: string, n?: number) => string): { simulatorReply?: string } {
+function simulatorReply(o: Observation, clip: (s: string) => string): { simulatorReply?: string } {
   if (o.kind !== 'answer') return {};
   if (o.simulatorError) return { simulatorReply: `(no reply accepted: ${o.simulatorError}; answered non-committally)` };
   return typeof o.simulatorReply === 'string' ? { simulatorReply: clip(o.simulatorReply) } : {};

@@ -20,7 +20,7 @@ import { InputError } from '../../util/errors.ts';
 import type { Trajectory, TurnRecord } from '../../core/types.ts';
 import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
 import type { PolicyClient } from '../policy-client.ts';
-import type { CallSink } from '../../endpoints/index.ts';
+import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
 import { turnSeed } from '../episode.ts';
 import { trajectoryView } from '../env/view.ts';
 import { STATELESS_USERS, type Environment, type EnvInstance, type EpisodeJob, type RewardPart, type RolloutPart } from '../env/types.ts';
@@ -196,7 +196,8 @@ export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
         async run({ job, instance, policyUrl }) {
           let policy = clients.get(policyUrl);
           if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
-          return await runQrefEpisode({ policy, tokenizer, search, filter }, asQref(instance), job, cfg);
+          // the policy calls are the group's (endpoints/call-group.ts), as G-STEER's episodes
+          return await withCallGroup(job.groupId, () => runQrefEpisode({ policy: policy!, tokenizer, search, filter }, asQref(instance), job, cfg));
         },
         close: async () => undefined,
       };

@@ -14,6 +14,8 @@ import type { GrammarMatcher } from './xgrammar.ts';
 export interface ConstraintOptions {
   /** The request's max_tokens (the policy filter keeps the turn inside it). */
   maxTokens: number;
+  /** The policy filter id by id as before issue 22 (PolicyTurnFilter.applyPerId; same masks): the benches' baseline. */
+  perIdFilter?: boolean;
 }
 
 /** Is bit `id` set in a bitmask [ceil(V / 32)] (bit id & 31 of word id >> 5)? */
@@ -59,6 +61,7 @@ export class TokenConstraint {
     readonly compiled: CompiledConstraint,
     private readonly matcher: GrammarMatcher,
     private readonly filter: PolicyTurnFilter | null,
+    private readonly perId: boolean,
   ) {}
 
   static async create(compiled: CompiledConstraint, opts: ConstraintOptions): Promise<TokenConstraint> {
@@ -68,7 +71,7 @@ export class TokenConstraint {
     compiled.retain();
     try {
       const matcher = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
-      return new TokenConstraint(compiled, matcher, usesFilter ? new PolicyTurnFilter(vocab, opts.maxTokens) : null);
+      return new TokenConstraint(compiled, matcher, usesFilter ? new PolicyTurnFilter(vocab, opts.maxTokens) : null, opts.perIdFilter ?? false);
     } catch (e) {
       compiled.release();
       throw e;
@@ -78,7 +81,8 @@ export class TokenConstraint {
   /** This position's mask [ceil(V / 32)]: xgrammar's bitmask AND the filter. A fresh array. */
   async nextMask(): Promise<Int32Array> {
     const mask = await this.matcher.getNextTokenBitmask();
-    this.filter?.apply(mask);
+    if (this.perId) this.filter?.applyPerId(mask);
+    else this.filter?.apply(mask);
     return mask;
   }
 

@@ -50,6 +50,6 @@ export function writeDataset(extraConfig = ''): { dir: string; config: string; i
   writeFileSync(instances, INSTANCES.map((i) => `${JSON.stringify(i)}\n`).join(''));
   writeFileSync(states, USER_STATES.map((s) => `${JSON.stringify(s)}\n`).join(''));
   const config = join(dir, 'eval.yaml');
-  writeFileSync(config, `runName: eval-test\nrunDir: ${dir}/runs\ndata:\n  instances: [${instances}]\n  userStates: ${states}\nencoder:\n  kind: embedded\n${extraConfig}`);
+  writeFileSync(config, `runName: eval-test\nrunDir: ${dir}/runs\ndata:\n  instances: [${instances}]\n  userStates: ${states}\ngrpo:\n  initialUserStates: ${states}\nencoder:\n  kind: embedded\n${extraConfig}`);
   return { dir, config, instances, states };
 }

@@ -84,7 +84,7 @@ for (const fixture of ['tiny', 'gqa'] as const) {
           expect(Math.abs(out.ent[b]![t]! - ref.entropy)).toBeLessThan(1e-5);
         }
       });
-    });
+    }, 120_000);
 
     it('masking removes mass exactly where the mask drops ids: masked >= raw, equal for an all-allowed mask', () => {
       const all = bitmask(emittable(model), model.config.vocabSize);
@@ -134,6 +134,39 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       const analytic = g.reduce((s, gi, i) => s + gi.reduce((a, x, k) => a + (x * dirs[i]![k]!) / norm, 0), 0);
       expect(Math.abs(analytic)).toBeGreaterThan(0.05);
       expect(Math.abs(fd - analytic) / Math.abs(analytic)).toBeLessThan(1e-2);
+    });
+
+    it('grouped masks (one bias row per distinct mask, no [N, V] bias) == the [N, V] bias path: logprobs, entropies, LoRA gradients', () => {
+      // a third sequence sharing a mask with the first (merged across sequences) and an unmasked one
+      const inputIds = [...seqs, seqs[0]!.slice(0, 6), seqs[1]!];
+      const all = [...masks, { table: [masks[0]!.table[1]!], index: [-1, -1, 0, -1, 0, -1] }, null];
+      const scored = inputIds.map((s) => s.map((_, t) => (t % 3 === 1 ? 0 : 1)));
+      const vars = adapter.variables();
+      const run = (maskBias: boolean, withScored: boolean) => {
+        const f = () => {
+          const r = tokenLogprobs(model, adapter, { inputIds, masks: all, ...(withScored ? { scored } : {}) }, { withEntropy: true, maskBias });
+          return tf.add(tf.sum(tf.mul(r.logprobs, tf.linspace(0.5, 1.5, r.logprobs.shape[1]))), tf.mul(0.3, tf.sum(r.entropy!))) as tf.Scalar;
+        };
+        const out = tf.tidy(() => {
+          const r = tokenLogprobs(model, adapter, { inputIds, masks: all, ...(withScored ? { scored } : {}) }, { withEntropy: true, maskBias });
+          return { lp: r.logprobs.arraySync(), ent: r.entropy!.arraySync() };
+        });
+        const { value, grads } = tf.variableGrads(f, vars);
+        const g = vars.map((v) => Array.from(grads[v.name]!.dataSync()));
+        tf.dispose([value, ...Object.values(grads)]);
+        return { ...out, g };
+      };
+      const maxDiff = (a: number[][], b: number[][]) => Math.max(...a.flatMap((r, i) => r.map((x, j) => Math.abs(x - b[i]![j]!))));
+      for (const withScored of [false, true]) {
+        const [ref, grouped] = [run(true, withScored), run(false, withScored)];
+        expect(maxDiff(grouped.lp, ref.lp)).toBeLessThan(1e-6);
+        expect(maxDiff(grouped.ent, ref.ent)).toBeLessThan(1e-6);
+        expect(maxDiff(grouped.g, ref.g)).toBeLessThan(1e-6);
+        expect(Math.max(...ref.g.flat().map(Math.abs))).toBeGreaterThan(1e-4); // the gradients are not all zero
+        // and the masks matter: unmasked scoring differs
+        const raw = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds }).logprobs.arraySync());
+        expect(maxDiff(raw, grouped.lp)).toBeGreaterThan(1e-3);
+      }
     });
 
     it('refuses masks that do not hold the sampled token, or that do not fit the batch', () => {

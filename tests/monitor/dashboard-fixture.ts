@@ -47,8 +47,10 @@ function trajectory(g: GroupFile, i: number): Trajectory {
   const turn = (index: number, action: 'RETRIEVE' | 'ASK' | 'STOP', execute: string) => ({
     index, tokens: { promptIds: [1, 2], completionIds: [3, 4], logprobs: [-0.1, -0.2] }, completionText: `ACTION: ${action}\nEXECUTE: ${execute}`,
     parsed: { ok: true as const, turn: { state: [], plan: `plan of turn ${index}`, action, execute } },
-    observation: action === 'ASK' ? { kind: 'answer' as const, question: execute, answer: 'about 500 euros', targetId: 'budget' } : { kind: 'none' as const },
+    observation: action === 'ASK' ? { kind: 'answer' as const, question: execute, answer: 'about 500 euros', targetId: 'budget', ...llm } : { kind: 'none' as const },
   });
+  // trajectory 1: an LLM simulator's accepted reply; 2: none accepted; the others: the embedded simulator
+  const llm = i === 1 ? { simulatorReply: '{"target_id": "budget", "answer": "about 500 euros"}' } : i === 2 ? { simulatorReply: null, simulatorError: 'reply_error:truncated after 4 attempt(s)' } : {};
   return {
     version: 1, runId: 'fixture', instanceId: g.instanceId, userId: g.userId, groupId: g.groupId, index: i, policyVersion: g.policyVersion, snapshotId: g.snapshotId,
     turns: [turn(0, 'ASK', `What is your budget? (trajectory ${i})`), turn(1, 'STOP', 'A trip plan within 500 euros')],

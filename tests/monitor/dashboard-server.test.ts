@@ -76,6 +76,10 @@ describe('dashboard URLs', () => {
     expect(t.groups[0].trajectories.map((x: { reward: number }) => x.reward)).toEqual(g.scores.map((s) => s.reward));
     expect(t.groups[0].trajectories.map((x: { best: boolean }) => x.best)).toEqual([false, false, false, true]);
     expect(t.groups[0].trajectories[1].turns.map((x: { action: string }) => x.action)).toEqual(['ASK', 'STOP']);
+    // the LLM simulator's reply beside its answer (trajectories 1 and 2); none for the embedded one (0)
+    expect(t.groups[0].trajectories.slice(0, 3).map((x: { turns: { simulatorReply?: string }[] }) => x.turns[0]!.simulatorReply)).toEqual([
+      undefined, '{"target_id": "budget", "answer": "about 500 euros"}', '(no reply accepted: reply_error:truncated after 4 attempt(s); answered non-committally)',
+    ]);
     expect(JSON.parse((await get(dash.url, '/api/runs/run-a/trajectories?step=2')).body).groups).toEqual([]); // not on disk
   });
 

@@ -57,7 +57,7 @@ describe('GRPO from the SFT adapter', () => {
 
     const trainer = await (await realParts(cfg, 'grpo-init')).trainer();
     await trainer.init(r.adapterDir);
-    const stats = await trainer.step([{ promptIds, completionIds: sampled.ids, oldLogprobs: sampled.logprobs, advantage: 1 }], 1);
+    const stats = await trainer.step([{ promptIds, completionIds: sampled.ids, oldLogprobs: sampled.logprobs, advantage: 1, trajectory: 0 }], 1);
     expect(stats.clip_ratio).toBe(0);
     expect(stats.loss).toBeCloseTo(-1, 4); // -mean(rho * A) with rho = exp(logp_trainer - logp_server) = 1
   });

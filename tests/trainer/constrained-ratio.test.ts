@@ -23,6 +23,7 @@ import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import { startServer, type RunningServer } from '../../serve/server.ts';
 import { selectBackend } from '../../model/backend.ts';
 import { replayTurnMasks } from '../../trainer/constraint-masks.ts';
+import { ReplayPool } from '../../trainer/replay-pool.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { savePeftAdapter } from '../../model/lora/peft.ts';
 import type { LoraAdapter } from '../../model/lora/types.ts';
@@ -97,6 +98,9 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     expect(stats['constraint/replay_rejected']).toBe(0);
     const inputIds = turns.map((t) => [...t.promptIds, ...t.completionIds]);
     const [masked, raw] = tf.tidy(() => [masks, undefined].map((m) => tokenLogprobs(model, adapter, { inputIds, masks: m }).logprobs.arraySync()));
+    // the grouped masks (one bias row per distinct mask) give the [N, V] bias path's numbers (issue 22)
+    const viaBias = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds, masks }, { maskBias: true }).logprobs.arraySync());
+    expect(Math.max(...viaBias.flatMap((r, b) => r.map((x, t) => Math.abs(x - masked![b]![t]!))))).toBeLessThan(1e-6);
     let below = 0;
     turnsOf().forEach((t, b) => {
       const P = t.tokens.promptIds.length;
@@ -107,7 +111,7 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     });
     // most positions of a turn are inside a grammar state that excludes some ids with mass
     expect(below).toBeGreaterThan(turnsOf().reduce((n, t) => n + t.tokens.logprobs.length, 0) / 4);
-  });
+  }, 120_000);
 
   it('the first GRPO step at policy lag 0 reports the sampling ratio 1 within 1e-5', async () => {
     const turns = turnsOf();
@@ -129,5 +133,24 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     expect(m.grad_norm).toBeGreaterThan(0);
     tf.tidy(() => adapter.variables().forEach((v, i) => v.assign(tf.tensor(before[i]!, v.shape)))); // leave the adapter as the server has it
     opt.dispose();
-  });
+  }, 120_000);
+
+  it('the replay pool (worker threads, masks taken synchronously) gives the in-process replay\'s masks', async () => {
+    const turns = [...turnsOf(), turnsOf()[0]!].map((t, i) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, ...(i === 1 ? {} : { constraint: t.constraint }) }));
+    const { masks, stats } = await replayTurnMasks(turns, model);
+    const pool = new ReplayPool(2);
+    try {
+      const pending = pool.start(turns, model);
+      expect(pending.masks.length).toBe(turns.length);
+      turns.forEach((_, b) => expect(pending.masks[b], `sequence ${b}`).toEqual(masks[b]));
+      expect(pending.masks[1]).toBeNull(); // unconstrained
+      const s = pending.stats();
+      for (const k of ['constraint/turns', 'constraint/replay_rejected', 'constraint/distinct_masks'] as const) expect(s[k]).toBe(stats[k]);
+      // a turn whose recorded spec hash differs is refused before anything is sent
+      const bad = [{ ...turns[0]!, constraint: { ...turns[0]!.constraint!, specSha256: '0'.repeat(64) } }];
+      expect(() => pool.start(bad, model)).toThrow(/sampled under constraint 000000000000/);
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
 });

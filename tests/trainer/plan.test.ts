@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseQwen3Config, type Qwen3Config } from '../../model/config.ts';
-import { baseParams, layerFloatsPerToken, loraParams, maskFloats, planMemory, verdicts } from '../../trainer/plan.ts';
+import { baseParams, computedRows, layerFloatsPerToken, loraParams, maskFloats, planMemory, verdicts } from '../../trainer/plan.ts';
 import { runPlan } from '../../cli/commands/model-plan.ts';
 import { PROJ_NAMES } from '../../model/lora/types.ts';
 import * as tf from '@tensorflow/tfjs';
@@ -11,6 +11,7 @@ import { createLora } from '../../model/lora/lora.ts';
 import { tokenLogprobs } from '../../model/logprobs.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { randomQwen3 } from './step-fixtures.ts';
+import { buildPrefixTree } from '../../model/prefix-tree.ts';
 
 const small: Qwen3Config = {
   vocabSize: 32, hiddenSize: 8, intermediateSize: 16, numHiddenLayers: 2, numAttentionHeads: 2, numKeyValueHeads: 1,
@@ -58,6 +59,22 @@ describe('planMemory on a small config, worked by hand', () => {
     expect(on.at(-1)!.bytes).toBeCloseTo(32428.8, 6);
     // dropout adds 4 floats per LoRA input float: q and v read D = 8 each -> 64 per token
     expect(layerFloatsPerToken(small, { ...o, dropout: true }) - layerFloatsPerToken(small, o)).toBeCloseTo(64, 9);
+  });
+
+  it('counts prefix grouping: a shared head of P tokens computed once (--shared-prefix)', () => {
+    // B 3, T 4, P 2: rows 2 + 3 * (4 - 2) = 8 (not 12), as the prefix tree of such a batch has.
+    expect(computedRows(3, 4, 2)).toBe(8);
+    expect(buildPrefixTree([[1, 2, 3, 4], [1, 2, 5, 6], [1, 2, 7, 8]]).rows).toBe(8);
+    // layer: 590.4 * 8 rows = 4723.2; attention 2.5 * H 2 * (P^2 4 + B(T-P)T 24) = 140, plus the
+    // suffixes' gathered prefix k/v: B 3 * 3 copies * 2 (k, v) * P 2 * KV 1 * hd 4 = 144
+    // -> 5007.2 floats = 20028.8 B; 2 layers + 1 in flight = 60086.4 B (87897.6 B without)
+    const shared = planMemory(small, { ...o, microBatch: 3, recompute: false, sharedPrefix: 2 });
+    expect(shared.find((l) => l.item === 'activations')!.bytes).toBeCloseTo(60086.4, 6);
+    expect(planMemory(small, { ...o, microBatch: 3, recompute: false }).find((l) => l.item === 'activations')!.bytes).toBeCloseTo(87897.6, 6);
+    // edges 13 * 8 rows * D 8 * 4 B = 3328; the logits keep every loss token: 6.5 * 12 * 32 * 4 B = 9984
+    expect(shared.find((l) => l.item === 'embeddings / final norm')!.bytes).toBeCloseTo(3328, 9);
+    expect(shared.find((l) => l.item === 'logits [B,T,V]')!.bytes).toBeCloseTo(9984, 9);
+    expect(shared.find((l) => l.item === 'prefix grouping')!.note).toMatch(/8 of 12 token rows \(67%\)/);
   });
 
   it('predicts the forward memory tfjs really holds, on a shape it was not calibrated on (within 15%)', async () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEndpoint } from '../../endpoints/index.ts';
 import { chartPlan } from '../../monitor/dashboard/charts.ts';
-import { RunCallReader, runCallSink, withCallGroup, type RunCallRecord } from '../../workers/llm-calls.ts';
+import { runCallSink, withCallGroup, type RunCallRecord } from '../../endpoints/index.ts';
+import { RunCallReader } from '../../workers/llm-calls.ts';
 import { startFakeVllm } from '../helpers/fake-vllm.ts';
 import { options } from '../endpoints/helpers.ts';
 

@@ -26,9 +26,9 @@ function referenceLoss(theta: number[], batch: TrainSequence[], eps: number, T: 
 }
 
 function batchFrom(thetaOld: Float32Array, rng: Rng, advantages: number[]): TrainSequence[] {
-  return advantages.map((advantage) => {
+  return advantages.map((advantage, trajectory) => {
     const { ids, logprobs } = sampleToy(thetaOld, 1, rng, 5);
-    return { promptIds: [1], completionIds: ids, oldLogprobs: logprobs, advantage };
+    return { promptIds: [1], completionIds: ids, oldLogprobs: logprobs, advantage, trajectory };
   });
 }
 
@@ -87,7 +87,7 @@ describe('toy GRPO step', () => {
       const r = seqs.map((s) => s.ids.filter((id) => toyIndex(id) % 4 === 0).length / 6);
       const m = r.reduce((a, b) => a + b) / 4;
       const sd = Math.sqrt(r.reduce((a, b) => a + (b - m) ** 2, 0) / 3) || 1;
-      toyGrpoStep({ theta, adam, cfg, temperature: 1, batch: seqs.map((s, i) => ({ promptIds: [], completionIds: s.ids, oldLogprobs: s.logprobs, advantage: (r[i]! - m) / sd })) });
+      toyGrpoStep({ theta, adam, cfg, temperature: 1, batch: seqs.map((s, i) => ({ promptIds: [], completionIds: s.ids, oldLogprobs: s.logprobs, advantage: (r[i]! - m) / sd, trajectory: i })) });
     }
     expect(pref(logSoftmax(theta, 1))).toBeGreaterThan(start + 0.2);
   });

@@ -11,6 +11,7 @@ import type { GrpoConfig } from '../../configs/schema.ts';
 import { assert } from '../../util/errors.ts';
 
 export type LossType = GrpoConfig['lossType'];
+export type LossAggregation = GrpoConfig['lossAggregation'];
 
 export interface GrpoLossInput {
   logp: tf.Tensor2D; // [B, T] log pi_theta of each token (carries the gradient)
@@ -20,6 +21,11 @@ export interface GrpoLossInput {
   mask: tf.Tensor2D; // [B, T] float, 1 on policy-generated completion tokens only
   refLogp?: tf.Tensor2D; // [B, T] reference policy (needed when betaKl > 0)
   rolloutLogp?: tf.Tensor2D; // [B, T] inference-server logprobs (needed when tisCap is set)
+  /**
+   * [B] policy tokens of each row's loss unit (lossType grpo): the row's own (turn), or all
+   * turns of its trajectory in the whole update (trajectory; loss-units.ts). Default: the row's own.
+   */
+  unitTokens?: tf.Tensor1D;
 }
 
 /**
@@ -27,7 +33,7 @@ export interface GrpoLossInput {
  * normalizers sums, over micro-batches, to the full-batch loss for every loss type.
  */
 export interface LossNormalizer {
-  sequences: number; // B of the full batch
+  sequences: number; // loss units of the full batch: rows (turn) or trajectories (trajectory)
   tokens: number; // masked tokens of the full batch
 }
 
@@ -39,6 +45,8 @@ export interface GrpoLossOptions {
   tisCap: number | null; // truncated importance-sampling cap; null = off
   /** dr_grpo only: the constant L in sum / (B * L) (TRL `max_completion_length`). */
   maxCompletionLength?: number;
+  /** The unit of the loss (method §5.5); units are counted by loss-units.ts. Default `turn`. */
+  aggregation?: LossAggregation;
   /** Defaults to this batch's own counts. */
   normalizer?: LossNormalizer;
 }
@@ -74,13 +82,13 @@ export function grpoPerTokenLoss(x: GrpoLossInput, o: GrpoLossOptions): tf.Tenso
 }
 
 /** Aggregate masked per-token losses [B, T] into a scalar (TRL `loss_type`). */
-export function aggregateLoss(perToken: tf.Tensor2D, mask: tf.Tensor2D, o: GrpoLossOptions): tf.Scalar {
+export function aggregateLoss(perToken: tf.Tensor2D, mask: tf.Tensor2D, o: GrpoLossOptions, unitTokens?: tf.Tensor1D): tf.Scalar {
   const n = o.normalizer ?? { sequences: perToken.shape[0], tokens: tf.sum(mask).arraySync() as number };
   const masked = tf.mul(perToken, mask); // [B, T]
   switch (o.lossType) {
     case 'grpo': {
-      // mean over each sequence's own tokens, then mean over the batch's sequences
-      const perSeq = tf.div(tf.sum(masked, 1), tf.maximum(tf.sum(mask, 1), 1)); // [B]
+      // mean over each unit's tokens (a row's own, or its trajectory's), then mean over the units
+      const perSeq = tf.div(tf.sum(masked, 1), tf.maximum(unitTokens ?? tf.sum(mask, 1), 1)); // [B]
       return tf.div(tf.sum(perSeq), Math.max(n.sequences, 1));
     }
     case 'bnpo':
@@ -101,5 +109,5 @@ export function aggregateLoss(perToken: tf.Tensor2D, mask: tf.Tensor2D, o: GrpoL
 
 /** The GRPO loss scalar (method §5). */
 export function grpoLoss(x: GrpoLossInput, o: GrpoLossOptions): tf.Scalar {
-  return tf.tidy(() => aggregateLoss(grpoPerTokenLoss(x, o), x.mask, o));
+  return tf.tidy(() => aggregateLoss(grpoPerTokenLoss(x, o), x.mask, o, x.unitTokens));
 }

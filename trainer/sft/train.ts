@@ -60,13 +60,14 @@ export interface SftRunResult {
 async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, log: (l: string) => void): Promise<string> {
   if (cfg.sft.examples) return cfg.sft.examples;
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
+  const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
   if (cfg.env === 'qref') {
     log(writeQrefSftExamples(cfg, layout.examples)); // method §13: the refiner's demonstrations
     return layout.examples;
   }
-  const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
     seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
+    memorySamples: cfg.sft.memorySamples, stopPoints: cfg.sft.stopPoints, lateActivation: cfg.sft.lateActivation,
     maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
     // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
     encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),

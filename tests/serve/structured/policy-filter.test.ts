@@ -1,6 +1,7 @@
 // The policy filter over real vocabularies (serve/structured/policy-filter.ts):
-//   - `apply` (which looks only at the ids that can break a rule) clears exactly the ids
-//     `banReason` bans, checked id by id;
+//   - `apply` (which works on bitmask words, memoising verdicts by cursor state and token
+//     shape) clears exactly the ids `banReason` bans, checked id by id, and the same ids as
+//     the per-id filter it replaced (`applyPerId`) at every position of a walk;
 //   - random walks under xgrammar's mask + the filter never run out of tokens, end with EOS
 //     within max_tokens, and parse (no duplicate_slot, no truncation), also under tight caps.
 import { readFileSync } from 'node:fs';
@@ -39,7 +40,7 @@ interface Walk {
 }
 
 /** Sample uniformly among the allowed ids (favouring EOS 1 in `eosEvery` when allowed) until EOS or max_tokens. */
-async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts: { caps?: TurnCaps; exact?: (step: number) => boolean; eosEvery?: number } = {}): Promise<Walk> {
+async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts: { caps?: TurnCaps; exact?: (step: number) => boolean; eosEvery?: number; perId?: boolean } = {}): Promise<Walk> {
   const m = await matcherFor(c);
   const filter = new PolicyTurnFilter(c.vocab, maxTokens, opts.caps ?? POLICY_CAPS);
   const rng = new Rng(seed);
@@ -49,7 +50,13 @@ async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts
       const mask = await m.getNextTokenBitmask();
       let masked: Int32Array;
       if (opts.exact?.(ids.length)) masked = checkApply(filter, mask, c.vocab);
-      else {
+      else if (opts.perId) {
+        const old = mask.slice();
+        filter.applyPerId(old);
+        filter.apply(mask);
+        expect(Array.from(mask), `position ${ids.length}`).toEqual(Array.from(old));
+        masked = mask;
+      } else {
         masked = mask;
         filter.apply(masked);
       }
@@ -83,6 +90,15 @@ describe('PolicyTurnFilter', () => {
     const w = await walk(c, 120, 7, { exact: (t) => t % 17 === 5 });
     expect(w.ended).toBe(true);
   }, 120_000);
+
+  it('apply == applyPerId at every position: near max_tokens, tight caps with taken slot names, full vocabulary', async () => {
+    const demo = await compileConstraint(spec, qwen3Vocab(demoKept));
+    const caps: TurnCaps = { name: 6, purpose: 8, value: 9, plan: 12, execute: 10, slots: 4, slack: 3 };
+    for (const seed of [21, 22, 23]) expect((await walk(demo, 200, seed, { caps, perId: true, eosEvery: 60 })).ended).toBe(true);
+    for (const [maxTokens, seed] of [[40, 24], [70, 25]] as const) expect((await walk(demo, maxTokens, seed, { perId: true })).ended).toBe(true);
+    const full = await compileConstraint(spec, qwen3Vocab());
+    expect((await walk(full, 60, 26, { caps, perId: true })).ended).toBe(true);
+  }, 240_000);
 
   it('random walks never run out of tokens and end with EOS within max_tokens, parsing as valid turns', async () => {
     const c = await compileConstraint(spec, qwen3Vocab(demoKept));

@@ -1,0 +1,68 @@
+// Shared by bench/serve/grammar.ts and bench/trainer/mask-replay.ts: the demo's SFT examples
+// (real policy prompts and turns, `gsteer sft build` run into a temp dir) and a per-token
+// timing of the constraint's parts over recorded completions.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChatMessage } from '../../core/tokenizer.ts';
+import type { CompiledConstraint } from '../../serve/structured/compile.ts';
+import { allowedIds, maskHas } from '../../serve/structured/constraint.ts';
+import { PolicyTurnFilter } from '../../serve/structured/policy-filter.ts';
+import type { TokenVocab } from '../../serve/structured/vocab.ts';
+
+export interface SftExample {
+  input: ChatMessage[];
+  target: string;
+}
+
+/** n examples spread over the demo's SFT file (first turns and later ones). */
+export function sftExamples(n: number): SftExample[] {
+  const dir = mkdtempSync(join(tmpdir(), 'gsteer-bench-sft-'));
+  try {
+    const out = join(dir, 'examples.jsonl');
+    const args = ['cli/gsteer.mjs', 'sft', 'build', '--data', 'data/demo/instances.jsonl', '--out', out, '--config', 'configs/demo.yaml'];
+    const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0) throw new Error(`gsteer sft build exited ${r.status}`);
+    const lines = readFileSync(out, 'utf8').trim().split('\n');
+    return Array.from({ length: n }, (_, i) => JSON.parse(lines[Math.floor((i * lines.length) / n)] as string) as SftExample);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface Parts {
+  maskMs: number; // xgrammar's bitmask
+  filterMs: number; // the policy filter
+  allowedMs: number; // allowed-id extraction (what gsteer serve samples from)
+  tokens: number;
+}
+
+/**
+ * Time the constraint's parts per token over recorded completions (what a decode step or a
+ * replay does), with the filter on bitmask words (`apply`) or id by id as before issue 22
+ * (`applyPerId`).
+ */
+export async function replayParts(compiled: CompiledConstraint, vocab: TokenVocab, completions: number[][], maxTokens: number, filter: 'apply' | 'applyPerId'): Promise<Parts> {
+  const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, tokens: 0 };
+  for (const ids of completions) {
+    const m = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
+    const f = new PolicyTurnFilter(vocab, maxTokens);
+    for (const id of ids) {
+      let t = performance.now();
+      const mask = await m.getNextTokenBitmask();
+      p.maskMs += performance.now() - t;
+      t = performance.now();
+      f[filter](mask);
+      p.filterMs += performance.now() - t;
+      t = performance.now();
+      allowedIds(mask, vocab.kept, vocab.size);
+      p.allowedMs += performance.now() - t;
+      if (!maskHas(mask, id) || !m.acceptToken(id)) throw new Error(`internal: the replay refused id ${id}`);
+      f.accept(id);
+      p.tokens++;
+    }
+    m.dispose();
+  }
+  return p;
+}
