@@ -374,12 +374,12 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['encoder', 'baseUrl'], message: 'encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL' });
     if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
-    if (c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
+    if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
-    if (c.env === 'qref' && c.rollout.constrained)
-      ctx.addIssue({ code: 'custom', path: ['rollout', 'constrained'], message: 'rollout.constrained is true but env is "qref": constrained sampling and its trainer replay cover the G-STEER turn only so far (the refiner grammar is rollout/qref/turn.ebnf); set rollout.constrained=false' });
+    if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
+      ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar the trainer replays (trainer/constraint-masks.ts); lower it or set rollout.constrained=false` });
     if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
   });

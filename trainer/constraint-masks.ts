@@ -10,6 +10,7 @@
 // the grammar); it is scored unmasked, exactly as an unconstrained turn, and counted.
 import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
 import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../core/turn/menu-grammar.ts';
+import { refinerGrammarEbnf } from '../rollout/qref/turn-ebnf.ts';
 import type { TurnConstraint } from '../core/types.ts';
 import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec, type TokenVocab } from '../serve/structured/index.ts';
 import { InputError } from '../util/errors.ts';
@@ -31,8 +32,11 @@ export interface ReplayStats {
   'constraint/replay_wait_seconds'?: number;
 }
 
-/** The grammars a trained policy samples under: G-STEER's, and the Ask/Stop clarifier's menu grammar (variant clarifier). */
-const TRAINED_GRAMMARS = [POLICY_GRAMMAR, menuGrammarEbnf(CLARIFIER_ACTIONS)];
+/**
+ * The grammars a trained policy samples under: G-STEER's, the Ask/Stop clarifier's menu grammar
+ * (variant clarifier), and the QREF refiner's for every qref.turn.maxQueries up to 16 (method §13).
+ */
+const TRAINED_GRAMMARS = [POLICY_GRAMMAR, menuGrammarEbnf(CLARIFIER_ACTIONS), ...Array.from({ length: 16 }, (_, k) => refinerGrammarEbnf(k + 1))];
 
 /** The spec a constrained turn was sampled under (the trained grammar whose hash it records); an error when this gsteer builds none with that hash. */
 export function specOf(c: TurnConstraint): ConstraintSpec {

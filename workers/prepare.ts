@@ -42,7 +42,7 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   // method §13: the environment's instances (QREF: the questions, validated with the corpus).
   const files = cfg.env === 'qref' ? [cfg.qref.data.questions] : cfg.data.instances;
   collect(() => (instances = loadEnvInstances(cfg)));
-  // GRPO starts from grpo.initialUserStates, or with every user empty (the paper's protocol).
+  // GRPO starts from grpo.initialUserStates, or with every user empty (the paper's protocol); QREF has no user state.
   const initial = cfg.env === 'gsteer' ? cfg.grpo.initialUserStates : undefined;
   if (initial) {
     if (existsSync(initial)) collect(() => (states = loadUserStates([initial])));

@@ -43,6 +43,9 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
   --adapter DIR       evaluate this PEFT LoRA adapter (loaded as "gsteer-eval")
   --policy-model NAME the model field of requests (a base model or an adapter the server has);
                       default: the base model (policy.model)
+  env: qref           evaluates the QREF refiner instead (method §13): recall of the original
+                      vs refined batches, reward, invalid rate, filter precision/recall, with
+                      bootstrap SEs over questions; --adapter, --policy-model, --split, --out
   --split S           instances to evaluate: test (default for episodes), train, or all (default
                       for --trajectories)
   --baseline B        action menu and prompt: gsteer (default; the trained policy's prompt),
@@ -191,6 +194,7 @@ export async function run(argv: string[]): Promise<number> {
     },
   });
   const cfg = loadConfig(v.config ?? [], v.set ?? []);
+  if (cfg.env === 'qref') return await runQrefEval(cfg, v); // method §13
   const { report, trajs, tau } = await evaluate(cfg, v);
   const { method } = report;
   const main = report.results.find((r) => r.threshold === tau);
@@ -203,5 +207,20 @@ export async function run(argv: string[]): Promise<number> {
   writeFileAtomic(out, `${JSON.stringify(report, null, 2)}\n`);
   if (trajs) writeFileAtomic(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
   console.log(`\nreport: ${out}`);
+  return 0;
+}
+
+/** `env: qref`: the refiner's episodes on a split, recall of the original vs refined batches with spread. */
+async function runQrefEval(cfg: RunConfig, v: { adapter?: string; 'policy-model'?: string; split?: string; out?: string; label?: string }): Promise<number> {
+  const { evaluateQref, qrefTable } = await import('../../eval/qref.ts');
+  const split = v.split ?? 'test';
+  const r = await evaluateQref(cfg, { split, ...(v.adapter ? { adapter: v.adapter } : {}), ...(v['policy-model'] ? { policyModel: v['policy-model'] } : {}), log: (l) => console.error(`gsteer eval: ${l}`) });
+  const label = v.label ?? (v.adapter ? `adapter ${v.adapter}` : r.model);
+  console.log(`QREF refiner: ${label}, split ${split}, ${r.episodes.length} episode(s), bootstrap over questions\n${qrefTable(r.summary, cfg.eval.bootstrap.level)}`);
+  const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', 'qref.json');
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileAtomic(out, `${JSON.stringify({ v: 1, env: 'qref', label, model: r.model, split, summary: r.summary, episodes: r.episodes }, null, 2)}\n`);
+  writeFileAtomic(out.replace(/\.json$/, '') + '.trajectories.jsonl', r.trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
+  console.error(`gsteer eval: wrote ${out}`);
   return 0;
 }

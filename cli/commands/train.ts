@@ -10,7 +10,7 @@ import { redisProblem } from '../../workers/redis-local.ts';
 import { createRunDir, newRunLayout, validateRunInputs } from '../../workers/prepare.ts';
 import { trainDashboard } from '../../monitor/dashboard/beside-run.ts';
 
-export const summary = 'run GRPO: validate, start Redis/policy server/workers, train, checkpoint';
+export const summary = 'run GRPO or PPO (algorithm) on G-STEER or QREF (env): validate, start Redis/policy server/workers, train, checkpoint';
 export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
                    [--dashboard [--dashboard-port P]]
 

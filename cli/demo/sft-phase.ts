@@ -28,7 +28,8 @@ export async function sftPhase(cfg: RunConfig, o: SftPhaseOptions = {}): Promise
       `sft: held-out loss per target token, the same ${Math.min(cfg.sft.evalMaxExamples, train.heldOutExamples)} examples: base alone ${train.heldOutLossBefore.toFixed(5)} -> after SFT ${train.heldOutLoss.toFixed(5)} ` +
         `(${train.heldOutLoss - train.heldOutLossBefore >= 0 ? '+' : ''}${(train.heldOutLoss - train.heldOutLossBefore).toFixed(5)})${cfg.sft.evalTurns ? '; the valid-turn rate below is sampled without the grammar, which GRPO and eval always apply' : ''}`,
     );
-  if (cfg.sft.evalTurns === 0) return { adapterDir: train.adapterDir, train, eval: null };
+  if (cfg.env === 'qref' && cfg.sft.evalTurns > 0) log('sft: the valid-turn check samples G-STEER turns; skipped for env qref (gsteer eval measures the refiner, method §13)');
+  if (cfg.sft.evalTurns === 0 || cfg.env === 'qref') return { adapterDir: train.adapterDir, train, eval: null };
   // The same seeded held-out sample and sampling seeds for both, so the rates compare turn for turn.
   const evalWith = async (adapter: string | null, what: string) => {
     const t0 = performance.now();

@@ -9,7 +9,7 @@ export async function environmentOf(cfg: RunConfig, sink?: CallSink): Promise<En
     case 'gsteer':
       return (await import('./gsteer.ts')).gsteerEnv(cfg, sink);
     case 'qref':
-      return (await import('../qref/env.ts')).qrefEnv(cfg);
+      return (await import('../qref/env.ts')).qrefEnv(cfg, sink);
     default: {
       const never: never = cfg.env;
       throw new Error(`internal: unknown environment ${String(never)}`);

@@ -20,6 +20,7 @@ import { InputError } from '../../util/errors.ts';
 import type { Trajectory, TurnRecord } from '../../core/types.ts';
 import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
 import type { PolicyClient } from '../policy-client.ts';
+import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
 import { turnSeed } from '../episode.ts';
 import { trajectoryView } from '../env/view.ts';
 import { STATELESS_USERS, type Environment, type EnvInstance, type EpisodeJob, type RewardPart, type RolloutPart } from '../env/types.ts';
@@ -28,6 +29,8 @@ import { refinerMessages } from './prompt.ts';
 import { qrefReward } from './reward.ts';
 import { retrievedIds, searchBatch, type SearchBackend, type SearchOutcome } from './search.ts';
 import { parseRefinerTurn, type RefinerParse } from './turn.ts';
+import { refinerGrammarEbnf } from './turn-ebnf.ts';
+import { turnConstraint } from '../policy-constraint.ts';
 
 /** A QREF instance: the question record, with the orchestration's fields. */
 export interface QrefInstance extends EnvInstance {
@@ -66,14 +69,19 @@ export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: Ep
   const caps = cfg.qref.turn;
   const topK = cfg.qref.search.topK;
   const promptIds = encodeChat(deps.tokenizer, refinerMessages({ question: q.question, trace: q.trace, batch: q.batch }, caps));
+  // rollout.constrained: sampled under the refiner grammar (turn-ebnf.ts); the trainer replays its masks
+  const grammar = cfg.rollout.constrained ? refinerGrammarEbnf(caps.maxQueries) : null;
   const res = await deps.policy.complete({
     promptIds, maxTokens: cfg.rollout.maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP,
     seed: turnSeed(job.seed, job.groupId, job.index, 1), model: job.model,
+    ...(grammar ? { constraint: { grammar } } : {}),
   });
-  const parsed: RefinerParse | { ok: false; reason: 'truncated'; detail: string } =
+  const parsed: RefinerParse | { ok: false; reason: 'truncated' | 'grammar_dead_end'; detail: string } =
     res.finishReason === 'length'
       ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${cfg.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
-      : parseRefinerTurn(res.text, caps);
+      : res.finishReason === 'abort'
+        ? { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` }
+        : parseRefinerTurn(res.text, caps);
   const original = await searchBatch(deps.search, q.batch, topK);
   const evidence = new Set(q.evidenceIds);
   let record: QrefRecord = { refined: null, rationale: null, originalIds: retrievedIds(original), refinedIds: null, kept: [], filter: NO_COUNTS, filterFailures: 0 };
@@ -103,6 +111,7 @@ export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: Ep
     completionText: res.text,
     parsed: { ok: false, reason: 'env_turn', detail: 'a QREF refiner turn; its parse is in env' },
     observation: { kind: 'none' },
+    ...(grammar ? { constraint: turnConstraint(res.applied, cfg.rollout.maxTokens, grammar) } : {}),
     env: {
       env: 'qref',
       status: parsed.ok ? 'ok' : parsed.reason,
@@ -166,7 +175,8 @@ export async function filterFrom(cfg: RunConfig['qref']): Promise<EvidenceFilter
 /** The QREF data of the config, validated (every problem listed, InputError). */
 export const loadQrefData = (cfg: RunConfig) => loadQref({ corpus: cfg.qref.data.corpus, questions: cfg.qref.data.questions }, cfg.qref.turn);
 
-export function qrefEnv(cfg: RunConfig): Environment {
+/** `sink`: where the policy client's calls are recorded (endpoints/ call records). */
+export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
   let data: ReturnType<typeof loadQrefData> | null = null;
   const loaded = () => (data ??= loadQrefData(cfg));
   const asQref = (i: EnvInstance) => {
@@ -185,8 +195,9 @@ export function qrefEnv(cfg: RunConfig): Environment {
       return {
         async run({ job, instance, policyUrl }) {
           let policy = clients.get(policyUrl);
-          if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl)));
-          return await runQrefEpisode({ policy, tokenizer, search, filter }, asQref(instance), job, cfg);
+          if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
+          // the policy calls are the group's (endpoints/call-group.ts), as G-STEER's episodes
+          return await withCallGroup(job.groupId, () => runQrefEpisode({ policy: policy!, tokenizer, search, filter }, asQref(instance), job, cfg));
         },
         close: async () => undefined,
       };
