@@ -119,13 +119,18 @@ describe('planMemory on a small config, worked by hand', () => {
     const model = randomQwen3(cfg, 3);
     const a = createLora(model, LoraSchema.parse({ dropout: 0 }), 3);
     const ids = Array.from({ length: B }, (_, b) => Array.from({ length: T }, (_, t) => (t * (b + 3)) % cfg.vocabSize));
-    const everything = new Int32Array(Math.ceil(cfg.vocabSize / 32)).fill(-1); // every id allowed: the bias is 0
-    const masks = ids.map(() => ({ table: Array.from({ length: M / B }, () => everything), index: Array.from({ length: T }, (_, t) => t % (M / B)) }));
+    // M distinct masks (equal masks are merged, model/token-masks.ts maskIndex): mask k allows every id but k
+    const allBut = (k: number) => {
+      const m = new Int32Array(Math.ceil(cfg.vocabSize / 32)).fill(-1);
+      m[k >> 5]! &= ~(1 << (k & 31));
+      return m;
+    };
+    const masks = ids.map((_, b) => ({ table: Array.from({ length: M / B }, (_, j) => allBut(1 + b * (M / B) + j)), index: Array.from({ length: T }, (_, t) => t % (M / B)) }));
     const forwardBytes = (withMasks: boolean) => {
       const base = tf.memory().numBytes;
       let held = 0;
       const { value, grads } = tf.variableGrads(() => {
-        const lp = tokenLogprobs(model, a, { inputIds: ids, ...(withMasks ? { masks } : {}) }).logprobs;
+        const lp = tokenLogprobs(model, a, { inputIds: ids, ...(withMasks ? { masks } : {}) }, { maskPath: 'bias' }).logprobs; // the plan counts the [N, V] bias path, the worst case
         held = tf.memory().numBytes - base;
         return tf.neg(tf.mean(lp)) as tf.Scalar;
       }, a.variables());

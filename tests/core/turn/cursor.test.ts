@@ -95,7 +95,7 @@ describe('TurnCursor.completion', () => {
       }),
       { numRuns: 60 },
     );
-  });
+  }, 180_000); // ~7 s alone; every byte prefix of 60 turns, slow on a loaded 2-core machine
 
   it('also under tight caps, where the fields are at their limits', () => {
     const caps: TurnCaps = { name: 6, purpose: 6, value: 6, plan: 6, execute: 6, slots: 2, slack: 3 };
