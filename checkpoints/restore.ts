@@ -1,10 +1,10 @@
 // Put a run directory back to the state of one checkpoint before `gsteer resume`: adapter
-// versions (adapters/), metrics.jsonl cut to the checkpoint's lines, and the group and
-// trajectory files of later updates removed (a group file marks its user-state update as
+// versions (adapters/), metrics.jsonl cut to the checkpoint's lines, the group and
+// trajectory files and the LLM call records (llm_calls.jsonl) of later updates removed (a group file marks its user-state update as
 // applied; a stale one would skip the re-run's update).
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { truncateLines } from '../util/jsonl.ts';
+import { filterLines, truncateLines } from '../util/jsonl.ts';
 import { InputError } from '../util/errors.ts';
 import { restoreAdapterVersions, type LoadedCheckpoint } from './checkpoint.ts';
 import { numberedName, type RunLayout } from './layout.ts';
@@ -42,5 +42,11 @@ export function restoreRunDir(layout: RunLayout, ckpt: LoadedCheckpoint): unknow
   removeAfter(layout.trajectories, step, stepOfGroupName);
   removeAfter(join(layout.root, 'steps'), step, (n) => numberedName(n, 'step-'));
   truncateLines(layout.metrics, ckpt.state.metricsLines);
+  // the LLM call records of later updates' groups: the re-run records its own (else counted twice)
+  filterLines(layout.llmCalls, (r) => {
+    const groupId = (r as { groupId?: unknown }).groupId;
+    const s = typeof groupId === 'string' ? stepOfGroupName(groupId) : null;
+    return s === null || s <= step;
+  });
   return readCheckpointStates(ckpt.dir);
 }

@@ -40,6 +40,20 @@ export function countLines(file: string): number {
   return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).length;
 }
 
+/** Keep the lines `keep` accepts, in order (a line that is not JSON is dropped: a torn write). */
+export function filterLines(file: string, keep: (record: unknown) => boolean): void {
+  if (!existsSync(file)) return;
+  const kept = readFileSync(file, 'utf8').split('\n').filter((l) => {
+    if (!l.trim()) return false;
+    try {
+      return keep(JSON.parse(l) as unknown);
+    } catch {
+      return false;
+    }
+  });
+  writeFileAtomic(file, kept.map((l) => `${l}\n`).join(''));
+}
+
 /** Keep the first n lines (resume: drop the records of updates after the checkpoint). */
 export function truncateLines(file: string, n: number): void {
   if (!existsSync(file)) return;

@@ -108,6 +108,8 @@ describe('restore a run directory to a checkpoint', () => {
     writeFileAtomic(layout.metrics, Array.from({ length: 6 }, (_, i) => `{"step":${i + 1}}\n`).join(''));
     writeFileAtomic(join(root, 'groups', 's000004-g0.json'), '{}');
     writeFileAtomic(join(root, 'groups', 's000005-g0.json'), '{"applied":true}');
+    const call = (groupId?: string) => JSON.stringify({ role: 'policy', status: 'ok', ...(groupId ? { groupId } : {}) });
+    writeFileAtomic(layout.llmCalls, [call('s000004-g0'), call(), call('s000005-g0'), call('s000005-g1'), call('s000004-g1')].map((l) => `${l}\n`).join('') + '{"torn');
     rmSync(layout.adapter(2), { recursive: true });
     rmSync(layout.adapter(4), { recursive: true });
     const states = restoreRunDir(layout, ckpt);
@@ -119,6 +121,9 @@ describe('restore a run directory to a checkpoint', () => {
     expect(readFileSync(layout.metrics, 'utf8').trim().split('\n')).toHaveLength(4);
     expect(existsSync(join(root, 'groups', 's000004-g0.json'))).toBe(true);
     expect(existsSync(join(root, 'groups', 's000005-g0.json'))).toBe(false);
+    // the call records of step 5's groups go (the re-run records its own); those of step <= 4 and untagged ones stay
+    const groups = readFileSync(layout.llmCalls, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { groupId?: string }).groupId ?? null);
+    expect(groups).toEqual(['s000004-g0', null, 's000004-g1']);
   });
 });
 
