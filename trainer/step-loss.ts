@@ -42,11 +42,6 @@ export interface MicroOptions {
   dropoutSeed?: number;
   withEntropy?: boolean;
   /**
-   * The pre-issue-17 path, for benches and equivalence tests: lm_head over every position
-   * (not only the loss tokens) and a backward through rows whose advantage is 0.
-   */
-  scoreAllPositions?: boolean;
-  /**
    * Prefix-grouped training (method §5.11): each micro-batch is scored over its prefix tree,
    * shared prefixes computed once, and micro-batches are cut from the sequences in prefix
    * order so that those sharing the longest prefixes train together. Same loss and gradients.
@@ -72,7 +67,7 @@ export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: numb
   const withEntropy = batch.kind === 'grpo' && (o.withEntropy ?? false);
   const masks = batch.kind === 'grpo' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
   // Only loss tokens are read by the loss and its diagnostics (everything is masked by them).
-  const scored = o.scoreAllPositions ? undefined : padRows(lossRows(batch), idx, 0);
+  const scored = padRows(lossRows(batch), idx, 0);
   const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored, prefixTree: o.prefixGrouping ?? false }, masks);
   switch (batch.kind) {
     case 'sft':

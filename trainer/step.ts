@@ -59,18 +59,28 @@ export interface Accumulated {
 }
 
 /**
- * Rows of micro-batch `idx` that need a backward. With betaKl = 0 a GRPO row whose
- * advantage is exactly 0 has per-token loss -min(rho * 0, clip(rho) * 0) = 0 (times any TIS
- * weight), so its gradient is 0: it is scored without a tape, for the diagnostics only. The
- * normalizers stay those of the whole batch, so the other rows' loss is unchanged.
+ * Which rows of micro-batch `idx` get a backward (`active`) and which are only scored without
+ * a tape, for the loss and diagnostics (`idle`, whose gradient must be 0).
  */
-function splitIdle(batch: TrainBatch, idx: number[], o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): { active: number[]; idle: number[] } {
-  if (batch.kind !== 'grpo' || batch.tokenAdvantages || o.scoreAllPositions || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
-  return { active: idx.filter((b) => batch.advantages[b] !== 0), idle: idx.filter((b) => batch.advantages[b] === 0) };
-}
+export type RowSplit = (batch: TrainBatch, idx: number[], o: Omit<StepOptions, 'lr' | 'maxGradNorm'>) => { active: number[]; idle: number[] };
 
-/** Sum of the micro-batch gradients = the gradient of the full-batch loss. */
-export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<StepOptions, 'lr' | 'maxGradNorm'>): Accumulated {
+/**
+ * The default RowSplit. With betaKl = 0 a GRPO row whose advantage is exactly 0 has per-token
+ * loss -min(rho * 0, clip(rho) * 0) = 0 (times any TIS weight), so its gradient is 0: it is
+ * scored without a tape, for the diagnostics only. The normalizers stay those of the whole
+ * batch, so the other rows' loss is unchanged.
+ */
+export const splitIdle: RowSplit = (batch, idx, o) => {
+  if (batch.kind !== 'grpo' || batch.tokenAdvantages || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
+  return { active: idx.filter((b) => batch.advantages[b] !== 0), idle: idx.filter((b) => batch.advantages[b] === 0) };
+};
+
+/**
+ * Sum of the micro-batch gradients = the gradient of the full-batch loss. `split` chooses the
+ * rows that get a backward (default `splitIdle`; any split whose idle rows have zero gradient
+ * gives the same result, e.g. every row active).
+ */
+export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<StepOptions, 'lr' | 'maxGradNorm'>, split: RowSplit = splitIdle): Accumulated {
   validate(batch, o);
   const vars = policy.variables();
   const rowTokens = lossRows(batch).map((r) => sumRows([r]));
@@ -84,7 +94,7 @@ export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<S
   parts.forEach((idx, k) => {
     const dropoutSeed = o.dropoutSeed === undefined ? undefined : o.dropoutSeed + k;
     const mo = { ...o, normalizer, dropoutSeed, ...(units ? { unitTokens: units.unitTokens } : {}) };
-    const { active, idle } = splitIdle(batch, idx, o);
+    const { active, idle } = split(batch, idx, o);
     if (idle.length > 0) {
       let idleSums: GrpoTokenSums = ZERO_SUMS;
       const idleLoss = tf.tidy(() => {

@@ -5,7 +5,7 @@
 //
 // B sequences of T tokens per micro-batch, the last S of each the completion (loss tokens);
 // LoRA r 8 on all 7 projections, dropout 0.05, trainer/step.ts accumulateGradients. Rows:
-//   before        scoreAllPositions: lm_head over all T-1 positions, every row backpropagated
+//   before        full-path.ts: lm_head over all T-1 positions, every row backpropagated
 //   after         lm_head over the S loss tokens only
 //   before/after, half A=0   every other row has advantage 0 (skipped backward after)
 //   after, constrained       every row grammar-masked (token masks, model/logprobs.ts maskPath auto), vs `after`
@@ -24,6 +24,7 @@ import type { TokenMasks } from '../../model/token-masks.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
 import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
+import { fullPathGradients } from './full-path.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { PRESETS } from '../../model/init.ts';
 import { randomModel } from './random-model.ts';
@@ -100,7 +101,7 @@ function runShape(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, nu
   const masked: GrpoBatch = { ...all, masks: masksFor(inputIds, S, cfg.vocabSize) };
   const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
   const step = (batch: GrpoBatch, before: boolean) => () =>
-    tf.dispose(accumulateGradients(policy, batch, { microBatchSize: B, grpo, dropoutSeed: 1, withEntropy: true, scoreAllPositions: before }).grads);
+    tf.dispose((before ? fullPathGradients : accumulateGradients)(policy, batch, { microBatchSize: B, grpo, dropoutSeed: 1, withEntropy: true }).grads);
   const work = (before: boolean, idle: (b: number) => boolean) =>
     inputIds.reduce((s, _, b) => s + seqFlops(cfg, R, { T, head: before ? T - 1 : S, backward: before || !idle(b) }), 0) / 1e9;
   const none = () => false;

@@ -1,7 +1,7 @@
 // Issue 17: the train step scores only the loss tokens (lm_head + log-softmax over the
 // completion/target positions, with the grammar-mask bias gathered at the same positions)
 // and skips the backward of zero-advantage rows when betaKl = 0. Both must give the update
-// of the full path (`scoreAllPositions`, today's code kept for this test and the bench)
+// of the full path (bench/trainer/full-path.ts: the pre-issue-17 step, shared with the bench)
 // within 1e-5: gradients, loss and every diagnostic, on cpu and on wasm (whose gather has
 // no gradient kernel: fused.ts gatherRows/scatterRows).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import type { LossType } from '../../trainer/grpo/loss.ts';
 import { selectBackend } from '../../model/backend.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { Rng } from '../../util/rng.ts';
+import { fullPathGradients } from '../../bench/trainer/full-path.ts';
 import { randomQwen3 } from './step-fixtures.ts';
 
 const cfgOf = (tied: boolean): Qwen3Config => ({
@@ -102,7 +103,7 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const g = { lossType: c.lossType ?? 'grpo', epsilon: 0.2, betaKl: c.betaKl ?? 0, tisCap: c.tisCap ?? null, maxCompletionLength: 16 };
         const o = { microBatchSize: c.microBatchSize, grpo: g, dropoutSeed: 7, recompute: c.recompute ?? false, withEntropy: true };
         const before = tf.memory().numTensors;
-        const full = accumulateGradients(p, withRef, { ...o, scoreAllPositions: true });
+        const full = fullPathGradients(p, withRef, o);
         const fast = accumulateGradients(p, withRef, o);
         expect(maxDiff(full.grads, fast.grads)).toBeLessThan(1e-5);
         expect(Math.max(...full.grads.map((t) => tf.tidy(() => tf.max(tf.abs(t)).dataSync()[0]!)))).toBeGreaterThan(1e-4);
