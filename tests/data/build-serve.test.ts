@@ -8,6 +8,10 @@
 // the step's JSON schema as response_format and serve applied it, the call records count
 // exactly what serve got, and a re-run sends no request that was answered before (the request
 // cache; a refused call is not stored, endpoints/cache.ts, so only those are asked again).
+// What the tiny model does (seen when this was written, not asserted): greedy decoding under
+// the candidates schema emits whitespace, or integers in the rubricItems array, until
+// max_tokens, so both pairs fail at `candidates` with "truncated" and the re-run asks the
+// same refused calls again and gets the same replies (same bytes written).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -134,6 +138,14 @@ describe('data build against a real `gsteer serve` on the tiny model', () => {
     const ok = firstRecords.filter((r) => r.status === 'ok').length;
     expect(ok + refused).toBe(sent);
     expect(refused > 0).toBe(report.failures.length > 0);
+    // A failure for refused replies names the kind (truncated, schema, ...) its records show,
+    // and the report keeps the last reply.
+    for (const f of report.failures) {
+      const kind = /was refused; last: ([a-z_]+) /.exec(f.error)?.[1];
+      if (!kind) continue; // an HTTP failure (e.g. a 400 for a prompt over the context) names itself
+      expect(firstRecords.map((r) => r.status)).toContain(`reply_error:${kind}`);
+      expect(f.reply).not.toBeNull();
+    }
 
     // Re-run into the same dir: every answered call comes from DIR/cache; only the refused
     // calls are asked again (the cache stores no failure), and they fail the same way.
