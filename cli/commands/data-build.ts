@@ -9,7 +9,8 @@ import { EVAL_GROUPS } from '../../data/splits.ts';
 
 export const buildUsage = `usage: gsteer data build RAW_DIR --out DIR [--seed N] [split options]
            [--llm-base-url URL --llm-model NAME [--llm-api-key-env VAR] [--concurrency N]
-            [--max-retries N] [--timeout-ms MS] [--response-format json_schema|json_object|none]]
+            [--max-retries N] [--timeout-ms MS] [--max-tokens N]
+            [--response-format json_schema|json_object|none]]
            [--dry-run] [--show-prompts]
        gsteer data split RAW_DIR [--seed N] [split options] [--out FILE]
 
@@ -92,6 +93,7 @@ export async function build(argv: string[]): Promise<number> {
       concurrency: { type: 'string' },
       'max-retries': { type: 'string' },
       'timeout-ms': { type: 'string' },
+      'max-tokens': { type: 'string' },
       'response-format': { type: 'string' },
       'dry-run': { type: 'boolean' },
       'show-prompts': { type: 'boolean' },
@@ -122,7 +124,8 @@ export async function build(argv: string[]): Promise<number> {
         chatTemplateKwargs: /qwen3/i.test(values['llm-model'] ?? '') ? { enable_thinking: false } : null,
       }
     : undefined;
-  const s = await runBuild({ raw: positionals[0] as string, out: values.out, split: splitOptions(values), llm, dryRun: values['dry-run'] });
+  const maxTokens = num('max-tokens', values['max-tokens'], 2048, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1'); // per reply (llmSteps' default)
+  const s = await runBuild({ raw: positionals[0] as string, out: values.out, split: splitOptions(values), llm: llm && { ...llm, maxTokens }, dryRun: values['dry-run'] });
   if (values['dry-run']) {
     console.log(`${llm ? 'LLM' : 'rule'} build of ${s.placements.length} pairs: ${s.planned.candidates} candidates calls (one per distinct query and rubric) + ${s.planned.perPair} step calls (4 per pair) + ${s.planned.profiles} profile calls = at most ${s.planned.total} calls${llm ? ' (fewer when cached in DIR/cache)' : ' (embedded rules: no endpoint is called)'}`);
     console.log(splitTable(s.placements));
