@@ -2,13 +2,12 @@
 // (rollout workers: policy and simulator; the group worker: judge and an http encoder) is
 // one line of RUN_DIR/llm_calls.jsonl (endpoints/ CallRecord: role, endpoint, model, status,
 // latency, tokens, retries; never a key, a prompt or a reply), tagged with the group whose
-// job made the call. The group is carried by AsyncLocalStorage from the job into every
-// call it makes, so concurrent jobs sharing one endpoint are told apart. The controller
+// job made the call (endpoints/call-group.ts: withCallGroup / runCallSink, carried by
+// AsyncLocalStorage, so concurrent jobs sharing one endpoint are told apart). The controller
 // summarizes the records of an update's groups into its metrics (llm/<role>/calls, errors,
 // retries, latency_p50_ms, latency_p95_ms ...), whichever process wrote them.
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { summarizeCalls, type RunCallRecord } from '../endpoints/index.ts';
-
 
 /**
  * Reads llm_calls.jsonl as it grows (from the last byte read; a line still being written is

@@ -61,13 +61,18 @@ function endpointFor(c: AgentConfig, sink: CallSink): Endpoint {
   );
 }
 
-/** /v1/chat/completions: a system prompt, then the query; the answer is the report. */
-export class ChatAgent implements ResearchAgent {
+/** An agent behind an endpoint (chat or Responses API): its name, model and config. */
+abstract class EndpointAgent implements ResearchAgent {
   readonly standIn = false;
   readonly model: string;
-  constructor(readonly name: string, private readonly c: AgentConfig, private readonly ep: Endpoint) {
+  constructor(readonly name: string, protected readonly c: AgentConfig, protected readonly ep: Endpoint) {
     this.model = c.model;
   }
+  abstract research(query: string): Promise<string>;
+}
+
+/** /v1/chat/completions: a system prompt, then the query; the answer is the report. */
+export class ChatAgent extends EndpointAgent {
   async research(query: string): Promise<string> {
     const r = await this.ep.chat({
       messages: [{ role: 'system', content: this.c.systemPrompt }, { role: 'user', content: query }],
@@ -78,12 +83,7 @@ export class ChatAgent implements ResearchAgent {
 }
 
 /** The OpenAI Responses API (deep-research models): web-search tool, at most maxToolCalls calls. */
-export class ResponsesAgent implements ResearchAgent {
-  readonly standIn = false;
-  readonly model: string;
-  constructor(readonly name: string, private readonly c: AgentConfig, private readonly ep: Endpoint) {
-    this.model = c.model;
-  }
+export class ResponsesAgent extends EndpointAgent {
   async research(query: string): Promise<string> {
     const body = {
       model: this.c.model,

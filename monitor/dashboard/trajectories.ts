@@ -11,8 +11,6 @@ import { trajectoryView } from '../../rollout/env/view.ts';
 
 import type { TurnView } from '../../rollout/env/types.ts';
 
-export type { TurnView };
-
 export interface TrajectoryView {
   groupId: string;
   instanceId: string;
