@@ -24,12 +24,13 @@ export interface LogprobOptions {
   /** Also return the entropy of each predictive distribution. */
   withEntropy?: boolean;
   /**
-   * How masked sequences are scored (same numbers): 'bias' = an [N, V] bias gathered from the
-   * table of distinct masks (before issue 22; the reference of tests and benches), 'grouped' =
-   * positions grouped by mask, one bias row per group, 'auto' (default) = grouped when the
-   * groups are large enough to pay (groupedPays).
+   * How masked sequences are scored (same numbers): 'bias' = an [N, V] bias of rows of the
+   * table of distinct masks (the reference of tests and benches; token-masks.ts tableRows),
+   * 'gather' = the same bias by a gather on every backend (before issue 22: the benches'
+   * baseline), 'grouped' = positions grouped by mask, one bias row per group, 'auto' (default)
+   * = grouped when the groups are large enough to pay (groupedPays), else 'bias'.
    */
-  maskPath?: 'auto' | 'bias' | 'grouped';
+  maskPath?: 'auto' | 'bias' | 'gather' | 'grouped';
 }
 
 export interface LogprobResult {
@@ -105,11 +106,11 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
   let cols = batch.scored && T > 1 ? scoredColumns(batch.scored, B, T) : null;
   let groups: MaskGroups | null = null;
   const path = opts.maskPath ?? 'auto';
-  if (mi && path !== 'bias') {
+  if (mi && (path === 'auto' || path === 'grouped')) {
     const all = cols ?? scoredColumns(Array.from({ length: B }, () => new Uint8Array(T).fill(1)), B, T);
     if (path === 'grouped' || groupedPays(mi, all.bias)) ({ cols, groups } = groupColumns(all, mi, model.rows, model.vocab));
   }
-  const fullBias = mi && !groups ? maskBias(mi, model.rows, model.vocab) : null;
+  const fullBias = mi && !groups ? maskBias(mi, model.rows, model.vocab, path === 'gather' ? 'gather' : undefined) : null;
   const bias = fullBias && cols ? selectBias(fullBias, cols.bias) : fullBias;
   return tf.tidy(() => {
     const rowsT = tf.tensor2d(rows, [B, T], 'int32');

@@ -71,8 +71,8 @@ export function treeLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, bat
   // constrained positions: by mask groups (columns reordered so each group is contiguous), or the [N, rows] bias path
   let groups: MaskGroups | null = null;
   const path = opts.maskPath ?? 'auto';
-  if (mi && path !== 'bias' && (path === 'grouped' || groupedPays(mi, cols.bias))) ({ cols, groups } = groupColumns(cols, mi, model.rows, model.vocab));
-  const bias = mi && !groups ? selectBias(maskBias(mi, model.rows, model.vocab), cols.bias) : null;
+  if (mi && (path === 'grouped' || (path === 'auto' && groupedPays(mi, cols.bias)))) ({ cols, groups } = groupColumns(cols, mi, model.rows, model.vocab));
+  const bias = mi && !groups ? selectBias(maskBias(mi, model.rows, model.vocab, path === 'gather' ? 'gather' : undefined), cols.bias) : null;
   const ids = tree.nodes.flatMap((n) => n.ids);
   const positions = tree.nodes.flatMap((n) => n.ids.map((_, i) => n.start + i));
   const targets = Int32Array.from(cols.out, (o) => batch.inputIds[Math.floor(o / T)]![o % T]!);

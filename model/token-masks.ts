@@ -111,23 +111,39 @@ export interface MaskBias {
   /** [B * (T - 1)]: the bias row of each scored position (position t-1 predicts token t). */
   index: Int32Array;
   distinct: number;
+  /** How the [N, rows] bias is built (tableRows); absent = by backend. */
+  via?: 'gather' | 'matmul';
 }
 
 /**
  * The [N, rows] bias path (before issue 22, kept as the reference the grouped path is tested
  * and benchmarked against): the bias table of every distinct mask and per-position rows.
  */
-export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null): MaskBias {
+export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null, via?: 'gather' | 'matmul'): MaskBias {
   const table = new Float32Array((mi.table.length + 1) * rows);
   mi.table.forEach((mask, k) => biasRow(mask, rows, vocab, table.subarray((1 + k) * rows, (2 + k) * rows)));
-  return { table, index: mi.index, distinct: mi.table.length };
+  return { table, index: mi.index, distinct: mi.table.length, ...(via ? { via } : {}) };
+}
+
+/**
+ * Rows `index` [N] of table [K, rows] -> [N, rows]. A gather on the cpu backend; elsewhere a
+ * one-hot [N, K] @ table matmul, which gives the same bits (each sum has one nonzero term:
+ * 1 * b + 0 * ... = b for b in {0, MASKED_LOGIT}) and on wasm runs as XNNPACK's SIMD matmul
+ * instead of a scalar gather: 3x less time for the [N, rows] bias at 151,936 ids
+ * (bench/trainer/mask-replay.ts). `via` forces one (tests, benches).
+ */
+export function tableRows(table: tf.Tensor2D, index: Int32Array, via?: 'gather' | 'matmul'): tf.Tensor2D {
+  const idx = tf.tensor1d(index, 'int32');
+  if ((via ?? (tf.getBackend() === 'cpu' ? 'gather' : 'matmul')) === 'gather') return tf.gather(table, idx) as tf.Tensor2D;
+  // (int32 one-hot, then cast: the wasm kernel ignores oneHot's dtype and writes int32 bits)
+  return tf.matMul(tf.cast(tf.oneHot(idx, table.shape[0]), 'float32'), table); // [N, K] @ [K, rows]
 }
 
 /** logits [N, rows] + the bias of each position: [N, rows] (no gradient flows into the bias). */
 export function applyMaskBias(logits: tf.Tensor2D, bias: MaskBias): tf.Tensor2D {
   const rows = logits.shape[1];
   const table = tf.tensor2d(bias.table, [bias.distinct + 1, rows]); // [M + 1, rows]
-  return tf.add(logits, tf.gather(table, tf.tensor1d(bias.index, 'int32'))) as tf.Tensor2D; // [N, rows]
+  return tf.add(logits, tableRows(table, bias.index, bias.via)) as tf.Tensor2D; // [N, rows]
 }
 
 /** The same bias for a subset of the positions (`at`: indices into bias.index), e.g. the scored ones. */

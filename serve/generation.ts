@@ -122,7 +122,7 @@ export class Generation {
     if (this.done) return true; // cancelled meanwhile
     let ids = this.model.support; // [S]
     if (this.constraint) {
-      const allowed = await this.constraint.allowed(ids); // [S'] mask ∩ support
+      const allowed = await this.constraint.allowed(); // [S'] mask ∩ support (the constraint's vocabulary is the model's)
       if (this.done) return true;
       if (!allowed.length) return this.deadEnd();
       row = subRow(row, ids, allowed);

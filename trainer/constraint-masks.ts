@@ -79,7 +79,7 @@ export async function replayTurnMasks(turns: readonly MaskedTurn[], model: { voc
     const spec = specOf(turn.constraint);
     const vocab = vocabFor(model.vocab, model.config.vocabSize);
     const compiled = await compileConstraint(spec, vocab);
-    const r = await replayConstraint(compiled, { maxTokens: turn.constraint.maxTokens }, turn.completionIds, model.vocab?.keptIds ?? null);
+    const r = await replayConstraint(compiled, { maxTokens: turn.constraint.maxTokens }, turn.completionIds);
     if (!r.accepted) {
       stats['constraint/replay_rejected']++;
       masks.push(null);

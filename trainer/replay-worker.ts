@@ -14,7 +14,7 @@ async function run(job: ReplayJob): Promise<{ reply: ReplayReply; transfer: Arra
   const t0 = performance.now();
   try {
     const compiled = await compileConstraint(job.spec, qwen3Vocab(job.kept, job.size));
-    const r = await replayConstraint(compiled, { maxTokens: job.maxTokens }, job.completionIds, job.kept);
+    const r = await replayConstraint(compiled, { maxTokens: job.maxTokens }, job.completionIds);
     const seconds = (performance.now() - t0) / 1000;
     const reply: ReplayReply = { batch: job.batch, b: job.b, masks: r.masks, maskIndex: r.maskIndex, accepted: r.accepted, seconds };
     return { reply, transfer: [...r.masks.map((m) => m.buffer as ArrayBuffer), r.maskIndex.buffer as ArrayBuffer] };

@@ -9,7 +9,7 @@ import type { ChatMessage } from '../../core/tokenizer.ts';
 import type { CompiledConstraint } from '../../serve/structured/compile.ts';
 import { allowedIds, maskHas } from '../../serve/structured/constraint.ts';
 import { PolicyTurnFilter } from '../../serve/structured/policy-filter.ts';
-import type { TokenVocab } from '../../serve/structured/vocab.ts';
+import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
 
 export interface SftExample {
   input: ChatMessage[];
@@ -31,6 +31,25 @@ export function sftExamples(n: number): SftExample[] {
   }
 }
 
+/**
+ * The baseline of issue 22's compact vocabularies: a trimmed model's constraint over the whole
+ * Qwen3 id space, ids it cannot emit as "" (never allowed by xgrammar), as gsteer compiled it
+ * before: the same masks over 4,748 words instead of the rows' few.
+ */
+export function idSpaceVocab(kept: Int32Array): TokenVocab {
+  const full = qwen3Vocab();
+  const keep = new Uint8Array(full.size);
+  for (const id of kept) keep[id] = 1;
+  const none = new Uint8Array(0);
+  return {
+    ...full,
+    key: `${full.key}-id-space-${kept.length}`,
+    encoded: full.encoded.map((s, id) => (keep[id] ? s : '')),
+    stopIds: full.stopIds.filter((id) => keep[id]),
+    bytes: (id) => (keep[id] ? full.bytes(id) : none),
+  };
+}
+
 export interface Parts {
   maskMs: number; // xgrammar's bitmask
   filterMs: number; // the policy filter
@@ -39,16 +58,16 @@ export interface Parts {
 }
 
 /**
- * Time the constraint's parts per token over recorded completions (what a decode step or a
- * replay does), with the filter on bitmask words (`apply`) or id by id as before issue 22
- * (`applyPerId`).
+ * Time the constraint's parts per token over recorded completions (token ids; replayed in the
+ * vocabulary's index space, what a decode step or a replay does), with the filter on bitmask
+ * words (`apply`) or id by id as before issue 22 (`applyPerId`).
  */
 export async function replayParts(compiled: CompiledConstraint, vocab: TokenVocab, completions: number[][], maxTokens: number, filter: 'apply' | 'applyPerId'): Promise<Parts> {
   const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, tokens: 0 };
   for (const ids of completions) {
     const m = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
     const f = new PolicyTurnFilter(vocab, maxTokens);
-    for (const id of ids) {
+    for (const id of ids.map((t) => vocab.indexOf(t))) {
       let t = performance.now();
       const mask = await m.getNextTokenBitmask();
       p.maskMs += performance.now() - t;
@@ -56,7 +75,7 @@ export async function replayParts(compiled: CompiledConstraint, vocab: TokenVoca
       f[filter](mask);
       p.filterMs += performance.now() - t;
       t = performance.now();
-      allowedIds(mask, vocab.kept, vocab.size);
+      allowedIds(mask, null, vocab.size);
       p.allowedMs += performance.now() - t;
       if (!maskHas(mask, id) || !m.acceptToken(id)) throw new Error(`internal: the replay refused id ${id}`);
       f.accept(id);

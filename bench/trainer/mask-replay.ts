@@ -10,8 +10,9 @@
 //   replay per token  xgrammar mask + the policy filter per token; before: filter id by id
 //                     (applyPerId), after: on bitmask words (apply); same masks
 //   step rows         one accumulateGradients over the turns (GRPO loss, --micro per micro-batch):
-//                     unmasked (the baseline), masked through the [N, V] bias gather (before),
-//                     masked by groups of one bias row, and the trainer's choice between the two (after)
+//                     unmasked (the baseline), masked through an [N, V] bias built by a gather
+//                     (before) or a one-hot matmul, masked by groups of one bias row, and the
+//                     trainer's choice (after)
 //   critical path     what the trainer waits for, replay included: before = in-process replay,
 //                     then the step; after = the replay pool's worker threads started with the
 //                     step (trainer/replay-pool.ts; warm: its grammars compiled by a first batch)
@@ -111,7 +112,7 @@ const cfg: Qwen3Config = { ...PRESETS.tiny!, vocabSize: V };
 const model = randomModel(cfg);
 const adapter = createLora(model, LoraSchema.parse({ r: 8 }), 7);
 const policy = loraPolicy(model, adapter);
-const via = (maskPath: 'bias' | 'grouped'): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
+const via = (maskPath: 'bias' | 'gather' | 'grouped'): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 const step = (p: Policy, batch: GrpoBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
 
@@ -134,12 +135,15 @@ const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined)
 
 progress('replay pool warm; timing the step: unmasked, bias, grouped, then the critical paths');
 const unmasked = await timeIt(ms(() => step(policy, base)));
+const stepGather = await timeIt(ms(() => step(via('gather'), { ...base, masks })));
 const stepBias = await timeIt(ms(() => step(via('bias'), { ...base, masks })));
 const stepGrouped = await timeIt(ms(() => step(via('grouped'), { ...base, masks })));
 const stepAuto = await timeIt(ms(() => step(policy, { ...base, masks })));
 progress('steps done; in-process replay');
 const replayBefore = await timeIt(ms(() => replayInProcess(true)));
-const criticalBefore = replayBefore + stepBias;
+const replayAfter = await timeIt(ms(() => replayInProcess(false)));
+const criticalBefore = replayBefore + stepGather;
+const criticalInProcess = replayAfter + stepAuto;
 let waited = 0;
 const criticalAfter = await timeIt(
   ms(() => {
@@ -170,9 +174,11 @@ console.log('| path | ms | vs unmasked step | constraint share of the step |');
 console.log('|---|---|---|---|');
 const row = (name: string, x: number) => console.log(`| ${name} | ${x.toFixed(0)} | ${(x / unmasked).toFixed(2)}x | ${((100 * (x - unmasked)) / unmasked).toFixed(1)}% |`);
 row('step, unmasked (baseline)', unmasked);
-row('step, masked: [N, V] bias gather (before)', stepBias);
+row('step, masked: [N, V] bias by a gather (before)', stepGather);
+row('step, masked: [N, V] bias by a one-hot matmul', stepBias);
 row('step, masked: positions grouped by mask, one bias row per group', stepGrouped);
-row('step, masked: the trainer\'s choice (grouped when groups have >= 16 rows, else the bias) (after)', stepAuto);
-row('critical path before: in-process replay (filter id by id) + bias step', criticalBefore);
+row('step, masked: the trainer\'s choice (grouped when groups have >= 16 rows, else the one-hot bias) (after)', stepAuto);
+row('critical path before: in-process replay (filter id by id) + gather step', criticalBefore);
+row('critical path after, no spare core: in-process replay (bitmask words) + the trainer\'s step', criticalInProcess);
 row(`critical path after: replay pool during the grouped step (waited ${waited.toFixed(0)} ms)`, criticalAfter);
-console.log(`\nin-process replay alone (before): ${replayBefore.toFixed(0)} ms; critical path after/before: ${(criticalAfter / criticalBefore).toFixed(2)}x`);
+console.log(`\nin-process replay alone: ${replayBefore.toFixed(0)} ms before, ${replayAfter.toFixed(0)} ms after; critical path after/before: ${(criticalAfter / criticalBefore).toFixed(2)}x with the pool, ${(criticalInProcess / criticalBefore).toFixed(2)}x in process`);

@@ -1,8 +1,8 @@
 // The demo's last phase: did SFT and GRPO change what the policy does? The base alone, the
 // SFT adapter GRPO started from and the final GRPO adapter, each evaluated (method §8,
 // `gsteer eval`) on the train and the test split with eval.episodesPerInstance seeded
-// episodes per instance and the same sampling seeds for every policy; the grpo.trainIds
-// subset is read off the train episodes. Every pooled metric with its bootstrap SE over
+// episodes per instance and the same sampling seeds for every policy (with grpo.trainIds, the
+// train split's rows are those instances only). Every pooled metric with its bootstrap SE over
 // instances, then the paired differences SFT - base and GRPO - SFT with their paired SE and a
 // plain verdict (under 2 SE: within noise); then the reward curve of the run and the
 // first-vs-last-quarter trend (monitor/learning.ts).
@@ -62,8 +62,8 @@ export function demoDifferences(rows: readonly Row[], level: number): string {
   return out.join('\n');
 }
 
-async function episodesOf(cfg: RunConfig, adapter: string | undefined, split: string): Promise<ScoredEpisode[]> {
-  const { report } = await evaluate(cfg, { ...(adapter ? { adapter } : {}), split });
+async function episodesOf(cfg: RunConfig, adapter: string | undefined, split: string, ids?: readonly string[]): Promise<ScoredEpisode[]> {
+  const { report } = await evaluate(cfg, { ...(adapter ? { adapter } : {}), split, ...(ids ? { ids: [...ids] } : {}) });
   return report.episodes;
 }
 
@@ -87,13 +87,13 @@ export const demoEvalPhase = {
     const { samples, level } = cfg.eval.bootstrap;
     const resample = seededResampler(cfg.seed, samples); // same instances -> same resamples: paired
     const rows: Row[] = [];
-    const perPolicy = new Map<string, { train: ScoredEpisode[]; test: ScoredEpisode[] }>();
-    for (const p of policies) perPolicy.set(p.label, { train: await episodesOf(cfg, p.dir, 'train'), test: await episodesOf(cfg, p.dir, 'test') });
-    // With grpo.trainIds, the instances GRPO trained on first (read off the train episodes: same seeds).
+    // With grpo.trainIds, the train split's rows are the instances GRPO trained on (the others
+    // are only evaluated without it: GRPO never saw them, and the 15-minute budget goes to updates).
     const ids = cfg.grpo.trainIds;
+    const perPolicy = new Map<string, { train: ScoredEpisode[]; test: ScoredEpisode[] }>();
+    for (const p of policies) perPolicy.set(p.label, { train: await episodesOf(cfg, p.dir, 'train', ids), test: await episodesOf(cfg, p.dir, 'test') });
     const sets: { name: string; pick: (e: { train: ScoredEpisode[]; test: ScoredEpisode[] }) => ScoredEpisode[] }[] = [
-      ...(ids ? [{ name: `train, GRPO's ${ids.length}`, pick: (e: { train: ScoredEpisode[] }) => e.train.filter((x) => ids.includes(x.instanceId)) }] : []),
-      { name: 'train', pick: (e) => e.train },
+      { name: ids ? `train, GRPO's ${ids.length}` : 'train', pick: (e) => e.train },
       { name: 'test', pick: (e) => e.test },
     ];
     for (const set of sets)

@@ -5,7 +5,10 @@
 // The rule both sides share (`allowedIds`): the ids a position may sample, and the ones
 // its masked log-softmax runs over, are mask ∩ support, where mask = xgrammar's bitmask with
 // the filter's bans cleared, and support = the ids with a finite logit (a trimmed model's
-// kept ids; every id for a full vocabulary).
+// kept ids; every id for a full vocabulary). The matcher and the filter work in the
+// vocabulary's index space (vocab.ts: a trimmed model's rows, so support is every index);
+// this class takes and returns token ids, and idMask turns an index-space mask into one
+// over token ids (what the trainer's masks are, model/token-masks.ts).
 import type { CompiledConstraint } from './compile.ts';
 import { policyMinTokens } from '../../core/turn/caps.ts';
 import { PolicyTurnFilter } from './policy-filter.ts';
@@ -78,7 +81,10 @@ export class TokenConstraint {
     }
   }
 
-  /** This position's mask [ceil(V / 32)]: xgrammar's bitmask AND the filter. A fresh array. */
+  /**
+   * This position's mask over the vocabulary's index space [ceil(vocab.size / 32)]:
+   * xgrammar's bitmask AND the filter. A fresh array (idMask: over token ids).
+   */
   async nextMask(): Promise<Int32Array> {
     const mask = await this.matcher.getNextTokenBitmask();
     if (this.perId) this.filter?.applyPerId(mask);
@@ -86,15 +92,38 @@ export class TokenConstraint {
     return mask;
   }
 
-  /** The ids this position may sample: nextMask() ∩ support (see allowedIds). */
-  async allowed(support: Int32Array | null): Promise<Int32Array> {
-    return allowedIds(await this.nextMask(), support, this.compiled.vocab.size);
+  /** The token ids this position may sample, ascending (every index of the vocabulary is one the model can emit). */
+  async allowed(): Promise<Int32Array> {
+    const { vocab } = this.compiled;
+    const at = allowedIds(await this.nextMask(), null, vocab.size);
+    const ids = vocab.ids;
+    if (ids) for (let k = 0; k < at.length; k++) at[k] = ids[at[k] as number] as number;
+    return at;
   }
 
-  /** Advance past `id`; false (state unchanged) when the grammar refuses it. */
+  /** Is token `id` in an index-space mask of this constraint's vocabulary? */
+  has(mask: Int32Array, id: number): boolean {
+    const i = this.compiled.vocab.indexOf(id);
+    return i >= 0 && maskHas(mask, i);
+  }
+
+  /** An index-space mask as a bitmask over token ids [ceil(vocab.idSpace / 32)]; the same array for a full vocabulary. */
+  idMask(mask: Int32Array): Int32Array {
+    const { ids, idSpace } = this.compiled.vocab;
+    if (!ids) return mask;
+    const out = new Int32Array(Math.ceil(idSpace / 32));
+    for (const i of allowedIds(mask, null, ids.length)) {
+      const id = ids[i] as number;
+      out[id >>> 5] = (out[id >>> 5] as number) | (1 << (id & 31));
+    }
+    return out;
+  }
+
+  /** Advance past token `id`; false (state unchanged) when the grammar refuses it or the vocabulary lacks it. */
   accept(id: number): boolean {
-    if (!this.matcher.acceptToken(id)) return false;
-    this.filter?.accept(id);
+    const i = this.compiled.vocab.indexOf(id);
+    if (i < 0 || !this.matcher.acceptToken(i)) return false;
+    this.filter?.accept(i);
     return true;
   }
 

@@ -9,10 +9,10 @@
 // ignored the grammar, e.g. vLLM < 0.10.2 drops `structured_outputs` silently): the replay
 // stops there and says so, and the trainer scores that turn unmasked.
 import type { CompiledConstraint } from './compile.ts';
-import { maskHas, TokenConstraint, type ConstraintOptions } from './constraint.ts';
+import { TokenConstraint, type ConstraintOptions } from './constraint.ts';
 
 export interface ReplayResult {
-  /** Distinct allowed sets as bitmasks [K][ceil(V / 32)] (support already applied). */
+  /** Distinct allowed sets as bitmasks over token ids [K][ceil(vocab.idSpace / 32)] (support already applied). */
   masks: Int32Array[];
   /** [T] index into `masks` for each completion position (T = number of completion ids). */
   maskIndex: Int32Array;
@@ -34,20 +34,13 @@ function sameMask(a: Int32Array, b: Int32Array): boolean {
   return true;
 }
 
-/** Clear the bits of ids outside `support` (ascending ids; null = keep all). */
-function restrict(mask: Int32Array, support: Int32Array | null): void {
-  if (!support) return;
-  const keep = new Int32Array(mask.length);
-  for (const id of support) keep[id >>> 5] = (keep[id >>> 5] as number) | (1 << (id & 31));
-  for (let i = 0; i < mask.length; i++) mask[i] = (mask[i] as number) & (keep[i] as number);
-}
-
 /**
  * Each position's allowed set for `completionIds` sampled under `compiled` with `opts`
- * (the request's max_tokens). `support`: the model's finite-logit ids (vocab_map kept ids),
- * null for a full vocabulary.
+ * (the request's max_tokens). The support (the ids with a finite logit) is the compiled
+ * vocabulary's: a trimmed model's kept ids (vocab.ts), every id otherwise. Masks are found
+ * and deduplicated in the vocabulary's index space and returned over token ids.
  */
-export async function replayConstraint(compiled: CompiledConstraint, opts: ConstraintOptions, completionIds: readonly number[], support: Int32Array | null = null): Promise<ReplayResult> {
+export async function replayConstraint(compiled: CompiledConstraint, opts: ConstraintOptions, completionIds: readonly number[]): Promise<ReplayResult> {
   const c = await TokenConstraint.create(compiled, opts);
   const masks: Int32Array[] = [];
   const buckets = new Map<number, number[]>();
@@ -56,7 +49,6 @@ export async function replayConstraint(compiled: CompiledConstraint, opts: Const
     for (let t = 0; t < completionIds.length; t++) {
       const id = completionIds[t] as number;
       const mask = await c.nextMask();
-      restrict(mask, support);
       const key = maskKey(mask);
       const bucket = buckets.get(key) ?? [];
       let k = bucket.find((i) => sameMask(masks[i] as Int32Array, mask));
@@ -66,9 +58,9 @@ export async function replayConstraint(compiled: CompiledConstraint, opts: Const
         buckets.set(key, bucket);
       }
       maskIndex[t] = k;
-      if (!maskHas(mask, id) || !c.accept(id)) return { masks, maskIndex, accepted: false, rejectedAt: t };
+      if (!c.has(mask, id) || !c.accept(id)) return { masks: masks.map((m) => c.idMask(m)), maskIndex, accepted: false, rejectedAt: t };
     }
-    return { masks, maskIndex, accepted: true, rejectedAt: null };
+    return { masks: masks.map((m) => c.idMask(m)), maskIndex, accepted: true, rejectedAt: null };
   } finally {
     c.dispose();
   }

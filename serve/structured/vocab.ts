@@ -4,9 +4,13 @@
 // tokenizer lacks up to config.json vocab_size, byte-level decoding, EOS as stop tokens).
 // So a mask over the full vocabulary is the one vLLM computes for the same grammar.
 //
-// A trimmed model (vocab_map.json, model/vocab-map.ts) can emit only its kept ids;
-// every other id is "" here, which xgrammar treats as a special token and never allows.
-// The mask is then vLLM's full-vocabulary mask intersected with what the model can emit.
+// A trimmed model (vocab_map.json, model/vocab-map.ts) can emit only its kept ids, so its
+// vocabulary is compact: index r is the model's output row r, token id ids[r], and xgrammar
+// sees only those tokens. A token's bit depends only on its bytes, so the mask is vLLM's
+// full-vocabulary mask restricted to what the model can emit, at 1/50 of the words (the
+// demo's 3,062 rows: 96 words instead of 4,748; xgrammar's bitmask, the policy filter and
+// the allowed-id scan all shrink with it, issue 22). Callers speak token ids; the index
+// space is the constraint's business (constraint.ts maps at its edges).
 //
 // `bytes(id)` is the token's UTF-8 bytes (GPT-2 byte-level alphabet undone; added tokens
 // as their text): the text the policy filter (policy-filter.ts) and the trainer's replay read.
@@ -21,17 +25,22 @@ export const QWEN3_VOCAB_SIZE = 151936;
 export interface TokenVocab {
   /** Cache key: same key = same TokenizerInfo = same masks. */
   readonly key: string;
-  /** Size of the id space (bitmask bits). */
+  /** Size of the index space (bitmask bits): every id, or a trimmed model's rows. */
   readonly size: number;
-  /** [size] what xgrammar's createTokenizerInfo gets; "" = never allowed. */
+  /** Size of the token id space (config.json vocab_size). */
+  readonly idSpace: number;
+  /** [size] token id of each index (a trimmed model's ascending kept ids), or null: index = token id. */
+  readonly ids: Int32Array | null;
+  /** [size] what xgrammar's createTokenizerInfo gets, by index; "" = never allowed. */
   readonly encoded: string[];
+  /** Indices of the stop tokens (EOS ids the vocabulary holds). */
   readonly stopIds: readonly number[];
   /** [size] 1 for added tokens marked special (EOS, <|im_start|>, ...): their text is dropped by skip_special_tokens. */
   readonly special: Uint8Array;
-  /** Ascending ids the model can emit, or null for all. */
-  readonly kept: Int32Array | null;
-  /** Token `id`'s bytes (a view; empty for "" entries). */
-  bytes(id: number): Uint8Array;
+  /** Index `i`'s bytes (a view; empty for "" entries). */
+  bytes(i: number): Uint8Array;
+  /** The index of token `id`, -1 when the vocabulary lacks it. */
+  indexOf(id: number): number;
 }
 
 interface TokenizerJson {
@@ -67,7 +76,7 @@ function tokenizerJson(): TokenizerJson {
 
 const cache = new Map<string, TokenVocab>();
 
-/** The Qwen3 vocabulary, restricted to `kept` (ascending ids) for a trimmed model. */
+/** The Qwen3 vocabulary over ids [0, size), or compact over `kept` (ascending ids) for a trimmed model. */
 export function qwen3Vocab(kept: Int32Array | null = null, size = QWEN3_VOCAB_SIZE): TokenVocab {
   const tag = kept ? `kept-${createHash('sha256').update(Buffer.from(kept.buffer, kept.byteOffset, kept.byteLength)).digest('hex').slice(0, 12)}` : 'full';
   const key = `qwen3-${size}-${tag}`;
@@ -84,33 +93,44 @@ export function qwen3Vocab(kept: Int32Array | null = null, size = QWEN3_VOCAB_SI
     added.set(a.id, a.content);
     if (a.special) special[a.id] = 1;
   }
-  if (kept) {
-    const keep = new Uint8Array(size);
-    for (const id of kept) keep[id] = 1;
-    for (let id = 0; id < size; id++) if (!keep[id]) encoded[id] = '';
+  // index -> token id, and back
+  const ids = kept ? Int32Array.from(kept) : null;
+  const n = ids ? ids.length : size;
+  const idOf = (i: number) => (ids ? (ids[i] as number) : i);
+  let indexOf = (id: number) => (id >= 0 && id < size ? id : -1);
+  if (ids) {
+    const rowOf = new Int32Array(size).fill(-1);
+    ids.forEach((id, r) => {
+      if (id < 0 || id >= size || (r > 0 && id <= (ids[r - 1] as number))) throw new Error(`internal: kept ids must be ascending ids below ${size} (kept[${r}] = ${id})`);
+      rowOf[id] = r;
+    });
+    indexOf = (id) => (id >= 0 && id < size ? (rowOf[id] as number) : -1);
   }
-  // Token bytes, concatenated: bytes of id i are flat[offsets[i], offsets[i+1]).
+  // Token bytes, concatenated: bytes of index i are flat[offsets[i], offsets[i+1]).
   const dec = byteLevelDecoder();
   const chunks: Uint8Array[] = [];
-  const offsets = new Int32Array(size + 1);
+  const offsets = new Int32Array(n + 1);
   let total = 0;
-  for (let id = 0; id < size; id++) {
+  for (let i = 0; i < n; i++) {
+    const id = idOf(i);
     const s = encoded[id] as string;
     const b = added.has(id) ? Buffer.from(s, 'utf8') : Uint8Array.from([...s].map((ch) => byteOf(dec, ch, id)));
     chunks.push(b);
     total += b.length;
-    offsets[id + 1] = total;
+    offsets[i + 1] = total;
   }
   const flat = new Uint8Array(total);
-  chunks.forEach((c, id) => flat.set(c, offsets[id] as number));
+  chunks.forEach((c, i) => flat.set(c, offsets[i] as number));
   const vocab: TokenVocab = {
     key,
-    size,
-    encoded,
-    stopIds: EOS_IDS.filter((id) => encoded[id] !== ''),
-    special,
-    kept,
-    bytes: (id) => flat.subarray(offsets[id] as number, offsets[id + 1] as number),
+    size: n,
+    idSpace: size,
+    ids,
+    encoded: ids ? Array.from(ids, (id) => encoded[id] as string) : encoded,
+    stopIds: EOS_IDS.map(indexOf).filter((i) => i >= 0 && encoded[idOf(i)] !== ''),
+    special: ids ? Uint8Array.from(ids, (id) => special[id] as number) : special,
+    bytes: (i) => flat.subarray(offsets[i] as number, offsets[i + 1] as number),
+    indexOf,
   };
   cache.set(key, vocab);
   return vocab;

@@ -10,7 +10,7 @@ import { selectBackend } from '../../model/backend.ts';
 import { loadPeftAdapter } from '../../model/lora/peft.ts';
 import type { LoraAdapter } from '../../model/lora/types.ts';
 import { loadModel, tokenLogprobs, type Qwen3Model } from '../../model/index.ts';
-import type { TokenMasks } from '../../model/token-masks.ts';
+import { MASKED_LOGIT, tableRows, type TokenMasks } from '../../model/token-masks.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 
@@ -180,3 +180,18 @@ for (const fixture of ['tiny', 'gqa'] as const) {
     });
   });
 }
+
+describe('the [N, rows] bias rows: gather and one-hot matmul give the same bits', () => {
+  for (const backend of ['cpu', 'wasm'] as const)
+    it(`on ${backend}`, async () => {
+      await selectBackend(backend, () => {});
+      const rng = new Rng(5);
+      const [K, rows, N] = [7, 3001, 40];
+      const table = new Float32Array(K * rows).map((_, i) => (i < rows || rng.int(3) ? 0 : MASKED_LOGIT));
+      const index = Int32Array.from({ length: N }, () => rng.int(K));
+      const [viaGather, viaMatmul] = (['gather', 'matmul'] as const).map((via) => tf.tidy(() => tableRows(tf.tensor2d(table, [K, rows]), index, via).dataSync().slice()));
+      expect(Buffer.from(viaMatmul!.buffer).equals(Buffer.from(viaGather!.buffer))).toBe(true);
+      // and the rows are the table's: spot-check against the table itself
+      for (const n of [0, 17, N - 1]) expect(Array.from(viaGather!.subarray(n * rows, (n + 1) * rows))).toEqual(Array.from(table.subarray(index[n]! * rows, (index[n]! + 1) * rows)));
+    });
+});

@@ -52,6 +52,16 @@ class Tiny {
     this.vocab = qwen3Vocab(this.model.vocab?.keptIds ?? null, this.model.config.vocabSize);
   }
 
+  /** The stop tokens' ids (the vocabulary lists their indices: a trimmed model's rows). */
+  get stopTokenIds(): number[] {
+    return this.vocab.stopIds.map((i) => (this.vocab.ids ? (this.vocab.ids[i] as number) : i));
+  }
+
+  /** Token `id`'s bytes. */
+  tokenBytes(id: number): Uint8Array {
+    return this.vocab.bytes(this.vocab.indexOf(id));
+  }
+
   async stop(): Promise<void> {
     await this.server?.close();
     this.model?.dispose();
@@ -99,7 +109,7 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
   afterAll(() => tiny.stop());
 
   it('masked logprobs and top_logprobs equal the brute-force reference (parseTurn-level acceptance) within 1e-5', async () => {
-    const kept = tiny.vocab.kept as Int32Array;
+    const kept = tiny.vocab.ids as Int32Array;
     for (const seed of [1, 2]) {
       const c = await tiny.complete({ max_tokens: 40, temperature: 1, seed, logprobs: 5, structured_outputs: { grammar: POLICY_GRAMMAR } });
       const ids = c.token_ids;
@@ -110,12 +120,12 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
         // Reference: the kept ids whose bytes keep the text a viable turn prefix; EOS when the text is a whole turn.
         const allowed: number[] = [];
         for (const cand of kept) {
-          if (tiny.vocab.stopIds.includes(cand)) {
+          if (tiny.stopTokenIds.includes(cand)) {
             const text = grammarText(Uint8Array.from(bytes));
             if (text !== null && validIgnoringNames(text)) allowed.push(cand);
             continue;
           }
-          const text = grammarText(Uint8Array.from([...bytes, ...tiny.vocab.bytes(cand)]));
+          const text = grammarText(Uint8Array.from([...bytes, ...tiny.tokenBytes(cand)]));
           if (text !== null && viablePrefix(text)) allowed.push(cand);
         }
         expect(allowed).toContain(id);
@@ -131,7 +141,7 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
           expect(Math.abs((got![1] as number) - ((logits[t]![rid] as number) - lz))).toBeLessThan(1e-5);
         }
         if (allowed.length < kept.length) restricted++;
-        bytes.push(...tiny.vocab.bytes(id));
+        bytes.push(...tiny.tokenBytes(id));
       });
       expect(restricted).toBeGreaterThan(0);
     }
@@ -160,14 +170,14 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
       const c = r.json.choices[0] as Choice;
       expect(r.json.gsteer_structured_outputs).toMatchObject({ type: 'grammar', token_filter: 'policy_turn', token_filter_version: 1, max_tokens: maxTokens, vocab: tiny.vocab.key });
       expect(c.finish_reason).toBe('stop');
-      expect(tiny.vocab.stopIds).toContain(c.token_ids.at(-1));
+      expect(tiny.stopTokenIds).toContain(c.token_ids.at(-1));
       expect(c.token_ids.length).toBeLessThanOrEqual(maxTokens);
       expect(parseTurn(c.text)).toMatchObject({ ok: true });
-      const replay = await replayConstraint(compiled, { maxTokens }, c.token_ids, tiny.vocab.kept);
+      const replay = await replayConstraint(compiled, { maxTokens }, c.token_ids);
       expect(replay.accepted).toBe(true);
       const logits = tiny.logitsAlong(c.token_ids);
       c.token_ids.forEach((id, t) => {
-        const allowed = allowedIds(replay.masks[replay.maskIndex[t] as number] as Int32Array, tiny.vocab.kept, tiny.vocab.size);
+        const allowed = allowedIds(replay.masks[replay.maskIndex[t] as number] as Int32Array, tiny.vocab.ids, tiny.vocab.size);
         expect(Math.abs((logits[t]![id] as number) - logZ(logits[t] as Float32Array, allowed) - (c.logprobs!.token_logprobs[t] as number))).toBeLessThan(1e-5);
       });
     }
@@ -220,26 +230,26 @@ describe('the same greedy request with and without a grammar', () => {
   it('reports the same ids, and different logprobs exactly where the mask removes mass', async () => {
     const raw = tok.encode('The quick brown fox'); // a prompt this model does not end at once
     const free = await tiny.complete({ prompt: raw, max_tokens: 12, temperature: 0, logprobs: 1 });
-    expect(free.token_ids.slice(0, 5).some((id) => tiny.vocab.stopIds.includes(id))).toBe(false);
+    expect(free.token_ids.slice(0, 5).some((id) => tiny.stopTokenIds.includes(id))).toBe(false);
     const literal = tok.decode(free.token_ids.slice(0, 5));
     // The literal's characters, then anything: the greedy path stays the same.
     const grammar = `root ::= ${ebnfString(literal)} [^\\x00]*`;
     const masked = await tiny.complete({ prompt: raw, max_tokens: 12, temperature: 0, logprobs: 1, structured_outputs: { grammar } });
     expect(masked.token_ids).toEqual(free.token_ids);
     const compiled = await compileConstraint({ type: 'grammar', grammar }, tiny.vocab);
-    const replay = await replayConstraint(compiled, { maxTokens: 12 }, masked.token_ids, tiny.vocab.kept);
+    const replay = await replayConstraint(compiled, { maxTokens: 12 }, masked.token_ids);
     const logits = tiny.logitsAlong(masked.token_ids, raw);
     let equal = 0;
     let higher = 0;
     masked.token_ids.forEach((id, t) => {
-      const allowed = allowedIds(replay.masks[replay.maskIndex[t] as number] as Int32Array, tiny.vocab.kept, tiny.vocab.size);
+      const allowed = allowedIds(replay.masks[replay.maskIndex[t] as number] as Int32Array, tiny.vocab.ids, tiny.vocab.size);
       const raw = free.logprobs!.token_logprobs[t] as number;
       const got = masked.logprobs!.token_logprobs[t] as number;
-      if (allowed.length === (tiny.vocab.kept as Int32Array).length) {
+      if (allowed.length === (tiny.vocab.ids as Int32Array).length) {
         expect(got).toBe(raw);
         equal++;
       } else {
-        const removed = logZ(logits[t] as Float32Array, tiny.vocab.kept as Int32Array) - logZ(logits[t] as Float32Array, allowed); // log(Z_all / Z_allowed) > 0
+        const removed = logZ(logits[t] as Float32Array, tiny.vocab.ids as Int32Array) - logZ(logits[t] as Float32Array, allowed); // log(Z_all / Z_allowed) > 0
         expect(removed).toBeGreaterThan(1e-6);
         expect(Math.abs(got - raw - removed)).toBeLessThan(1e-5);
         higher++;

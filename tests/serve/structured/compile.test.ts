@@ -132,7 +132,7 @@ describe('compileConstraint', () => {
     await expect(compileConstraint({ type: 'regex', regex: '(a' }, vocab)).rejects.toMatchObject({ field: 'structured_outputs.regex' });
     const ok = await compileConstraint({ type: 'grammar', grammar: 'root ::= "ab"' }, vocab);
     const c = await TokenConstraint.create(ok, { maxTokens: 8 });
-    expect(allowedIds(await c.nextMask(), vocab.kept, vocab.size).length).toBeGreaterThan(0);
+    expect(allowedIds(await c.nextMask(), null, vocab.size).length).toBeGreaterThan(0);
     c.dispose();
   });
 

@@ -13,7 +13,8 @@ import { allowedIds, maskHas } from '../../../serve/structured/constraint.ts';
 import { POLICY_CAPS } from '../../../core/turn/caps.ts';
 import { PolicyTurnFilter } from '../../../serve/structured/policy-filter.ts';
 import type { TurnCaps } from '../../../core/turn/cursor.ts';
-import { qwen3Vocab, type TokenVocab } from '../../../serve/structured/vocab.ts';
+import { QWEN3_VOCAB_SIZE, qwen3Vocab, type TokenVocab } from '../../../serve/structured/vocab.ts';
+import { replayConstraint } from '../../../serve/structured/replay.ts';
 import { qwen3Tokenizer } from '../../../core/tokenizer.ts';
 import { Rng } from '../../../util/rng.ts';
 
@@ -28,7 +29,7 @@ async function matcherFor(c: CompiledConstraint) {
 function checkApply(filter: PolicyTurnFilter, mask: Int32Array, vocab: TokenVocab): Int32Array {
   const fast = mask.slice();
   filter.apply(fast);
-  for (const id of allowedIds(mask, vocab.kept, vocab.size)) expect(maskHas(fast, id), `id ${id}`).toBe(filter.banReason(id) === null);
+  for (const id of allowedIds(mask, null, vocab.size)) expect(maskHas(fast, id), `id ${id}`).toBe(filter.banReason(id) === null);
   for (let w = 0; w < mask.length; w++) expect((fast[w] as number) & ~(mask[w] as number)).toBe(0); // only clears bits
   return fast;
 }
@@ -60,7 +61,7 @@ async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts
         masked = mask;
         filter.apply(masked);
       }
-      const allowed = allowedIds(masked, c.vocab.kept, c.vocab.size);
+      const allowed = allowedIds(masked, null, c.vocab.size);
       expect(allowed.length, `no token allowed after ${ids.length} tokens`).toBeGreaterThan(0);
       const eos = c.vocab.stopIds.find((s) => maskHas(masked, s));
       const id = eos !== undefined && rng.int(opts.eosEvery ?? 1_000_000) === 0 ? eos : (allowed[rng.int(allowed.length)] as number);
@@ -73,8 +74,35 @@ async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts
     m.dispose();
   }
   const tok = qwen3Tokenizer();
-  return { text: tok.decode(ids, { skipSpecialTokens: true }), ids, ended: c.vocab.stopIds.includes(ids[ids.length - 1] as number) };
+  // indices of the vocabulary (a trimmed model's rows) -> token ids
+  const tokenIds = ids.map((i) => (c.vocab.ids ? (c.vocab.ids[i] as number) : i));
+  return { text: tok.decode(tokenIds, { skipSpecialTokens: true }), ids, ended: c.vocab.stopIds.includes(ids[ids.length - 1] as number) };
 }
+
+describe('a trimmed model\'s compact vocabulary (index = output row)', () => {
+  it('gives at every position the full-vocabulary mask restricted to the kept ids (xgrammar + filter), over token ids', async () => {
+    const compact = await compileConstraint({ ...spec, filter: 'policy_turn' }, qwen3Vocab(demoKept));
+    const full = await compileConstraint({ ...spec, filter: 'policy_turn' }, qwen3Vocab());
+    expect(compact.vocab.size).toBe(demoKept.length);
+    let positions = 0;
+    for (const [maxTokens, seed] of [[60, 31], [200, 32]] as const) {
+      const w = await walk(compact, maxTokens, seed, { eosEvery: 40 });
+      const tokenIds = w.ids.map((i) => demoKept[i] as number);
+      const a = await replayConstraint(compact, { maxTokens }, tokenIds);
+      const b = await replayConstraint(full, { maxTokens }, tokenIds);
+      expect(a.accepted && b.accepted).toBe(true);
+      tokenIds.forEach((_, t) => {
+        const ma = a.masks[a.maskIndex[t] as number] as Int32Array;
+        const mb = b.masks[b.maskIndex[t] as number] as Int32Array;
+        expect(ma.length).toBe(mb.length);
+        const onKept = Array.from(allowedIds(mb, demoKept, QWEN3_VOCAB_SIZE));
+        expect(Array.from(allowedIds(ma, null, QWEN3_VOCAB_SIZE)), `position ${t}`).toEqual(onKept);
+        positions++;
+      });
+    }
+    expect(positions).toBeGreaterThan(100);
+  }, 240_000);
+});
 
 describe('PolicyTurnFilter', () => {
   it('apply == banReason id by id (trimmed demo vocabulary, random walks through every kind of position)', async () => {
