@@ -38,6 +38,32 @@ export const HttpSearchSchema = z
   .strict();
 export type HttpSearchConfig = z.output<typeof HttpSearchSchema>;
 
+/**
+ * The LLM evidence filter's endpoint (rollout/qref/filter-llm.ts; method §13): an
+ * OpenAI-compatible /v1 server, mapped to endpoints/ options by configs/endpoints.ts like the
+ * judge and simulator sections (same fields, role "filter" in the call records and metrics).
+ */
+export const LlmFilterSchema = z
+  .object({
+    baseUrl: z.string().url(),
+    model: z.string().min(1).default('Qwen/Qwen3-8B'), // paper: "We use Qwen3-8B as the Evidence Filter"
+    apiKeyEnv: z.string().min(1).default('GSTEER_FILTER_API_KEY'),
+    temperature: z.number().min(0).max(2).default(0), // ours: a filter decides, it does not sample (as the judge)
+    // ours: {"kept": [...]} of at most topK indices, thinking off, is a few dozen tokens
+    maxTokens: positiveInt.default(256),
+    // ours: a result's title + text beyond this many code points is cut (Serper snippets are ~160;
+    // a local corpus may hold whole passages)
+    maxResultChars: positiveInt.default(1000),
+    timeoutMs: positiveInt.default(60_000),
+    maxRetries: z.number().int().min(0).default(3),
+    concurrency: positiveInt.default(8), // requests in flight per rollout process
+    /** Absent: {enable_thinking: false} for Qwen3-family models, nothing otherwise; null: never sent. */
+    chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
+    responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
+  })
+  .strict();
+export type LlmFilterConfig = z.output<typeof LlmFilterSchema>;
+
 export const QrefSchema = z
   .object({
     data: z
@@ -85,12 +111,16 @@ export const QrefSchema = z
       })
       .strict()
       .default({ queryCost: 0.1, invalidPenalty: 1.0 }),
-    /** The evidence filter (paper: Qwen3-8B; embedded: the lexical rule of rollout/qref/filter-rule.ts). */
+    /**
+     * The evidence filter (method §13). rule: the embedded lexical stand-in (rollout/qref/filter-rule.ts);
+     * llm: the paper's filter, an LLM (paper: Qwen3-8B) at `llm` (rollout/qref/filter-llm.ts).
+     */
     filter: z
       .object({
         kind: z.enum(['rule', 'llm']).default('rule'),
         // ours: best F1 on the demo train split (rollout/qref/filter-rule.ts, rollout/qref/README.md)
         minCoverage: z.number().min(0).max(1).default(0.45),
+        llm: LlmFilterSchema.optional(),
       })
       .strict()
       .default({ kind: 'rule', minCoverage: 0.45 }),
@@ -99,5 +129,7 @@ export const QrefSchema = z
   .superRefine((c, ctx) => {
     if (c.search.kind === 'http' && !c.search.http)
       ctx.addIssue({ code: 'custom', path: ['search', 'http'], message: 'qref.search.kind is "http" but qref.search.http is not set; set qref.search.http.url and its response mapping, or use qref.search.kind=bm25' });
+    if (c.filter.kind === 'llm' && !c.filter.llm)
+      ctx.addIssue({ code: 'custom', path: ['filter', 'llm'], message: 'qref.filter.kind is "llm" but qref.filter.llm is not set; set qref.filter.llm.baseUrl (an OpenAI-compatible /v1 URL serving the filter model, paper: Qwen3-8B), or use qref.filter.kind=rule' });
   });
 export type QrefConfig = z.output<typeof QrefSchema>;

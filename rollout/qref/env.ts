@@ -16,7 +16,6 @@
 import type { RunConfig } from '../../configs/schema.ts';
 import type { CorpusDoc, Question } from '../../data/qref/schema.ts';
 import { loadQref } from '../../data/qref/load.ts';
-import { InputError } from '../../util/errors.ts';
 import type { Trajectory, TurnRecord } from '../../core/types.ts';
 import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
 import type { PolicyClient } from '../policy-client.ts';
@@ -96,6 +95,8 @@ export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: Ep
         kept.push([]);
         continue;
       }
+      // A failed decision (bad_indices, failed_call) keeps nothing and is counted: the agent would
+      // see no result of this query, so its evidence counts as retrieved and not kept (method §13).
       const d = await deps.filter.filter({ question: q.question, trace: q.trace, query: parsed.turn.queries[j] as string, results: o.hits });
       if (!d.ok) failures++;
       const k = d.ok ? d.kept : [];
@@ -165,11 +166,25 @@ export async function searchFrom(cfg: RunConfig['qref'], corpus: readonly Corpus
   return new Bm25Search(corpus, cfg.search.bm25);
 }
 
-/** The configured evidence filter (the embedded rule; the LLM filter is not built yet). */
-export async function filterFrom(cfg: RunConfig['qref']): Promise<EvidenceFilter> {
-  if (cfg.filter.kind === 'llm') throw new InputError('qref.filter.kind=llm: the LLM evidence filter is not implemented yet; use qref.filter.kind=rule (the embedded lexical rule, rollout/qref/filter-rule.ts)');
-  const { RuleEvidenceFilter } = await import('./filter-rule.ts');
-  return new RuleEvidenceFilter(cfg.filter.minCoverage);
+/**
+ * The configured evidence filter: the embedded rule (filter-rule.ts) or the LLM at
+ * qref.filter.llm (filter-llm.ts), whose calls go to `sink` under role "filter".
+ */
+export async function filterFrom(cfg: RunConfig['qref'], sink?: CallSink): Promise<EvidenceFilter> {
+  switch (cfg.filter.kind) {
+    case 'rule': {
+      const { RuleEvidenceFilter } = await import('./filter-rule.ts');
+      return new RuleEvidenceFilter(cfg.filter.minCoverage);
+    }
+    case 'llm': {
+      const { llmFilterFrom } = await import('./filter-llm.ts');
+      return llmFilterFrom(cfg.filter.llm!, sink); // configs/qref.ts guarantees llm when kind = llm
+    }
+    default: {
+      const never: never = cfg.filter.kind;
+      throw new Error(`internal: filter kind ${String(never)}`);
+    }
+  }
 }
 
 /** The QREF data of the config, validated (every problem listed, InputError). */
@@ -189,7 +204,7 @@ export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
     async rollout(): Promise<RolloutPart> {
       const [fc, { qwen3Tokenizer }] = await Promise.all([import('../from-config.ts'), import('../../core/tokenizer.ts')]);
       const search = await searchFrom(cfg.qref, cfg.qref.search.kind === 'bm25' ? loaded().corpus : []);
-      const filter = await filterFrom(cfg.qref);
+      const filter = await filterFrom(cfg.qref, sink);
       const tokenizer = qwen3Tokenizer();
       const clients = new Map<string, PolicyClient>();
       return {
