@@ -1,8 +1,8 @@
 // The evidence filter F_psi (seeds/qref-paper.md): for one refined query, look at its result
 // list given the question x and the reasoning trace tau_t, and keep the indices I_t,j of the
 // results worth showing the agent (D_t,j = {d_t,j,k : k in I_t,j}). Two implementations
-// behind this interface: the embedded lexical rule (filter-rule.ts) and, later, an LLM
-// (the paper uses Qwen3-8B) through the endpoints/ layer; an LLM reply that is not a valid
+// behind this interface: the embedded lexical rule (filter-rule.ts) and an LLM (filter-llm.ts;
+// the paper uses Qwen3-8B) through the endpoints/ layer; an LLM reply that is not a valid
 // index set is a failed decision (checkKept), never forwarded.
 // Metrics: precision and recall of the kept results against the step's evidence ids,
 // pooled over queries (counts are summed, then divided, as method §8 pools its counts).
