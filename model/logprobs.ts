@@ -11,7 +11,7 @@ import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model.ts';
 import { gatherRows, headMatMul, scatterRows } from './fused.ts';
 import { runStack } from './stack.ts';
-import { applyMaskBias, groupedLogSoftmaxStats, logSoftmaxStats, maskBias, maskGroups, maskIndex, selectBias, type MaskBias, type MaskGroups, type MaskIndex, type TokenMasks } from './token-masks.ts';
+import { applyMaskBias, biasVia, groupedLogSoftmaxStats, logSoftmaxStats, maskBias, maskGroups, maskIndex, selectBias, type MaskBias, type MaskGroups, type MaskIndex, type TokenMasks } from './token-masks.ts';
 import type { VocabMap } from './vocab-map.ts';
 import { idsToRows } from './vocab-map.ts';
 
@@ -28,7 +28,7 @@ export interface LogprobOptions {
    * table of distinct masks (the reference of tests and benches; token-masks.ts tableRows),
    * 'gather' = the same bias by a gather on every backend (before issue 22: the benches'
    * baseline), 'grouped' = positions grouped by mask, one bias row per group, 'auto' (default)
-   * = grouped when the groups are large enough to pay (groupedPays), else 'bias'.
+   * = grouped when it pays (groupedPays: large groups against a gathered bias), else 'bias'.
    */
   maskPath?: 'auto' | 'bias' | 'gather' | 'grouped';
 }
@@ -82,12 +82,16 @@ function scoredColumns(scored: readonly ArrayLike<number>[], B: number, T: numbe
 }
 
 /**
- * Grouping pays when groups are large: the ops per group are fixed, the [N, V] bias gather it
- * saves is not (bench/trainer/mask-replay.ts, wasm, N = 192 at 151,936 ids: 1 group 2x faster
- * than the gather, 16 groups even, 48 groups 2.5x slower). Both paths give the same numbers.
+ * Grouping pays only against a gathered bias, and only for large groups: the ops per group
+ * are fixed, the [N, V] gather it saves is not (bench/trainer/mask-replay.ts, wasm, N = 192
+ * at 151,936 ids: 1 group 2x faster than the gather, 16 groups even, 48 groups 2.5x slower).
+ * Where the bias is a one-hot matmul (every backend but cpu) it costs about nothing next to the
+ * step and always wins (the same bench: ~40 masks per turn, grouped 4.9x the unmasked step).
+ * Both paths give the same numbers.
  */
 const MIN_GROUP_ROWS = 16;
 export function groupedPays(mi: MaskIndex, at: Int32Array): boolean {
+  if (biasVia() === 'matmul') return false;
   const seen = new Set<number>();
   for (const p of at) seen.add(mi.index[p]!);
   return seen.size * MIN_GROUP_ROWS <= at.length;

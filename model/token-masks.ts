@@ -125,6 +125,9 @@ export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null, vi
   return { table, index: mi.index, distinct: mi.table.length, ...(via ? { via } : {}) };
 }
 
+/** How this backend builds the [N, rows] bias by default (tableRows). */
+export const biasVia = (): 'gather' | 'matmul' => (tf.getBackend() === 'cpu' ? 'gather' : 'matmul');
+
 /**
  * Rows `index` [N] of table [K, rows] -> [N, rows]. A gather on the cpu backend; elsewhere a
  * one-hot [N, K] @ table matmul, which gives the same bits (each sum has one nonzero term:
@@ -132,9 +135,9 @@ export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null, vi
  * instead of a scalar gather: 3x less time for the [N, rows] bias at 151,936 ids
  * (bench/trainer/mask-replay.ts). `via` forces one (tests, benches).
  */
-export function tableRows(table: tf.Tensor2D, index: Int32Array, via?: 'gather' | 'matmul'): tf.Tensor2D {
+export function tableRows(table: tf.Tensor2D, index: Int32Array, via: 'gather' | 'matmul' = biasVia()): tf.Tensor2D {
   const idx = tf.tensor1d(index, 'int32');
-  if ((via ?? (tf.getBackend() === 'cpu' ? 'gather' : 'matmul')) === 'gather') return tf.gather(table, idx) as tf.Tensor2D;
+  if (via === 'gather') return tf.gather(table, idx) as tf.Tensor2D;
   // (int32 one-hot, then cast: the wasm kernel ignores oneHot's dtype and writes int32 bits)
   return tf.matMul(tf.cast(tf.oneHot(idx, table.shape[0]), 'float32'), table); // [N, K] @ [K, rows]
 }
