@@ -5,8 +5,9 @@
 // Prompts are real policy prompts (`gsteer sft build` on the demo data, run here into a temp
 // dir). The server runs in-process over real HTTP; requests stream, and decode time is first
 // token -> last token of each request, so prefill is left out. Each mode sends the same
-// requests (same seeds): unconstrained, the policy grammar (core/turn/grammar.ebnf), and the
-// grammar + gsteer's policy filter. Ratios are against the unconstrained run at the same
+// requests (same seeds): the grammar + gsteer's policy filter, the policy grammar alone
+// (core/turn/grammar.ebnf), and unconstrained with each request's length matched to its
+// grammar+filter run (`level`). Ratios are against the unconstrained run at the same
 // concurrency, measured in the same run. The second table replays the constrained
 // completions through a TokenConstraint to time its parts per token, on the model's
 // vocabulary and on the full Qwen3 vocabulary (what a real checkpoint pays).
@@ -66,15 +67,24 @@ interface Row {
 
 /**
  * `requests` requests per mode, `concurrency` at a time; the modes take turns batch by
- * batch, so a load change on the (shared) machine hits them alike.
+ * batch, so a load change on the (shared) machine hits them alike. grammar+filter runs
+ * first, and the unconstrained run of each request then decodes exactly as many tokens
+ * (max_tokens = that length, ignore_eos): the same batch sizes over time and the same
+ * contexts, so the two differ only by the constraint (the grammar alone ends where it
+ * ends, so its row is not length-matched).
  */
 async function level(url: string, model: string, prompts: number[][], requests: number, concurrency: number, maxTokens: number): Promise<Row[]> {
-  const samples = new Map<Mode, Sample[]>(Object.keys(MODES).map((m) => [m as Mode, []]));
+  const order: Mode[] = ['grammar+filter', 'grammar', 'none'];
+  const samples = new Map<Mode, Sample[]>(order.map((m) => [m, []]));
   for (let start = 0; start < requests; start += concurrency) {
-    for (const mode of Object.keys(MODES) as Mode[]) {
-      const batch = Array.from({ length: Math.min(concurrency, requests - start) }, (_, k) => start + k);
-      const body = (i: number) => ({ model, prompt: prompts[i % prompts.length], max_tokens: maxTokens, temperature: 1, seed: i, ...MODES[mode] });
-      (samples.get(mode) as Sample[]).push(...(await Promise.all(batch.map((i) => stream(url, body(i))))));
+    const batch = Array.from({ length: Math.min(concurrency, requests - start) }, (_, k) => start + k);
+    const lengths = new Map<number, number>();
+    for (const mode of order) {
+      const length = (i: number) => (mode === 'none' ? { max_tokens: lengths.get(i) as number, ignore_eos: true } : { max_tokens: maxTokens });
+      const body = (i: number) => ({ model, prompt: prompts[i % prompts.length], temperature: 1, seed: i, ...length(i), ...MODES[mode] });
+      const got = await Promise.all(batch.map((i) => stream(url, body(i))));
+      if (mode === 'grammar+filter') batch.forEach((i, k) => lengths.set(i, got[k]!.ids.length));
+      (samples.get(mode) as Sample[]).push(...got);
     }
   }
   return [...samples].map(([mode, ss]) => {
@@ -113,7 +123,7 @@ async function main(): Promise<void> {
   console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${requests} requests per row, max_tokens ${maxTokens}, temperature 1, prompts ~${avgPrompt} tokens (demo SFT inputs)\n`);
   console.log('| concurrency | mode | decode tokens/s | vs none | ms/token per sequence | tokens decoded | ended with EOS |');
   console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows) {
+  for (const r of [...rows].sort((a, b) => a.concurrency - b.concurrency || Number(b.mode === 'none') - Number(a.mode === 'none'))) {
     const base = rows.find((b) => b.concurrency === r.concurrency && b.mode === 'none') as Row;
     const n = r.samples.reduce((s, x) => s + x.ids.length, 0);
     const eos = r.samples.filter((x) => [151643, 151645].includes(x.ids[x.ids.length - 1] as number)).length;
