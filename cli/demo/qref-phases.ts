@@ -13,6 +13,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { adapterName, runLayout } from '../../checkpoints/layout.ts';
+import { readQwen3Config } from '../../model/config.ts';
+import { PRESETS } from '../../model/init.ts';
+import { modelRecords } from '../../model/records.ts';
 import { seededResampler, type Estimate } from '../../eval/bootstrap.ts';
 import { verdict } from '../../eval/paired.ts';
 import { qrefPairedDifference, type QrefEpisodeScore, type QrefMetric } from '../../eval/qref.ts';
@@ -28,6 +31,16 @@ import { sftPhase } from './sft-phase.ts';
 
 export const QREF_STAND_IN =
   'the base is a random-init tiny stand-in (gsteer model init --preset tiny), not a language model: it does not learn the refiner\'s format from the demonstrations with LoRA alone, so no learning is expected and none is claimed; the demo shows the pipeline running end to end';
+
+/**
+ * Whether policy.model is such a stand-in: the tiny preset's shape and no training record
+ * (model/records.ts). Another base (a real model, a pretrained one) gets no stand-in note.
+ */
+export function isStandInBase(dir: string): boolean {
+  const c = readQwen3Config(dir);
+  const tiny = PRESETS.tiny!;
+  return Object.keys(modelRecords(dir)).length === 0 && c.hiddenSize === tiny.hiddenSize && c.numHiddenLayers === tiny.numHiddenLayers;
+}
 
 /** The files whose tokens the stand-in base keeps (configs/qref-demo.yaml's header), plus the SFT examples. */
 export function qrefVocabFiles(ctx: PhaseContext): string[] {
@@ -92,7 +105,8 @@ export const qrefModelPhase: Phase = {
   async run(ctx) {
     const { cfg } = ctx;
     if (existsSync(join(cfg.policy.model, 'config.json'))) {
-      console.error(`demo: policy base ${cfg.policy.model} (found; delete the folder to remake it)\ndemo: note: ${QREF_STAND_IN}`);
+      const note = isStandInBase(cfg.policy.model) ? `note: ${QREF_STAND_IN}` : 'note: not the tiny random-init stand-in (another shape, or training records): the table compares SFT and PPO on this base';
+      console.error(`demo: policy base ${cfg.policy.model} (found; delete the folder to remake it)\ndemo: ${note}`);
       return { code: 0 };
     }
     console.error(`demo: creating the stand-in base in ${cfg.policy.model}: random init, preset tiny, seed ${cfg.seed}, vocabulary from ${qrefVocabFiles(ctx).join(', ')}\ndemo: note: ${QREF_STAND_IN}`);
@@ -151,7 +165,8 @@ export const qrefEvalPhase: Phase = {
     const E = cfg.eval.episodesPerInstance;
     const title = `gsteer eval (env qref): ${policies.map((p) => p.label).join(' / ')}, ${E} episode(s) per question, the same sampling seeds for every policy (temperature ${cfg.eval.temperature}); ± bootstrap SE over questions (${samples} resamples)`;
     const diffs = `Paired differences (same questions and seeds; ± SE from the same resamples; under 2 SE = within noise):\n${qrefDemoDifferences(rows, cfg.seed, samples, level) || '- none (no SFT adapter)'}`;
-    const note = `Note: ${QREF_STAND_IN}.`;
+    const standIn = isStandInBase(cfg.policy.model);
+    const note = standIn ? `Note: ${QREF_STAND_IN}.` : `Base: ${cfg.policy.model} (not the random-init stand-in).`;
     const text = `${title}\n\n${qrefDemoTable(rows)}\n\n${diffs}\n\n${note}`;
     const records = readMetrics(layout.metrics);
     const critic = metricCurves(records, ['critic/vf_loss', 'critic/vf_explained_var']);
@@ -159,7 +174,7 @@ export const qrefEvalPhase: Phase = {
     console.log(`\n${text}`);
     const out = join(layout.root, 'eval', 'demo-table.md');
     writeFileAtomic(out, `${text}\n`);
-    console.log(`\n${formatTrend(quarterTrend(runGroupMeans(layout.root)))} (a random stand-in base: not evidence of learning either way)\n(table: ${out})`);
+    console.log(`\n${formatTrend(quarterTrend(runGroupMeans(layout.root)))}${standIn ? ' (a random stand-in base: not evidence of learning either way)' : ''}\n(table: ${out})`);
     return { code: 0 };
   },
 };
