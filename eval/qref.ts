@@ -117,3 +117,20 @@ export function qrefTable(summary: Record<QrefMetric, Estimate>, level: number):
   const rows = [...QREF_MEANS, ...QREF_POOLED].map((m) => `| ${m} | ${f(summary[m].value)} | ${f(summary[m].se)} | [${f(summary[m].lo)}, ${f(summary[m].hi)}] |`);
   return [`| metric | value | SE | ${Math.round(level * 100)}% interval |`, '| --- | --- | --- | --- |', ...rows].join('\n');
 }
+
+/**
+ * b - a of metric m for two evaluations of the same questions with the same seeds (the QREF
+ * demo's SFT and PPO rows): the point difference, and its SE from the same question resamples
+ * applied to both (the draws qrefSummary uses, so the SEs are comparable); summarize gives
+ * no SE when the two did not see the same questions.
+ */
+export function qrefPairedDifference(a: readonly QrefEpisodeScore[], b: readonly QrefEpisodeScore[], m: QrefMetric, resample: Resampler, level: number): Estimate {
+  const ids = (s: readonly QrefEpisodeScore[]) => [...new Set(s.map((e) => e.questionId))].sort().join('\u0000');
+  const [ca, cb] = [clusters(a), clusters(b)];
+  const point = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
+  const value = point(statistic(ca, m), statistic(cb, m));
+  if (ids(a) !== ids(b)) return summarize(value, [], level);
+  const pairs = ca.map((x, i) => ({ a: x, b: cb[i]! }));
+  const reps = replicates(pairs, resample('qref', pairs.length), (d) => point(statistic(d.map((p) => p.a), m), statistic(d.map((p) => p.b), m)));
+  return summarize(value, reps, level);
+}

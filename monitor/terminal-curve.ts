@@ -46,3 +46,13 @@ export function rewardCurves(records: readonly MetricsRecord[], width = 60): str
   }
   return parts.join('\n\n');
 }
+
+/** One small chart per metric key that every record has (e.g. PPO's critic/vf_loss, critic/vf_explained_var); keys some records lack are left out. */
+export function metricCurves(records: readonly MetricsRecord[], keys: readonly string[], width = 60): string {
+  const parts: string[] = [];
+  for (const k of keys) {
+    const ys = records.map((r) => num(r[k])).filter((v): v is number => v !== null);
+    if (ys.length >= 2 && ys.length === records.length) parts.push(chart(`${k} per update, updates 1-${ys.length}`, ys, 3, width));
+  }
+  return parts.join('\n\n');
+}

@@ -3,7 +3,7 @@
 // runs out of attempts is ignored by its parent (ignoreDependencyOnFailure), so its group
 // is dropped (group stage) or its update trains on the other groups. Nothing hangs.
 import type { FlowJob, JobsOptions } from 'bullmq';
-import { groupSizeOf, type RunConfig } from '../configs/schema.ts';
+import { groupSizeOf, groupsPerUpdateOf, type RunConfig } from '../configs/schema.ts';
 import { adapterName, runLayout } from '../checkpoints/layout.ts';
 import type { GroupJob, RolloutJob, UpdateJob } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
@@ -30,7 +30,9 @@ export interface UpdatePlan {
 export function jobRetention(cfg: RunConfig): Record<'updates' | 'groups' | 'rollouts', JobsOptions> {
   const updates = cfg.grpo.maxPolicyLag + 3;
   const keep = (count: number): JobsOptions => ({ removeOnComplete: { count }, removeOnFail: { count } });
-  return { updates: keep(updates), groups: keep(updates * cfg.grpo.groupsPerUpdate), rollouts: keep(updates * cfg.grpo.groupsPerUpdate * cfg.rollout.groupSize) };
+  // the groups of an update: grpo.groupsPerUpdate under GRPO, ppo.batchSize under PPO (one rollout each)
+  const groups = updates * groupsPerUpdateOf(cfg);
+  return { updates: keep(updates), groups: keep(groups), rollouts: keep(groups * groupSizeOf(cfg)) };
 }
 
 export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {

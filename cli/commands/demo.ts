@@ -12,6 +12,7 @@ import { sftDataPhase, sftTrainPhase } from '../demo/sft-phases.ts'; // SFT phas
 import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from '../demo/base.ts';
 import { demoEvalPhase } from '../demo/eval-phase.ts';
 import type { Phase, PhaseContext } from '../demo/phase.ts';
+import { QREF_PHASES } from '../demo/qref-phases.ts';
 
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
@@ -23,7 +24,13 @@ gsteer model init --pretrain, about ${DEMO_BASE_MINUTES} min on 2 cores) -> sft 
 configs/sft-demo.yaml layered on the demo config, then the valid-turn rate of sampled
 held-out turns; --set sft.enabled=false skips both SFT phases) -> grpo (gsteer train with
 the demo config, from the SFT adapter, with --dashboard: its URL is printed). The previous demo run directory (runDir/runName)
-is replaced unless --keep is given.`;
+is replaced unless --keep is given.
+
+With env qref (gsteer demo --config configs/qref-demo.yaml; cli/demo/qref-phases.ts):
+sft-data (the refiner's demonstrations as SFT examples) -> model (policy.model, when
+missing: a random-init tiny stand-in, gsteer model init with those files as its
+vocabulary) -> sft -> ppo (gsteer train from the SFT adapter, --dashboard) -> eval (gsteer
+eval of the SFT and PPO adapters on both splits; table in RUN_DIR/eval/demo-table.md).`;
 
 const PHASES: Phase[] = [
   sftDataPhase,
@@ -54,6 +61,9 @@ const PHASES: Phase[] = [
   demoEvalPhase,
 ];
 
+/** Each environment's phases (configs/demo.yaml: G-STEER; configs/qref-demo.yaml: QREF). */
+const PHASES_BY_ENV: Record<RunConfig['env'], Phase[]> = { gsteer: PHASES, qref: QREF_PHASES };
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -64,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   const cfg = loadConfig(configFiles, sets);
   if (!values.keep) rmSync(resolve(cfg.runDir, cfg.runName), { recursive: true, force: true });
   const ctx: PhaseContext = { cfg, configFiles, sets };
-  for (const phase of PHASES) {
+  for (const phase of PHASES_BY_ENV[cfg.env]) {
     const t0 = Date.now();
     console.error(`demo: phase ${phase.name}`);
     const r = await phase.run(ctx);

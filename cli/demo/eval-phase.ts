@@ -23,7 +23,7 @@ import type { PhaseContext } from './phase.ts';
 import { evaluate } from '../commands/eval.ts';
 
 /** The newest adapter version the trainer wrote, or null. */
-function latestAdapter(adaptersDir: string): { version: number; dir: string } | null {
+export function latestAdapter(adaptersDir: string): { version: number; dir: string } | null {
   if (!existsSync(adaptersDir)) return null;
   const versions = readdirSync(adaptersDir).map((n) => numberedName(n, 'policy-v')).filter((v): v is number => v !== null);
   if (!versions.length) return null;

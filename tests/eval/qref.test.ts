@@ -1,7 +1,7 @@
 // QREF evaluation summary (eval/qref.ts): per-question means, pooled filter ratios and the
 // bootstrap over questions with hand-picked resamples, worked by hand.
 import { describe, expect, it } from 'vitest';
-import { qrefSummary, type QrefEpisodeScore } from '../../eval/qref.ts';
+import { qrefPairedDifference, qrefSummary, type QrefEpisodeScore } from '../../eval/qref.ts';
 
 const ep = (questionId: string, reward: number, c: Record<string, number>): QrefEpisodeScore => ({ questionId, reward, components: c });
 const scores = [
@@ -27,5 +27,24 @@ describe('qrefSummary', () => {
     // the [1, 1] draw (q2 twice) kept nothing: undefined, so one replicate and no SE
     expect(s.filter_precision.defined).toBe(1);
     expect(s.filter_precision.se).toBeNull();
+  });
+});
+
+describe('qrefPairedDifference', () => {
+  const one = (q: string, refined: number, reward = refined) => ep(q, reward, { recall_original: 0, recall_refined: refined, recall_gain: refined, invalid: 0 });
+  const sft = [one('q1', 0), one('q2', 0.5), one('q3', 1)];
+  const ppo = [one('q1', 1), one('q2', 0.5), one('q3', 1)];
+  it('b - a over the same questions, its SE from the same question resamples applied to both', () => {
+    // per-question differences q1 +1, q2 0, q3 0; draws [[0,0,0], [1,1,1], [0,1,2]]: replicates 1, 0, 1/3
+    const d = qrefPairedDifference(sft, ppo, 'recall_refined', () => [[0, 0, 0], [1, 1, 1], [0, 1, 2]], 0.9);
+    expect(d.value).toBeCloseTo(1 / 3, 12);
+    const reps = [1, 0, 1 / 3];
+    const m = reps.reduce((a, x) => a + x, 0) / 3;
+    expect(d.se).toBeCloseTo(Math.sqrt(reps.reduce((a, x) => a + (x - m) ** 2, 0) / 2), 12);
+  });
+  it('no SE when the two did not see the same questions', () => {
+    const d = qrefPairedDifference(sft, [one('q1', 1), one('q2', 0.5), one('q4', 1)], 'recall_refined', () => [[0, 1, 2], [0, 0, 0]], 0.9);
+    expect(d.value).toBeCloseTo(1 / 3, 12);
+    expect(d.se).toBeNull();
   });
 });
