@@ -134,8 +134,8 @@ async function main(): Promise<void> {
   const step = (rows.find((r) => r.mode === 'none' && r.concurrency === 1) ?? rows[0])!.msPerToken;
   console.log(`\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms);`);
   console.log('filter: id by id (applyPerId, before issue 22) or on bitmask words (apply); a trimmed model\'s constraint over the whole id space (before issue 22) or over its rows (compact, after); same masks:\n');
-  console.log('| vocabulary | filter | compile ms | xgrammar mask ms | filter ms | allowed ids ms | total ms | share of the decode step | filter words/per id |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('| vocabulary | filter | compile ms | xgrammar mask ms | filter ms | allowed ids ms | accept ms | total ms | share of the decode step | filter words/per id |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   const vocabs: [string, TokenVocab][] = [
     ...(kept ? ([[`model (${kept.length} ids), whole id space`, idSpaceVocab(kept)], [`model (${kept.length} ids), compact rows`, qwen3Vocab(kept)]] as [string, TokenVocab][]) : []),
     ['full Qwen3 (151,936 ids)', qwen3Vocab()],
@@ -145,13 +145,13 @@ async function main(): Promise<void> {
     // alternate the two, twice, so a load change on the shared machine hits both alike
     const runs = { applyPerId: [] as Parts[], apply: [] as Parts[] };
     for (let r = 0; r < 2; r++) for (const f of ['applyPerId', 'apply'] as const) runs[f].push(await replayParts(compiled, vocab, completions, maxTokens, f));
-    const sum = (ps: Parts[]): Parts => ps.reduce((a, p) => ({ maskMs: a.maskMs + p.maskMs, filterMs: a.filterMs + p.filterMs, allowedMs: a.allowedMs + p.allowedMs, tokens: a.tokens + p.tokens }));
+    const sum = (ps: Parts[]): Parts => ps.reduce((a, p) => ({ maskMs: a.maskMs + p.maskMs, filterMs: a.filterMs + p.filterMs, allowedMs: a.allowedMs + p.allowedMs, acceptMs: a.acceptMs + p.acceptMs, tokens: a.tokens + p.tokens }));
     const before = sum(runs.applyPerId);
     for (const [name, p] of [['before', before], ['after', sum(runs.apply)]] as const) {
       const per = (ms: number) => ms / p.tokens;
-      const total = per(p.maskMs + p.filterMs + p.allowedMs);
+      const total = per(p.maskMs + p.filterMs + p.allowedMs + p.acceptMs);
       const ratio = name === 'after' ? `${(p.filterMs / before.filterMs).toFixed(2)}x` : '';
-      console.log(`| ${label} | ${name === 'before' ? 'per id' : 'words'} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% | ${ratio} |`);
+      console.log(`| ${label} | ${name === 'before' ? 'per id' : 'words'} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${per(p.acceptMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% | ${ratio} |`);
     }
   }
 }

@@ -54,6 +54,7 @@ export interface Parts {
   maskMs: number; // xgrammar's bitmask
   filterMs: number; // the policy filter
   allowedMs: number; // allowed-id extraction (what gsteer serve samples from)
+  acceptMs: number; // advancing the matcher and the filter past the sampled token
   tokens: number;
 }
 
@@ -63,7 +64,7 @@ export interface Parts {
  * words (`apply`) or id by id as before issue 22 (`applyPerId`).
  */
 export async function replayParts(compiled: CompiledConstraint, vocab: TokenVocab, completions: number[][], maxTokens: number, filter: 'apply' | 'applyPerId'): Promise<Parts> {
-  const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, tokens: 0 };
+  const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, acceptMs: 0, tokens: 0 };
   for (const ids of completions) {
     const m = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
     const f = new PolicyTurnFilter(vocab, maxTokens);
@@ -77,8 +78,12 @@ export async function replayParts(compiled: CompiledConstraint, vocab: TokenVoca
       t = performance.now();
       allowedIds(mask, null, vocab.size);
       p.allowedMs += performance.now() - t;
-      if (!maskHas(mask, id) || !m.acceptToken(id)) throw new Error(`internal: the replay refused id ${id}`);
+      if (!maskHas(mask, id)) throw new Error(`internal: the replay refused id ${id}`);
+      t = performance.now();
+      const ok = m.acceptToken(id);
       f.accept(id);
+      p.acceptMs += performance.now() - t;
+      if (!ok) throw new Error(`internal: the replay refused id ${id}`);
       p.tokens++;
     }
     m.dispose();

@@ -95,7 +95,8 @@ const parts = { applyPerId: [] as Parts[], apply: [] as Parts[] };
 for (let r = 0; r < 2; r++) for (const f of ['applyPerId', 'apply'] as const) parts[f].push(await replayParts(compiled, vocab, completions, MAX_TOKENS, f));
 const perToken = (ps: Parts[]) => {
   const n = ps.reduce((s, p) => s + p.tokens, 0);
-  return { mask: ps.reduce((s, p) => s + p.maskMs, 0) / n, filter: ps.reduce((s, p) => s + p.filterMs, 0) / n, allowed: ps.reduce((s, p) => s + p.allowedMs, 0) / n };
+  const per = (k: 'maskMs' | 'filterMs' | 'allowedMs' | 'acceptMs') => ps.reduce((s, p) => s + p[k], 0) / n;
+  return { mask: per('maskMs'), filter: per('filterMs'), allowed: per('allowedMs'), accept: per('acceptMs') };
 };
 
 // 2. the step: sequences = prompt + the first S completion ids, their masks the replay's prefix
@@ -165,10 +166,10 @@ const b = perToken(parts.applyPerId);
 const a = perToken(parts.apply);
 console.log(`tfjs ${tf.getBackend()}; ${TURNS} real policy turns (demo SFT targets, ${tokens} tokens, max_tokens ${MAX_TOKENS}), Qwen3 vocabulary 151,936 ids; ${pool.threads} replay worker thread(s)\n`);
 console.log('Replay per token (policy grammar + filter):\n');
-console.log('| filter | xgrammar mask ms | filter ms | allowed ids ms | total ms | filter after/before |');
-console.log('|---|---|---|---|---|---|');
+console.log('| filter | xgrammar mask ms | filter ms | allowed ids ms | accept ms | total ms | filter after/before |');
+console.log('|---|---|---|---|---|---|---|');
 for (const [name, x] of [['before (id by id)', b], ['after (bitmask words)', a]] as const)
-  console.log(`| ${name} | ${x.mask.toFixed(3)} | ${x.filter.toFixed(3)} | ${x.allowed.toFixed(3)} | ${(x.mask + x.filter + x.allowed).toFixed(3)} | ${x === a ? `${(a.filter / b.filter).toFixed(2)}x` : ''} |`);
+  console.log(`| ${name} | ${x.mask.toFixed(3)} | ${x.filter.toFixed(3)} | ${x.allowed.toFixed(3)} | ${x.accept.toFixed(3)} | ${(x.mask + x.filter + x.allowed + x.accept).toFixed(3)} | ${x === a ? `${(a.filter / b.filter).toFixed(2)}x` : ''} |`);
 console.log(`\nTrainer step, ${TURNS} sequences (distinct masks per sequence: ${masks.map((m) => new Set(Array.from(m.index).filter((k) => k >= 0)).size).join(', ')}) of ${P} prompt + ${S} completion tokens (every completion position masked), micro-batch ${MICRO}, median of ${REPS}:\n`);
 console.log('| path | ms | vs unmasked step | constraint share of the step |');
 console.log('|---|---|---|---|');
