@@ -32,7 +32,9 @@ export class RunQueues {
       seen.add(`${redisUrl} ${prefix}`);
       let conn = this.conns.get(redisUrl);
       if (!conn) this.conns.set(redisUrl, (conn = dashboardRedis(redisUrl)));
-      for (const name of Object.values(QUEUE)) this.queues.push({ prefix, conn, queue: new Queue(name, { connection: conn, prefix }) });
+      // skipMetasUpdate: an observer writes nothing (BullMQ's Queue otherwise stores its meta
+      // hash on connect, leaving keys behind for a run that deleted its own).
+      for (const name of Object.values(QUEUE)) this.queues.push({ prefix, conn, queue: new Queue(name, { connection: conn, prefix, skipMetasUpdate: true }) });
     }
   }
 

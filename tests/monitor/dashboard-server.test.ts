@@ -159,6 +159,26 @@ describe('Prometheus /metrics and the queue board', () => {
   });
 });
 
+describe('an observer writes nothing to Redis', () => {
+  it('serving a finished run whose keys are gone (its board and queue gauges read) leaves no key under its prefix', async () => {
+    const c = fixtureRun(root, 'run-c', { steps: 2, prefix: `${prefix}-c` });
+    const d = await startDashboard({ runDirs: [c.dir], port: 0, log: () => undefined });
+    const redis = connect('redis://127.0.0.1:6379');
+    try {
+      let api = { queues: [] as { name: string }[] };
+      for (let t = 0; t < 50 && api.queues.length === 0; t++, await sleep(100)) api = JSON.parse((await get(d.url, '/queues/api/queues')).body);
+      expect(api.queues).toHaveLength(3); // its Redis answers: the board reads the three queues
+      // the gauges read every queue's counts on the same connection, after anything a queue sent on connect
+      expect((await get(d.url, '/metrics')).body).toContain(`gsteer_queue_jobs{prefix="${prefix}-c",queue="updates",state="waiting"} 0`);
+      expect(await redis.keys(`${prefix}-c:*`)).toEqual([]);
+    } finally {
+      await d.close();
+      await deletePrefixedKeys(`${prefix}-c`);
+      redis.disconnect();
+    }
+  });
+});
+
 describe('token', () => {
   const token = randomBytes(16).toString('hex');
 
