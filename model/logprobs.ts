@@ -11,7 +11,7 @@ import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model.ts';
 import { gatherRows, headMatMul, scatterRows } from './fused.ts';
 import { runStack } from './stack.ts';
-import { applyMaskBias, biasVia, groupedLogSoftmaxStats, logSoftmaxStats, maskBias, maskGroups, maskIndex, selectBias, type MaskBias, type MaskGroups, type MaskIndex, type TokenMasks } from './token-masks.ts';
+import { applyMaskBias, logSoftmaxStats, maskBias, maskIndex, selectBias, type MaskBias, type TokenMasks } from './token-masks.ts';
 import type { VocabMap } from './vocab-map.ts';
 import { idsToRows } from './vocab-map.ts';
 
@@ -24,13 +24,11 @@ export interface LogprobOptions {
   /** Also return the entropy of each predictive distribution. */
   withEntropy?: boolean;
   /**
-   * How masked sequences are scored (same numbers): 'bias' = an [N, V] bias of rows of the
-   * table of distinct masks (the reference of tests and benches; token-masks.ts tableRows),
-   * 'gather' = the same bias by a gather on every backend (before issue 22: the benches'
-   * baseline), 'grouped' = positions grouped by mask, one bias row per group, 'auto' (default)
-   * = grouped when it pays (groupedPays: large groups against a gathered bias), else 'bias'.
+   * How the [N, V] mask bias of masked sequences is built (same bits, token-masks.ts
+   * tableRows): 'auto' (default) = the backend's way (a one-hot matmul, a gather on cpu),
+   * 'gather' (before issue 22: the benches' baseline) or 'matmul' on any backend.
    */
-  maskPath?: 'auto' | 'bias' | 'gather' | 'grouped';
+  maskPath?: 'auto' | 'gather' | 'matmul';
 }
 
 export interface LogprobResult {
@@ -81,40 +79,11 @@ function scoredColumns(scored: readonly ArrayLike<number>[], B: number, T: numbe
   return { h: Int32Array.from(h), out: Int32Array.from(h, (i) => i + 1), bias: Int32Array.from(bias) };
 }
 
-/**
- * Grouping pays only against a gathered bias, and only for large groups: the ops per group
- * are fixed, the [N, V] gather it saves is not (bench/trainer/mask-replay.ts, wasm, N = 192
- * at 151,936 ids: 1 group 2x faster than the gather, 16 groups even, 48 groups 2.5x slower).
- * Where the bias is a one-hot matmul (every backend but cpu) it costs about nothing next to the
- * step and always wins (the same bench: ~40 masks per turn, grouped 4.9x the unmasked step).
- * Both paths give the same numbers.
- */
-const MIN_GROUP_ROWS = 16;
-export function groupedPays(mi: MaskIndex, at: Int32Array): boolean {
-  if (biasVia() === 'matmul') return false;
-  const seen = new Set<number>();
-  for (const p of at) seen.add(mi.index[p]!);
-  return seen.size * MIN_GROUP_ROWS <= at.length;
-}
-
-/** Scored columns reordered so that positions sharing a mask are contiguous (token-masks.ts maskGroups). */
-export function groupColumns(cols: Scored, mi: MaskIndex, rows: number, vocab: VocabMap | null): { cols: Scored; groups: MaskGroups } {
-  const groups = maskGroups(mi, cols.bias, rows, vocab);
-  const pick = (a: Int32Array) => Int32Array.from(groups.order, (i) => a[i]!);
-  return { cols: { h: pick(cols.h), out: pick(cols.out), bias: pick(cols.bias) }, groups };
-}
-
 export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, batch: ScoreBatch, opts: LogprobOptions = {}): LogprobResult {
   const { rows, B, T } = padRows(model, batch.inputIds);
   const mi = T > 1 ? maskIndex(batch.masks, batch.inputIds, T) : null;
-  let cols = batch.scored && T > 1 ? scoredColumns(batch.scored, B, T) : null;
-  let groups: MaskGroups | null = null;
-  const path = opts.maskPath ?? 'auto';
-  if (mi && (path === 'auto' || path === 'grouped')) {
-    const all = cols ?? scoredColumns(Array.from({ length: B }, () => new Uint8Array(T).fill(1)), B, T);
-    if (path === 'grouped' || groupedPays(mi, all.bias)) ({ cols, groups } = groupColumns(all, mi, model.rows, model.vocab));
-  }
-  const fullBias = mi && !groups ? maskBias(mi, model.rows, model.vocab, path === 'gather' ? 'gather' : undefined) : null;
+  const cols = batch.scored && T > 1 ? scoredColumns(batch.scored, B, T) : null;
+  const fullBias = mi ? maskBias(mi, model.rows, model.vocab, opts.maskPath === 'auto' ? undefined : opts.maskPath) : null;
   const bias = fullBias && cols ? selectBias(fullBias, cols.bias) : fullBias;
   return tf.tidy(() => {
     const rowsT = tf.tensor2d(rows, [B, T], 'int32');
@@ -133,7 +102,7 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
     // [N] -> [B, T] with column 0 (and unscored columns) 0
     const place = (v: tf.Tensor): tf.Tensor2D =>
       (cols ? tf.reshape(scatterRows(v, cols.out, B * T), [B, T]) : tf.concat([tf.zeros([B, 1]), tf.reshape(v, [B, T - 1])], 1)) as tf.Tensor2D;
-    const head = headLogprobs(model, hp, targets as tf.Tensor1D, bias, opts.withEntropy ?? false, groups);
+    const head = headLogprobs(model, hp, targets as tf.Tensor1D, bias, opts.withEntropy ?? false);
     return head.entropy ? { logprobs: place(head.logprobs), entropy: place(head.entropy) } : { logprobs: place(head.logprobs) };
   });
 }
@@ -141,18 +110,14 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
 /**
  * lm_head, log-softmax and (optionally) entropy of N scored positions: hidden states
  * hp [N, D] and the target row ids [N] -> logprobs [N] (and entropy [N]). Constrained
- * positions are masked by `groups` (rows in group order, one bias row per group: no
- * [N, rows] bias, token-masks.ts groupedLogSoftmaxStats) or by `bias`, the [N, rows] mask bias
- * of each position; neither: unmasked.
+ * positions are masked by `bias`, the [N, rows] mask bias of each position; null: unmasked.
  */
-export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Tensor1D, bias: MaskBias | null, withEntropy: boolean, groups: MaskGroups | null = null): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
+export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Tensor1D, bias: MaskBias | null, withEntropy: boolean): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
   const { embed, lmHeadT } = model.weights;
   // [N, rows]; tied: backward multiplies by the embedding itself
   const raw = model.config.tieWordEmbeddings ? headMatMul(hp, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
   // [N]; masked where constrained
-  const { lse, entropy } = groups
-    ? groupedLogSoftmaxStats(raw as tf.Tensor2D, groups, withEntropy)
-    : logSoftmaxStats((bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw) as tf.Tensor2D, withEntropy);
+  const { lse, entropy } = logSoftmaxStats((bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw) as tf.Tensor2D, withEntropy);
   const targetRows = tf.transpose(tf.gather(lmHeadT, targets, 1)); // [N, D]
   const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]
   const logprobs = tf.sub(targetLogit, lse) as tf.Tensor1D;

@@ -13,7 +13,7 @@ import { InputError } from '../util/errors.ts';
 import { segmentAttention } from './batch-attention.ts';
 import { gatherRows, scatterRows } from './fused.ts';
 import { linear, rmsNorm, ropeAt } from './layers.ts';
-import { groupColumns, groupedPays, headLogprobs, type Scored, type LogprobOptions, type LogprobResult, type ScoreBatch } from './logprobs.ts';
+import { headLogprobs, type Scored, type LogprobOptions, type LogprobResult, type ScoreBatch } from './logprobs.ts';
 import type { LoraAdapter } from './lora/types.ts';
 import { PROJ_NAMES } from './lora/types.ts';
 import type { Qwen3Model } from './model.ts';
@@ -21,7 +21,7 @@ import { buildPrefixTree, type PrefixTree } from './prefix-tree.ts';
 import { recomputed } from './recompute.ts';
 import { rowLayer } from './row-layer.ts';
 import { layerLora, withTensors } from './stack.ts';
-import { maskBias, maskIndex, selectBias, type MaskGroups } from './token-masks.ts';
+import { maskBias, maskIndex, selectBias } from './token-masks.ts';
 import { idsToRows } from './vocab-map.ts';
 
 /** Attention of every node: q [R, H, hd], k, v [R, KV, hd] -> [R, H, hd] (rows in node order). */
@@ -68,11 +68,8 @@ export function treeLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, bat
   if (T > cfg.maxPositionEmbeddings) throw new InputError(`tokenLogprobs: sequence length ${T} exceeds max_position_embeddings ${cfg.maxPositionEmbeddings}`);
   let cols = treeColumns(tree, batch, T);
   const mi = T > 1 ? maskIndex(batch.masks, batch.inputIds, T) : null;
-  // constrained positions: by mask groups (columns reordered so each group is contiguous), or the [N, rows] bias path
-  let groups: MaskGroups | null = null;
-  const path = opts.maskPath ?? 'auto';
-  if (mi && (path === 'grouped' || (path === 'auto' && groupedPays(mi, cols.bias)))) ({ cols, groups } = groupColumns(cols, mi, model.rows, model.vocab));
-  const bias = mi && !groups ? selectBias(maskBias(mi, model.rows, model.vocab, path === 'gather' ? 'gather' : undefined), cols.bias) : null;
+  // constrained positions: the [N, rows] mask bias at the scored columns
+  const bias = mi ? selectBias(maskBias(mi, model.rows, model.vocab, opts.maskPath === 'auto' ? undefined : opts.maskPath), cols.bias) : null;
   const ids = tree.nodes.flatMap((n) => n.ids);
   const positions = tree.nodes.flatMap((n) => n.ids.map((_, i) => n.start + i));
   const targets = Int32Array.from(cols.out, (o) => batch.inputIds[Math.floor(o / T)]![o % T]!);
@@ -97,7 +94,7 @@ export function treeLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, bat
     const h = rmsNorm(x, model.weights.norm, cfg.rmsNormEps) as tf.Tensor2D; // [R, D]
     const hp = gatherRows(h, cols.h) as tf.Tensor2D; // [N, D]; a shared row may be read by several sequences
     const rowsOut = tf.tensor1d(idsToRows(model.vocab, Array.from(targets), cfg.vocabSize), 'int32');
-    const head = headLogprobs(model, hp, rowsOut, bias, opts.withEntropy ?? false, groups);
+    const head = headLogprobs(model, hp, rowsOut, bias, opts.withEntropy ?? false);
     const place = (v: tf.Tensor) => tf.reshape(scatterRows(v, cols.out, B * T), [B, T]) as tf.Tensor2D;
     return head.entropy ? { logprobs: place(head.logprobs), entropy: place(head.entropy) } : { logprobs: place(head.logprobs) };
   });

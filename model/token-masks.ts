@@ -12,12 +12,12 @@
 //
 // Scale: positions of one grammar state share one allowed set, so a sequence keeps a table
 // of its distinct bitmasks and a per-position index into it; equal masks of different
-// sequences are merged (maskIndex). Two ways to apply them, same numbers (model/logprobs.ts
-// maskPath): an [N, rows] bias gathered from the [M + 1, rows] table of the distinct masks
-// (maskBias, applyMaskBias), or (issue 22) the scored positions ordered by mask and each
-// group's one bias row broadcast over its logits (groupedLogSoftmaxStats), no [N, rows] bias.
-// On wasm the second wins for large groups and loses for many small ones (fixed ops per
-// group), so the trainer picks it only when groups average 16 rows or more.
+// sequences are merged (maskIndex). Each scored position's bias row is taken from the
+// [M + 1, rows] table of the distinct masks (maskBias, applyMaskBias, tableRows): by a one-hot
+// matmul where the backend has a fast one (wasm: XNNPACK), by a gather on cpu; the same bits
+// (model/logprobs.ts maskPath picks one for tests and benches). Issue 22 tried grouping the
+// positions by mask instead (one broadcast bias row per group): ~40 masks per turn made the
+// groups too small to pay on wasm (4.9x the unmasked step), so it went.
 import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../util/errors.ts';
 import { logSumExpRows } from './fused.ts';
@@ -115,10 +115,7 @@ export interface MaskBias {
   via?: 'gather' | 'matmul';
 }
 
-/**
- * The [N, rows] bias path (before issue 22, kept as the reference the grouped path is tested
- * and benchmarked against): the bias table of every distinct mask and per-position rows.
- */
+/** The bias table of every distinct mask and each position's row in it; `via`: how applyMaskBias builds the rows (tableRows). */
 export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null, via?: 'gather' | 'matmul'): MaskBias {
   const table = new Float32Array((mi.table.length + 1) * rows);
   mi.table.forEach((mask, k) => biasRow(mask, rows, vocab, table.subarray((1 + k) * rows, (2 + k) * rows)));
@@ -154,66 +151,10 @@ export function selectBias(bias: MaskBias, at: Int32Array): MaskBias {
   return { ...bias, index: Int32Array.from(at, (p) => bias.index[p]!) };
 }
 
-/**
- * Scored positions grouped by their mask: `order` lists them (indices into `at`) so that each
- * group is contiguous, unmasked first, then by distinct mask; `sizes` and `bias` (the
- * group's [rows] bias row, null = unmasked) per group.
- */
-export interface MaskGroups {
-  order: Int32Array;
-  sizes: number[];
-  bias: (Float32Array | null)[];
-}
-
-/** `at`: each scored position's index into mi.index (b*(T-1) + t-1). Counting sort, stable. */
-export function maskGroups(mi: MaskIndex, at: Int32Array, rows: number, vocab: VocabMap | null): MaskGroups {
-  const K = mi.table.length + 1;
-  const count = new Int32Array(K);
-  for (const p of at) count[mi.index[p]!]!++;
-  const start = new Int32Array(K);
-  for (let k = 1; k < K; k++) start[k] = start[k - 1]! + count[k - 1]!;
-  const order = new Int32Array(at.length);
-  at.forEach((p, i) => {
-    order[start[mi.index[p]!]!++] = i;
-  });
-  const sizes: number[] = [];
-  const bias: (Float32Array | null)[] = [];
-  for (let k = 0; k < K; k++) {
-    if (!count[k]) continue;
-    sizes.push(count[k]!);
-    if (k === 0) bias.push(null);
-    else {
-      const row = new Float32Array(rows);
-      biasRow(mi.table[k - 1]!, rows, vocab, row);
-      bias.push(row);
-    }
-  }
-  return { order, sizes, bias };
-}
-
 /** lse [N] of logits [N, V] and, with `withEntropy`, the entropy H = lse - sum_v p_v * logit_v [N]. */
 export function logSoftmaxStats(logits: tf.Tensor2D, withEntropy: boolean): { lse: tf.Tensor1D; entropy?: tf.Tensor1D } {
   const lse = logSumExpRows(logits); // [N]
   if (!withEntropy) return { lse };
   const p = tf.exp(tf.sub(logits, tf.expandDims(lse, -1)));
   return { lse, entropy: tf.sub(lse, tf.sum(tf.mul(p, logits), -1)) as tf.Tensor1D };
-}
-
-/**
- * The masked log-softmax statistics without an [N, rows] bias: logits [N, rows] already in
- * group order (MaskGroups) are split by group, each group's one bias row is broadcast over
- * its rows (no [N, rows] gather, and no table of every mask), and the per-row results are
- * concatenated back. Row by row the same float operations as logits + bias, so the same
- * values; the gradient of the split is one concat.
- */
-export function groupedLogSoftmaxStats(logits: tf.Tensor2D, g: MaskGroups, withEntropy: boolean): { lse: tf.Tensor1D; entropy?: tf.Tensor1D } {
-  const rows = logits.shape[1];
-  const parts = g.sizes.length === 1 ? [logits] : (tf.split(logits, g.sizes, 0) as tf.Tensor2D[]);
-  const out = parts.map((part, i) => {
-    const row = g.bias[i];
-    return logSoftmaxStats(row ? (tf.add(part, tf.tensor2d(row, [1, rows])) as tf.Tensor2D) : part, withEntropy);
-  });
-  if (out.length === 1) return out[0]!;
-  const lse = tf.concat(out.map((o) => o.lse)) as tf.Tensor1D;
-  return withEntropy ? { lse, entropy: tf.concat(out.map((o) => o.entropy!)) as tf.Tensor1D } : { lse };
 }

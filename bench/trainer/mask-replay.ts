@@ -11,8 +11,7 @@
 //                     (applyPerId), after: on bitmask words (apply); same masks
 //   step rows         one accumulateGradients over the turns (GRPO loss, --micro per micro-batch):
 //                     unmasked (the baseline), masked through an [N, V] bias built by a gather
-//                     (before) or a one-hot matmul, masked by groups of one bias row, and the
-//                     trainer's choice (after)
+//                     (before) or the backend's way (after: a one-hot matmul on wasm)
 //   critical path     what the trainer waits for, replay included: before = in-process replay,
 //                     then the step; after = the replay pool's worker threads started with the
 //                     step (trainer/replay-pool.ts; warm: its grammars compiled by a first batch)
@@ -26,7 +25,7 @@ import { selectBackend, type BackendKind } from '../../model/backend.ts';
 import type { Qwen3Config } from '../../model/config.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { PRESETS } from '../../model/init.ts';
-import type { TokenMasks } from '../../model/token-masks.ts';
+import { biasVia, type TokenMasks } from '../../model/token-masks.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec } from '../../serve/structured/index.ts';
 import { POLICY_FILTER_VERSION } from '../../serve/structured/policy-filter.ts';
@@ -113,7 +112,7 @@ const cfg: Qwen3Config = { ...PRESETS.tiny!, vocabSize: V };
 const model = randomModel(cfg);
 const adapter = createLora(model, LoraSchema.parse({ r: 8 }), 7);
 const policy = loraPolicy(model, adapter);
-const via = (maskPath: 'bias' | 'gather' | 'grouped'): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
+const via = (maskPath: 'gather' | 'matmul'): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 const step = (p: Policy, batch: GrpoBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
 
@@ -134,11 +133,9 @@ const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined)
   pool.release(warm);
 }
 
-progress('replay pool warm; timing the step: unmasked, bias, grouped, then the critical paths');
+progress('replay pool warm; timing the step: unmasked, gather bias, the backend\'s bias, then the critical paths');
 const unmasked = await timeIt(ms(() => step(policy, base)));
 const stepGather = await timeIt(ms(() => step(via('gather'), { ...base, masks })));
-const stepBias = await timeIt(ms(() => step(via('bias'), { ...base, masks })));
-const stepGrouped = await timeIt(ms(() => step(via('grouped'), { ...base, masks })));
 const stepAuto = await timeIt(ms(() => step(policy, { ...base, masks })));
 progress('steps done; in-process replay');
 const replayBefore = await timeIt(ms(() => replayInProcess(true)));
@@ -176,10 +173,8 @@ console.log('|---|---|---|---|');
 const row = (name: string, x: number) => console.log(`| ${name} | ${x.toFixed(0)} | ${(x / unmasked).toFixed(2)}x | ${((100 * (x - unmasked)) / unmasked).toFixed(1)}% |`);
 row('step, unmasked (baseline)', unmasked);
 row('step, masked: [N, V] bias by a gather (before)', stepGather);
-row('step, masked: [N, V] bias by a one-hot matmul', stepBias);
-row('step, masked: positions grouped by mask, one bias row per group', stepGrouped);
-row('step, masked: the trainer\'s choice (grouped when groups have >= 16 rows, else the one-hot bias) (after)', stepAuto);
+row(`step, masked: [N, V] bias the backend's way (${biasVia() === 'matmul' ? 'a one-hot matmul' : 'a gather'}) (after)`, stepAuto);
 row('critical path before: in-process replay (filter id by id) + gather step', criticalBefore);
 row('critical path after, no spare core: in-process replay (bitmask words) + the trainer\'s step', criticalInProcess);
-row(`critical path after: replay pool during the grouped step (waited ${waited.toFixed(0)} ms)`, criticalAfter);
+row(`critical path after: replay pool during the step (waited ${waited.toFixed(0)} ms)`, criticalAfter);
 console.log(`\nin-process replay alone: ${replayBefore.toFixed(0)} ms before, ${replayAfter.toFixed(0)} ms after; critical path after/before: ${(criticalAfter / criticalBefore).toFixed(2)}x with the pool, ${(criticalInProcess / criticalBefore).toFixed(2)}x in process`);

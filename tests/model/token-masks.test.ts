@@ -136,13 +136,13 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       expect(Math.abs(fd - analytic) / Math.abs(analytic)).toBeLessThan(1e-2);
     });
 
-    it('grouped masks (one bias row per distinct mask, no [N, V] bias) == the [N, V] bias path: logprobs, entropies, LoRA gradients', () => {
+    it('the [N, V] bias by a one-hot matmul == by a gather: logprobs, entropies, LoRA gradients', () => {
       // a third sequence sharing a mask with the first (merged across sequences) and an unmasked one
       const inputIds = [...seqs, seqs[0]!.slice(0, 6), seqs[1]!];
       const all = [...masks, { table: [masks[0]!.table[1]!], index: [-1, -1, 0, -1, 0, -1] }, null];
       const scored = inputIds.map((s) => s.map((_, t) => (t % 3 === 1 ? 0 : 1)));
       const vars = adapter.variables();
-      const run = (maskPath: 'bias' | 'grouped', withScored: boolean) => {
+      const run = (maskPath: 'gather' | 'matmul', withScored: boolean) => {
         const f = () => {
           const r = tokenLogprobs(model, adapter, { inputIds, masks: all, ...(withScored ? { scored } : {}) }, { withEntropy: true, maskPath });
           return tf.add(tf.sum(tf.mul(r.logprobs, tf.linspace(0.5, 1.5, r.logprobs.shape[1]))), tf.mul(0.3, tf.sum(r.entropy!))) as tf.Scalar;
@@ -158,7 +158,7 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       };
       const maxDiff = (a: number[][], b: number[][]) => Math.max(...a.flatMap((r, i) => r.map((x, j) => Math.abs(x - b[i]![j]!))));
       for (const withScored of [false, true]) {
-        const [ref, grouped] = [run('bias', withScored), run('grouped', withScored)];
+        const [ref, grouped] = [run('gather', withScored), run('matmul', withScored)];
         expect(maxDiff(grouped.lp, ref.lp)).toBeLessThan(1e-6);
         expect(maxDiff(grouped.ent, ref.ent)).toBeLessThan(1e-6);
         expect(maxDiff(grouped.g, ref.g)).toBeLessThan(1e-6);

@@ -98,8 +98,8 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     expect(stats['constraint/replay_rejected']).toBe(0);
     const inputIds = turns.map((t) => [...t.promptIds, ...t.completionIds]);
     const [masked, raw] = tf.tidy(() => [masks, undefined].map((m) => tokenLogprobs(model, adapter, { inputIds, masks: m }).logprobs.arraySync()));
-    // the grouped masks (one bias row per distinct mask) give the [N, V] bias path's numbers (issue 22)
-    const [viaBias, grouped] = (['bias', 'grouped'] as const).map((maskPath) => tf.tidy(() => tokenLogprobs(model, adapter, { inputIds, masks }, { maskPath }).logprobs.arraySync()));
+    // the [N, V] bias by a one-hot matmul (issue 22) gives the gathered bias's numbers
+    const [viaBias, grouped] = (['gather', 'matmul'] as const).map((maskPath) => tf.tidy(() => tokenLogprobs(model, adapter, { inputIds, masks }, { maskPath }).logprobs.arraySync()));
     for (const other of [masked!, grouped!]) expect(Math.max(...viaBias!.flatMap((r, b) => r.map((x, t) => Math.abs(x - other[b]![t]!))))).toBeLessThan(1e-6);
     let below = 0;
     turnsOf().forEach((t, b) => {

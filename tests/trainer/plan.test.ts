@@ -130,7 +130,7 @@ describe('planMemory on a small config, worked by hand', () => {
       const base = tf.memory().numBytes;
       let held = 0;
       const { value, grads } = tf.variableGrads(() => {
-        const lp = tokenLogprobs(model, a, { inputIds: ids, ...(withMasks ? { masks } : {}) }, { maskPath: 'bias' }).logprobs; // the plan counts the [N, V] bias path, the worst case
+        const lp = tokenLogprobs(model, a, { inputIds: ids, ...(withMasks ? { masks } : {}) }, { maskPath: 'gather' }).logprobs; // the plan counts the [N, V] bias path, the worst case
         held = tf.memory().numBytes - base;
         return tf.neg(tf.mean(lp)) as tf.Scalar;
       }, a.variables());
