@@ -299,15 +299,7 @@ export class PolicyTurnFilter {
 
   /** For every set bit with `pick(id)`: clear it when banned (or always, with `banAll`). */
   private checkEverySetBit(mask: Int32Array, pick: (id: number) => boolean, banAll = false): void {
-    for (let w = 0; w < mask.length; w++) {
-      let word = mask[w] as number;
-      while (word !== 0) {
-        const bit = 31 - Math.clz32(word & -word);
-        word &= word - 1;
-        const id = (w << 5) | bit;
-        if (id < this.vocab.size && pick(id) && (banAll || this.banReason(id))) clear(mask, id);
-      }
-    }
+    this.eachSetBit(mask, null, (id) => pick(id) && (banAll || this.banReason(id) !== null));
   }
 
   /** Advance past the sampled id. */
