@@ -11,8 +11,7 @@
 // A version dir holds the actor as PEFT files + optimizer.json (as GRPO), and the critic as
 // critic.* files (LoRA, value head, optimizer, which reference it scores against), which the
 // checkpoints carry with the optimizer state, so resume restores both.
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../configs/schema.ts';
 import type { TrainerPart, TrainSequence } from './parts.ts';
@@ -56,16 +55,10 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
     reference.adapter?.dispose();
     reference = { path, adapter: path ? lora.loadPeftAdapter(path, model) : null };
   };
-  /** The critic's LoRA, read from critic.adapter_* files through a temp PEFT folder. */
+  /** The critic: its LoRA (critic.adapter_* files) and value head. */
   const loadCritic = (dir: string) => {
-    const tmp = mkdtempSync(join(tmpdir(), 'gsteer-critic-'));
-    try {
-      for (const n of readdirSync(dir)) if (n.startsWith(`${CRITIC_PREFIX}adapter_`)) copyFileSync(join(dir, n), join(tmp, n.slice(CRITIC_PREFIX.length)));
-      const head = JSON.parse(readFileSync(join(dir, HEAD_FILE), 'utf8')) as { w: number[]; b: number };
-      return critics.makeCritic(lora.loadPeftAdapter(tmp, model), Float32Array.from(head.w), head.b);
-    } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
+    const head = JSON.parse(readFileSync(join(dir, HEAD_FILE), 'utf8')) as { w: number[]; b: number };
+    return critics.makeCritic(lora.loadPeftAdapter(dir, model, CRITIC_PREFIX), Float32Array.from(head.w), head.b);
   };
 
   return {
@@ -131,10 +124,7 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
     async save(dir) {
       lora.savePeftAdapter(adapter, dir, cfg.policy.model);
       state.writeOptimizerFile(join(dir, 'optimizer.json'), actorOpt);
-      const tmp = join(dir, '.critic-tmp');
-      lora.savePeftAdapter(critic.adapter, tmp, cfg.policy.model);
-      for (const n of readdirSync(tmp)) renameSync(join(tmp, n), join(dir, `${CRITIC_PREFIX}${n}`));
-      rmSync(tmp, { recursive: true, force: true });
+      lora.savePeftAdapter(critic.adapter, dir, cfg.policy.model, undefined, CRITIC_PREFIX);
       writeFileSync(join(dir, HEAD_FILE), JSON.stringify({ w: Array.from(critic.w.dataSync()), b: critic.b.dataSync()[0] }));
       state.writeOptimizerFile(join(dir, CRITIC_OPTIMIZER), criticOpt);
       writeFileSync(join(dir, REFERENCE_FILE), JSON.stringify({ path: reference.path }));

@@ -65,12 +65,16 @@ export function adapterTensors(adapter: LoraAdapter, numLayers: number): Map<str
   return out;
 }
 
-/** Write the adapter folder (each file atomically); returns the sha256 of the weights file. */
-export function savePeftAdapter(adapter: LoraAdapter, dir: string, baseModelNameOrPath: string, numLayers?: number): string {
+/**
+ * Write the adapter folder (each file atomically); returns the sha256 of the weights file.
+ * `prefix` names the files `<prefix>adapter_config.json` / `<prefix>adapter_model.safetensors`,
+ * for a second adapter beside the first in one folder (the PPO critic's `critic.`).
+ */
+export function savePeftAdapter(adapter: LoraAdapter, dir: string, baseModelNameOrPath: string, numLayers?: number, prefix = ''): string {
   mkdirSync(dir, { recursive: true });
   const layers = numLayers ?? countLayers(adapter);
-  const bytes = writeSafetensors(join(dir, ADAPTER_WEIGHTS), adapterTensors(adapter, layers), { format: 'pt' });
-  writeFileAtomic(join(dir, ADAPTER_CONFIG), `${JSON.stringify(peftConfigJson(adapter, baseModelNameOrPath), null, 2)}\n`);
+  const bytes = writeSafetensors(join(dir, prefix + ADAPTER_WEIGHTS), adapterTensors(adapter, layers), { format: 'pt' });
+  writeFileAtomic(join(dir, prefix + ADAPTER_CONFIG), `${JSON.stringify(peftConfigJson(adapter, baseModelNameOrPath), null, 2)}\n`);
   return sha256(bytes);
 }
 
@@ -118,9 +122,9 @@ export function parsePeftConfig(raw: unknown, file: string): PeftConfig {
   };
 }
 
-/** Load a PEFT adapter folder for `model`; shapes, rank and targets must match the model. */
-export function loadPeftAdapter(dir: string, model: Qwen3Model): LoraAdapter {
-  const cfgFile = join(dir, ADAPTER_CONFIG);
+/** Load a PEFT adapter folder for `model` (its files named with `prefix`, as saved); shapes, rank and targets must match the model. */
+export function loadPeftAdapter(dir: string, model: Qwen3Model, prefix = ''): LoraAdapter {
+  const cfgFile = join(dir, prefix + ADAPTER_CONFIG);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(cfgFile, 'utf8'));
@@ -128,7 +132,7 @@ export function loadPeftAdapter(dir: string, model: Qwen3Model): LoraAdapter {
     throw new InputError(`${cfgFile}: cannot read the adapter config (${(e as Error).message}); an adapter folder holds ${ADAPTER_CONFIG} and ${ADAPTER_WEIGHTS}`);
   }
   const pc = parsePeftConfig(raw, cfgFile);
-  const file = join(dir, ADAPTER_WEIGHTS);
+  const file = join(dir, prefix + ADAPTER_WEIGHTS);
   const { tensors } = readSafetensors(file);
   const problems: string[] = [];
   const expected = new Set<string>();
