@@ -40,6 +40,36 @@ export function headMatMul(h: tf.Tensor2D, Wt: tf.Tensor2D, W: tf.Tensor2D): tf.
 }
 
 /**
+ * Rows `at` of the head only: h [N, D] @ lmHeadT[:, at] [D, K] -> [N, K], gradient dy @ embed[at]
+ * (tied head; only h gets one). The gathers run inside the custom op, off the gradient tape: a
+ * tf.gather on the tape saves its input for a gradient nobody needs, and a saved tensor is a
+ * copy on wasm (39 MB a call for a 151,936 x 64 head).
+ */
+export function headRowsMatMul(h: tf.Tensor2D, lmHeadT: tf.Tensor2D, embed: tf.Tensor2D, at: Int32Array): tf.Tensor2D {
+  const f = tf.customGrad((...args: unknown[]) => {
+    const save = args.pop() as tf.GradSaveFunc;
+    const x = args[0] as tf.Tensor2D;
+    const idx = tf.tensor1d(at, 'int32');
+    save([tf.gather(embed, idx)]); // [K, D]
+    return {
+      value: tf.matMul(x, tf.gather(lmHeadT, idx, 1) as tf.Tensor2D), // [N, K]
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], [W]: tf.Tensor[]) => [tf.matMul(dy as tf.Tensor2D, W as tf.Tensor2D)],
+    };
+  }) as (x: tf.Tensor2D) => tf.Tensor2D;
+  return f(h);
+}
+
+/** Rows (axis 0) or columns (axis 1) `at` of a frozen tensor, off the gradient tape (headRowsMatMul: no copy saved). */
+export function frozenGather(x: tf.Tensor, at: Int32Array | tf.Tensor1D, axis = 0): tf.Tensor {
+  const f = tf.customGrad((...args: unknown[]) => {
+    args.pop();
+    const xi = args[0] as tf.Tensor;
+    return { value: tf.gather(xi, at instanceof tf.Tensor ? at : tf.tensor1d(at, 'int32'), axis), gradFunc: () => [tf.zeros(xi.shape)] };
+  }) as (x: tf.Tensor) => tf.Tensor;
+  return f(x);
+}
+
+/**
  * Rows idx of x [M, ...] -> [N, ...], with gradient scattered back into [M, ...]. tf.gather's
  * own gradient is an UnsortedSegmentSum, which the wasm backend does not have; a ScatterNd
  * (which it has) is the exact adjoint: it sums the updates of repeated indices (cpu and wasm

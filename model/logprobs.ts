@@ -9,9 +9,10 @@ import * as tf from '@tensorflow/tfjs';
 import { InputError } from '../util/errors.ts';
 import type { LoraAdapter } from './lora/types.ts';
 import type { Qwen3Model } from './model.ts';
-import { gatherRows, headMatMul, scatterRows } from './fused.ts';
+import { frozenGather, gatherRows, scatterRows } from './fused.ts';
 import { runStack } from './stack.ts';
-import { applyMaskBias, logSoftmaxStats, maskBias, maskIndex, selectBias, type MaskBias, type TokenMasks } from './token-masks.ts';
+import { lmHead, sparseMaskedStats } from './masked-head.ts';
+import { applyMaskBias, logSoftmaxStats, maskBias, maskedPath, maskIndex, selectBias, type MaskBias, type MaskVia, type TokenMasks } from './token-masks.ts';
 import type { VocabMap } from './vocab-map.ts';
 import { idsToRows } from './vocab-map.ts';
 
@@ -24,11 +25,13 @@ export interface LogprobOptions {
   /** Also return the entropy of each predictive distribution. */
   withEntropy?: boolean;
   /**
-   * How the [N, V] mask bias of masked sequences is built (same bits, token-masks.ts
-   * tableRows): 'auto' (default) = the backend's way (a one-hot matmul, a gather on cpu),
-   * 'gather' (before issue 22: the benches' baseline) or 'matmul' on any backend.
+   * How masked sequences are scored (the same values up to float32 rounding): 'gather'
+   * (before issue 22: the benches' baseline) or 'matmul' add an [N, V] bias built by a gather
+   * or a one-hot matmul (token-masks.ts tableRows); 'sparse' builds none (masked-head.ts);
+   * 'auto' (default): sparse from SPARSE_MIN_ROWS output rows on, else the backend's bias
+   * (a one-hot matmul, a gather on cpu).
    */
-  maskPath?: 'auto' | 'gather' | 'matmul';
+  maskPath?: 'auto' | MaskVia;
 }
 
 export interface LogprobResult {
@@ -110,16 +113,21 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
 /**
  * lm_head, log-softmax and (optionally) entropy of N scored positions: hidden states
  * hp [N, D] and the target row ids [N] -> logprobs [N] (and entropy [N]). Constrained
- * positions are masked by `bias`, the [N, rows] mask bias of each position; null: unmasked.
+ * positions are masked by `bias` (each position's mask, applied as an [N, rows] bias or by the
+ * sparse path, maskedPath); null: unmasked.
  */
 export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Tensor1D, bias: MaskBias | null, withEntropy: boolean): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
-  const { embed, lmHeadT } = model.weights;
-  // [N, rows]; tied: backward multiplies by the embedding itself
-  const raw = model.config.tieWordEmbeddings ? headMatMul(hp, lmHeadT, embed) : tf.matMul(hp, lmHeadT);
+  const { lmHeadT } = model.weights;
+  const via = bias ? maskedPath(bias) : null;
   // [N]; masked where constrained
-  const { lse, entropy } = logSoftmaxStats((bias ? applyMaskBias(raw as tf.Tensor2D, bias) : raw) as tf.Tensor2D, withEntropy);
-  const targetRows = tf.transpose(tf.gather(lmHeadT, targets, 1)); // [N, D]
+  const { lse, entropy } = !bias
+    ? logSoftmaxStats(lmHead(model, hp), withEntropy)
+    : via === 'sparse'
+      ? sparseMaskedStats(model, hp, bias, withEntropy)
+      : logSoftmaxStats(applyMaskBias(lmHead(model, hp), bias, via ?? undefined), withEntropy);
+  const targetRows = tf.transpose(frozenGather(lmHeadT, targets, 1)); // [N, D]
   const targetLogit = tf.sum(tf.mul(hp, targetRows), -1); // [N]
   const logprobs = tf.sub(targetLogit, lse) as tf.Tensor1D;
   return entropy ? { logprobs, entropy } : { logprobs };
 }
+

@@ -12,13 +12,16 @@
 //
 // Scale: positions of one grammar state share one allowed set, so a sequence keeps a table
 // of its distinct bitmasks and a per-position index into it; equal masks of different
-// sequences are merged (maskIndex). Each scored position's bias row is taken from the
-// [M + 1, rows] table of the distinct masks (maskBias, applyMaskBias, tableRows): by a one-hot
-// matmul where the backend has a fast one (wasm: XNNPACK), by a gather on cpu; the same bits
-// (model/logprobs.ts maskPath picks one for tests and benches). Issue 22 tried grouping the
-// positions by mask instead (one broadcast bias row per group): ~40 masks per turn made the
-// groups too small to pay on wasm (4.9x the unmasked step), so it went.
+// sequences are merged (maskIndex). Below SPARSE_MIN_ROWS output rows each scored position
+// gets its bias row from the [M + 1, rows] table of the distinct masks (applyMaskBias,
+// tableRows): by a one-hot matmul where the backend has a fast one (wasm: XNNPACK), by a
+// gather on cpu; the same bits. From SPARSE_MIN_ROWS on no [N, rows] bias is built
+// (masked-head.ts: each mask on its cheap side). model/logprobs.ts maskPath picks one for
+// tests and benches. Issue 22 tried grouping the positions by mask instead (one broadcast bias
+// row per group): ~40 masks per turn made the groups too small to pay on wasm (4.9x the
+// unmasked step), so it went.
 import * as tf from '@tensorflow/tfjs';
+import { hasBit } from '../util/bits.ts';
 import { InputError } from '../util/errors.ts';
 import { logSumExpRows } from './fused.ts';
 import type { VocabMap } from './vocab-map.ts';
@@ -38,10 +41,10 @@ export interface TokenMasks {
   index: ArrayLike<number>;
 }
 
-export const isAllowed = (mask: Int32Array, id: number): boolean => ((mask[id >> 5]! >>> (id & 31)) & 1) === 1;
+export const isAllowed = hasBit;
 
 /** Bitmask -> bias row over the model's output rows (row r is token id keptIds[r], or r), word by word. */
-function biasRow(mask: Int32Array, rows: number, vocab: VocabMap | null, out: Float32Array): void {
+export function biasRow(mask: Int32Array, rows: number, vocab: VocabMap | null, out: Float32Array): void {
   if (vocab) {
     for (let r = 0; r < rows; r++) out[r] = isAllowed(mask, vocab.keptIds[r]!) ? 0 : MASKED_LOGIT;
     return;
@@ -106,23 +109,38 @@ export function maskIndex(masks: readonly (TokenMasks | null | undefined)[] | un
 }
 
 export interface MaskBias {
-  /** [M + 1, rows]: row 0 all zeros (unmasked), row 1 + m the bias of distinct mask m. */
-  table: Float32Array;
-  /** [B * (T - 1)]: the bias row of each scored position (position t-1 predicts token t). */
+  /** The distinct bitmasks over the id space (MaskIndex.table). */
+  masks: readonly Int32Array[];
+  /** The model's output rows and their token ids (null: row = id). */
+  rows: number;
+  vocab: VocabMap | null;
+  /** [B * (T - 1)]: the mask of each scored position (position t-1 predicts token t): 0 = unmasked, 1 + k = masks[k]. */
   index: Int32Array;
-  distinct: number;
-  /** How the [N, rows] bias is built (tableRows); absent = by backend. */
-  via?: 'gather' | 'matmul';
+  /** How the masked log-softmax runs (maskedPath); absent = by backend and size. */
+  via?: MaskVia;
 }
 
-/** The bias table of every distinct mask and each position's row in it; `via`: how applyMaskBias builds the rows (tableRows). */
-export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null, via?: 'gather' | 'matmul'): MaskBias {
-  const table = new Float32Array((mi.table.length + 1) * rows);
-  mi.table.forEach((mask, k) => biasRow(mask, rows, vocab, table.subarray((1 + k) * rows, (2 + k) * rows)));
-  return { table, index: mi.index, distinct: mi.table.length, ...(via ? { via } : {}) };
+/** 'gather' / 'matmul': an [N, rows] bias built by a gather or a one-hot matmul (tableRows); 'sparse': none (masked-head.ts). */
+export type MaskVia = 'gather' | 'matmul' | 'sparse';
+
+/** Each position's mask and how to apply it; `via` forces a path (tests, benches). */
+export function maskBias(mi: MaskIndex, rows: number, vocab: VocabMap | null, via?: MaskVia): MaskBias {
+  return { masks: mi.table, rows, vocab, index: mi.index, ...(via ? { via } : {}) };
 }
 
-/** How this backend builds the [N, rows] bias by default (tableRows). */
+/**
+ * From this many output rows on, the masked log-softmax runs without an [N, rows] bias
+ * (masked-head.ts): at Qwen3's 151,936 rows the bias costs more than the step it guards and
+ * the sparse path less than nothing (bench/trainer/mask-replay.ts). Below, the bias is cheap:
+ * at the demo's 3,062 rows both paths' steps are within run-to-run noise of each other, and
+ * the bias path keeps the demo's numbers those of earlier releases.
+ */
+export const SPARSE_MIN_ROWS = 16_384;
+
+/** The path `bias` takes: its own, else sparse for a large head, else the backend's bias (one-hot matmul; a gather on cpu). */
+export const maskedPath = (bias: MaskBias): MaskVia => bias.via ?? (bias.rows >= SPARSE_MIN_ROWS ? 'sparse' : biasVia());
+
+/** How this backend builds an [N, rows] bias by default (tableRows). */
 export const biasVia = (): 'gather' | 'matmul' => (tf.getBackend() === 'cpu' ? 'gather' : 'matmul');
 
 /**
@@ -140,10 +158,11 @@ export function tableRows(table: tf.Tensor2D, index: Int32Array, via: 'gather' |
 }
 
 /** logits [N, rows] + the bias of each position: [N, rows] (no gradient flows into the bias). */
-export function applyMaskBias(logits: tf.Tensor2D, bias: MaskBias): tf.Tensor2D {
+export function applyMaskBias(logits: tf.Tensor2D, bias: MaskBias, via: 'gather' | 'matmul' = biasVia()): tf.Tensor2D {
   const rows = logits.shape[1];
-  const table = tf.tensor2d(bias.table, [bias.distinct + 1, rows]); // [M + 1, rows]
-  return tf.add(logits, tableRows(table, bias.index, bias.via)) as tf.Tensor2D; // [N, rows]
+  const table = new Float32Array((bias.masks.length + 1) * rows); // [M + 1, rows]: row 0 all zeros (unmasked)
+  bias.masks.forEach((mask, k) => biasRow(mask, rows, bias.vocab, table.subarray((1 + k) * rows, (2 + k) * rows)));
+  return tf.add(logits, tableRows(tf.tensor2d(table, [bias.masks.length + 1, rows]), bias.index, via)) as tf.Tensor2D; // [N, rows]
 }
 
 /** The same bias for a subset of the positions (`at`: indices into bias.index), e.g. the scored ones. */

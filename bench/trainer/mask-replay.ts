@@ -11,7 +11,8 @@
 //                     (applyPerId), after: on bitmask words (apply); same masks
 //   step rows         one accumulateGradients over the turns (GRPO loss, --micro per micro-batch):
 //                     unmasked (the baseline), masked through an [N, V] bias built by a gather
-//                     (before) or the backend's way (after: a one-hot matmul on wasm)
+//                     (before) or a one-hot matmul (stop 28), or with no bias (after: the sparse
+//                     masked head, model/masked-head.ts, the default at this vocabulary)
 //   critical path     what the trainer waits for, replay included: before = in-process replay,
 //                     then the step; after = the replay pool's worker threads started with the
 //                     step (trainer/replay-pool.ts; warm: its grammars compiled by a first batch)
@@ -25,7 +26,7 @@ import { selectBackend, type BackendKind } from '../../model/backend.ts';
 import type { Qwen3Config } from '../../model/config.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { PRESETS } from '../../model/init.ts';
-import { biasVia, type TokenMasks } from '../../model/token-masks.ts';
+import { maskedPath, type MaskVia, type TokenMasks } from '../../model/token-masks.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec } from '../../serve/structured/index.ts';
 import { POLICY_FILTER_VERSION } from '../../serve/structured/policy-filter.ts';
@@ -102,6 +103,8 @@ const perToken = (ps: Parts[]) => {
 const cut = (m: TokenMasks, t: MaskedTurn): TokenMasks => ({ table: m.table, index: Array.from(m.index).slice(0, t.promptIds.length + S) });
 const trainTurns = turns.map((t) => ({ ...t, completionIds: t.completionIds.slice(0, S) }));
 const inputIds = trainTurns.map((t) => [...t.promptIds, ...t.completionIds]);
+// what maskPath 'auto' picks for this head
+const defaultPath = maskedPath({ masks: [], rows: V, vocab: null, index: new Int32Array(0) }) === 'sparse' ? 'no bias: the sparse masked head' : 'an [N, V] bias';
 const base: GrpoBatch = {
   kind: 'grpo',
   inputIds,
@@ -112,7 +115,7 @@ const cfg: Qwen3Config = { ...PRESETS.tiny!, vocabSize: V };
 const model = randomModel(cfg);
 const adapter = createLora(model, LoraSchema.parse({ r: 8 }), 7);
 const policy = loraPolicy(model, adapter);
-const via = (maskPath: 'gather' | 'matmul'): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
+const via = (maskPath: MaskVia): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 const step = (p: Policy, batch: GrpoBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
 
@@ -133,9 +136,10 @@ const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined)
   pool.release(warm);
 }
 
-progress('replay pool warm; timing the step: unmasked, gather bias, the backend\'s bias, then the critical paths');
+progress('replay pool warm; timing the step: unmasked, gather bias, one-hot bias, the default (sparse), then the critical paths');
 const unmasked = await timeIt(ms(() => step(policy, base)));
 const stepGather = await timeIt(ms(() => step(via('gather'), { ...base, masks })));
+const stepMatmul = await timeIt(ms(() => step(via('matmul'), { ...base, masks })));
 const stepAuto = await timeIt(ms(() => step(policy, { ...base, masks })));
 progress('steps done; in-process replay');
 const replayBefore = await timeIt(ms(() => replayInProcess(true)));
@@ -173,7 +177,8 @@ console.log('|---|---|---|---|');
 const row = (name: string, x: number) => console.log(`| ${name} | ${x.toFixed(0)} | ${(x / unmasked).toFixed(2)}x | ${((100 * (x - unmasked)) / unmasked).toFixed(1)}% |`);
 row('step, unmasked (baseline)', unmasked);
 row('step, masked: [N, V] bias by a gather (before)', stepGather);
-row(`step, masked: [N, V] bias the backend's way (${biasVia() === 'matmul' ? 'a one-hot matmul' : 'a gather'}) (after)`, stepAuto);
+row('step, masked: [N, V] bias by a one-hot matmul (stop 28)', stepMatmul);
+row(`step, masked: the default (${defaultPath}) (after)`, stepAuto);
 row('critical path before: in-process replay (filter id by id) + gather step', criticalBefore);
 row('critical path after, no spare core: in-process replay (bitmask words) + the trainer\'s step', criticalInProcess);
 row(`critical path after: replay pool during the step (waited ${waited.toFixed(0)} ms)`, criticalAfter);

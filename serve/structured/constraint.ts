@@ -11,6 +11,7 @@
 // over token ids (what the trainer's masks are, model/token-masks.ts).
 import type { CompiledConstraint } from './compile.ts';
 import { policyMinTokens } from '../../core/turn/caps.ts';
+import { hasBit, popcount } from '../../util/bits.ts';
 import { PolicyTurnFilter } from './policy-filter.ts';
 import type { GrammarMatcher } from './xgrammar.ts';
 
@@ -22,14 +23,7 @@ export interface ConstraintOptions {
 }
 
 /** Is bit `id` set in a bitmask [ceil(V / 32)] (bit id & 31 of word id >> 5)? */
-export const maskHas = (mask: Int32Array, id: number): boolean => (((mask[id >>> 5] as number) >>> (id & 31)) & 1) === 1;
-
-/** Set bits in a 32-bit word. */
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
+export const maskHas = hasBit;
 
 /** The ids of `support` (ascending; null = all ids below `size`) whose bit is set in `mask`. */
 export function allowedIds(mask: Int32Array, support: Int32Array | null, size: number): Int32Array {

@@ -10,7 +10,8 @@ import { selectBackend } from '../../model/backend.ts';
 import { loadPeftAdapter } from '../../model/lora/peft.ts';
 import type { LoraAdapter } from '../../model/lora/types.ts';
 import { loadModel, tokenLogprobs, type Qwen3Model } from '../../model/index.ts';
-import { MASKED_LOGIT, tableRows, type TokenMasks } from '../../model/token-masks.ts';
+import { COMPLEMENT_MAX } from '../../model/masked-head.ts';
+import { MASKED_LOGIT, tableRows, type MaskVia, type TokenMasks } from '../../model/token-masks.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 
@@ -73,15 +74,20 @@ for (const fixture of ['tiny', 'gqa'] as const) {
     });
 
     it('logprobs and entropies equal the raw distribution renormalised over each position\'s allowed ids', () => {
-      const out = tf.tidy(() => {
-        const r = tokenLogprobs(model, adapter, { inputIds: seqs, masks }, { withEntropy: true });
-        return { lp: r.logprobs.arraySync(), ent: r.entropy!.arraySync() };
-      });
+      // the bias path and the sparse one (the small mask on its allowed side, the large one on its complement)
+      const outs = (['gather', 'sparse'] as const).map((maskPath) =>
+        tf.tidy(() => {
+          const r = tokenLogprobs(model, adapter, { inputIds: seqs, masks }, { withEntropy: true, maskPath });
+          return { lp: r.logprobs.arraySync(), ent: r.entropy!.arraySync() };
+        }),
+      );
       seqs.forEach((s, b) => {
         for (let t = 2; t < s.length; t++) {
           const ref = reference(rawDistribution(model, adapter, s, t), allowedAt[b]![t]!, s[t]!);
-          expect(Math.abs(out.lp[b]![t]! - ref.logp)).toBeLessThan(1e-5);
-          expect(Math.abs(out.ent[b]![t]! - ref.entropy)).toBeLessThan(1e-5);
+          for (const out of outs) {
+            expect(Math.abs(out.lp[b]![t]! - ref.logp)).toBeLessThan(1e-5);
+            expect(Math.abs(out.ent[b]![t]! - ref.entropy)).toBeLessThan(1e-5);
+          }
         }
       });
     }, 300_000 /* ~3,000 sequences scored one by one: minutes on a loaded 2-core machine */);
@@ -136,13 +142,13 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       expect(Math.abs(fd - analytic) / Math.abs(analytic)).toBeLessThan(1e-2);
     });
 
-    it('the [N, V] bias by a one-hot matmul == by a gather: logprobs, entropies, LoRA gradients', () => {
+    it('the [N, V] bias by a one-hot matmul, and no bias (sparse) == the bias by a gather: logprobs, entropies, LoRA gradients', () => {
       // a third sequence sharing a mask with the first (merged across sequences) and an unmasked one
       const inputIds = [...seqs, seqs[0]!.slice(0, 6), seqs[1]!];
       const all = [...masks, { table: [masks[0]!.table[1]!], index: [-1, -1, 0, -1, 0, -1] }, null];
       const scored = inputIds.map((s) => s.map((_, t) => (t % 3 === 1 ? 0 : 1)));
       const vars = adapter.variables();
-      const run = (maskPath: 'gather' | 'matmul', withScored: boolean) => {
+      const run = (maskPath: MaskVia, withScored: boolean) => {
         const f = () => {
           const r = tokenLogprobs(model, adapter, { inputIds, masks: all, ...(withScored ? { scored } : {}) }, { withEntropy: true, maskPath });
           return tf.add(tf.sum(tf.mul(r.logprobs, tf.linspace(0.5, 1.5, r.logprobs.shape[1]))), tf.mul(0.3, tf.sum(r.entropy!))) as tf.Scalar;
@@ -158,15 +164,47 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       };
       const maxDiff = (a: number[][], b: number[][]) => Math.max(...a.flatMap((r, i) => r.map((x, j) => Math.abs(x - b[i]![j]!))));
       for (const withScored of [false, true]) {
-        const [ref, grouped] = [run('gather', withScored), run('matmul', withScored)];
-        expect(maxDiff(grouped.lp, ref.lp)).toBeLessThan(1e-6);
-        expect(maxDiff(grouped.ent, ref.ent)).toBeLessThan(1e-6);
-        expect(maxDiff(grouped.g, ref.g)).toBeLessThan(1e-6);
+        const ref = run('gather', withScored);
         expect(Math.max(...ref.g.flat().map(Math.abs))).toBeGreaterThan(1e-4); // the gradients are not all zero
-        // and the masks matter: unmasked scoring differs
-        const raw = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds }).logprobs.arraySync());
-        expect(maxDiff(raw, grouped.lp)).toBeGreaterThan(1e-3);
+        for (const [path, tol] of [['matmul', 1e-6], ['sparse', 1e-5]] as const) {
+          const other = run(path, withScored);
+          expect(maxDiff(other.lp, ref.lp)).toBeLessThan(tol);
+          expect(maxDiff(other.ent, ref.ent)).toBeLessThan(tol);
+          // gradients (sums over positions, up to ~80 here) to float32 rounding: relative to the largest
+          expect(maxDiff(other.g, ref.g)).toBeLessThan(1e-6 * Math.max(1, ...ref.g.flat().map(Math.abs)));
+          // and the masks matter: unmasked scoring differs
+          const raw = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds }).logprobs.arraySync());
+          expect(maxDiff(raw, other.lp)).toBeGreaterThan(1e-3);
+        }
       }
+    });
+
+    it('sparse: a position whose disallowed ids hold most of the raw mass goes the dense way, with the same values', () => {
+      // Allow every id but the most likely ~40% at position t (complement side: more than half allowed),
+      // keeping the sampled token: the removed raw mass x is well above COMPLEMENT_MAX.
+      const s = seqs[0]!;
+      const t = 4;
+      const raw = rawDistribution(model, adapter, s, t);
+      const ranked = [...raw].sort((a, b) => b[1] - a[1]).map(([v]) => v);
+      const denied = new Set(ranked.filter((v) => v !== s[t]).slice(0, Math.floor(0.4 * ranked.length)));
+      const removed = [...denied].reduce((sum, v) => sum + Math.exp(raw.get(v)!), 0);
+      expect(removed).toBeGreaterThan(COMPLEMENT_MAX);
+      const mask = bitmask(emittable(model).filter((v) => !denied.has(v)), model.config.vocabSize);
+      const m: TokenMasks = { table: [mask, masks[0]!.table[1]!], index: s.map((_, i) => (i === t ? 0 : i === 2 ? 1 : -1)) };
+      const run = (maskPath: MaskVia) => {
+        const f = () => tf.sum(tokenLogprobs(model, adapter, { inputIds: [s], masks: [m] }, { withEntropy: true, maskPath }).logprobs) as tf.Scalar;
+        const lp = tf.tidy(() => tokenLogprobs(model, adapter, { inputIds: [s], masks: [m] }, { withEntropy: true, maskPath }).logprobs.arraySync()[0]!);
+        const { value, grads } = tf.variableGrads(f, adapter.variables());
+        const g = Object.values(grads).flatMap((x) => Array.from(x.dataSync()));
+        tf.dispose([value, ...Object.values(grads)]);
+        return { lp, g };
+      };
+      const [ref, sparse] = [run('gather'), run('sparse')];
+      const ref64 = reference(raw, new Set(emittable(model).filter((v) => !denied.has(v))), s[t]!);
+      expect(Math.abs(ref.lp[t]! - ref64.logp)).toBeLessThan(1e-5);
+      expect(Math.abs(sparse.lp[t]! - ref64.logp)).toBeLessThan(1e-5);
+      expect(Math.max(...sparse.lp.map((x, i) => Math.abs(x - ref.lp[i]!)))).toBeLessThan(1e-5);
+      expect(Math.max(...sparse.g.map((x, i) => Math.abs(x - ref.g[i]!)))).toBeLessThan(1e-6 * Math.max(1, ...ref.g.map(Math.abs)));
     });
 
     it('refuses masks that do not hold the sampled token, or that do not fit the batch', () => {
