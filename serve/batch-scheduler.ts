@@ -91,13 +91,14 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
     }
     let logits: (Float32Array | null)[] = [];
     if (items.length) {
+      const t0 = performance.now();
       try {
         logits = this.model.forward(items, this.opts.blockSize);
       } catch (e) {
         for (const p of owners) this.fail(p.job, e); // their caches are in an unknown state
         return;
       }
-      this.metrics?.step(items.length, items.reduce((s, it) => s + it.ids.length, 0));
+      this.metrics?.step(items.length, items.reduce((s, it) => s + it.ids.length, 0), (performance.now() - t0) / 1000);
     }
     const ready: { job: BatchJob; row: Float32Array }[] = [];
     owners.forEach((p, i) => {
@@ -114,6 +115,7 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
         try {
           const done = await job.gen.accept(row);
           this.metrics?.generated(1);
+          if (job.gen.constraintSeconds !== null) this.metrics?.structured(job.gen.constraintSeconds);
           if (done) this.finish(job);
           else job.phase = 'decode'; // it sampled its first id
         } catch (e) {

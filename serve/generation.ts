@@ -72,6 +72,10 @@ export class Generation {
   private sent = 0; // chars of text already reported to the listener
   private constraint: TokenConstraint | null = null;
   done = false;
+  /** Wall time (s) of the last accept()'s constraint work (its mask and the matcher's advance); null when it did none. */
+  constraintSeconds: number | null = null;
+  /** Wall time (s) of the last step()'s forward pass. */
+  forwardSeconds = 0;
 
   constructor(
     private readonly model: ServeModel,
@@ -92,7 +96,10 @@ export class Generation {
   async step(): Promise<boolean> {
     if (this.done) return true;
     const first = this.seq === null;
-    return this.accept(this.sequence().feed(first ? this.spec.promptIds : [this.lastId()]));
+    const t0 = performance.now();
+    const row = this.sequence().feed(first ? this.spec.promptIds : [this.lastId()]);
+    this.forwardSeconds = (performance.now() - t0) / 1000;
+    return this.accept(row);
   }
 
   /** This choice's KV cache (made on first use; freed when the choice ends). */
@@ -117,12 +124,16 @@ export class Generation {
    * resolves true once the choice is finished.
    */
   async accept(row: Float32Array): Promise<boolean> {
+    this.constraintSeconds = null;
     if (this.done) return true;
     if (this.spec.constraint && !this.constraint) this.constraint = await TokenConstraint.create(this.spec.constraint, { maxTokens: this.spec.maxTokens });
     if (this.done) return true; // cancelled meanwhile
     let ids = this.model.support; // [S]
+    let t0 = 0;
     if (this.constraint) {
+      t0 = performance.now();
       const allowed = await this.constraint.allowed(); // [S'] mask ∩ support (the constraint's vocabulary is the model's)
+      this.constraintSeconds = (performance.now() - t0) / 1000;
       if (this.done) return true;
       if (!allowed.length) return this.deadEnd();
       row = subRow(row, ids, allowed);
@@ -134,7 +145,11 @@ export class Generation {
     this.out.ids.push(id);
     this.out.logprobs.push((row[s] as number) - logZ);
     this.out.top?.push(topLogprobsRow(row, ids, logZ, this.spec.topLogprobs));
-    if (this.constraint && !this.constraint.accept(id)) throw new Error(`internal: the grammar refused id ${id}, which its own mask allowed`);
+    if (this.constraint) {
+      t0 = performance.now();
+      if (!this.constraint.accept(id)) throw new Error(`internal: the grammar refused id ${id}, which its own mask allowed`);
+      this.constraintSeconds = (this.constraintSeconds ?? 0) + (performance.now() - t0) / 1000;
+    }
     const stopString = this.detok.push(id);
     if (this.stopIds.has(id) || stopString) this.finish('stop');
     else if (this.out.ids.length >= this.spec.maxTokens) this.finish('length');

@@ -9,9 +9,11 @@ export interface ServeMetrics {
   readonly registry: Registry;
   /** A sequence's prompt is in its KV cache: `cached` of its `prompt` tokens came from the prefix cache. */
   prefilled(prompt: number, cached: number): void;
-  /** One forward pass over `sequences` sequences and `tokens` new positions. */
-  step(sequences: number, tokens: number): void;
+  /** One forward pass over `sequences` sequences and `tokens` new positions, taking `seconds`. */
+  step(sequences: number, tokens: number, seconds: number): void;
   generated(tokens: number): void;
+  /** One token sampled under a grammar: `seconds` of its mask and of the matcher's advance. */
+  structured(seconds: number): void;
 }
 
 export interface MetricsSources {
@@ -31,6 +33,12 @@ export function serveMetrics(src: MetricsSources): ServeMetrics {
   const generation = counter('generation_tokens_total', 'Sampled tokens.');
   const passes = counter('forward_passes_total', 'Forward passes of the model.');
   const positions = counter('forward_tokens_total', 'Positions computed by forward passes (prompt and decode).');
+  const forwardSeconds = counter('forward_seconds_total', 'Wall time of the forward passes.');
+  const structuredTokens = counter('structured_output_tokens_total', 'Tokens sampled under a structured-output constraint (grammar, JSON schema, regex, choice).');
+  const structuredSeconds = counter(
+    'structured_output_seconds_total',
+    'Wall time of those tokens\' constraint work: the next-token mask (xgrammar, the token filter, the allowed ids) and the matcher\'s advance.',
+  );
   const batched = new Histogram({
     name: 'gsteer_serve:step_sequences',
     help: 'Sequences per forward pass (1 when not batched).',
@@ -64,11 +72,16 @@ export function serveMetrics(src: MetricsSources): ServeMetrics {
         hits.inc(cached);
       }
     },
-    step(sequences, tokens) {
+    step(sequences, tokens, seconds) {
       passes.inc();
       positions.inc(tokens);
+      forwardSeconds.inc(seconds);
       batched.observe(sequences);
     },
     generated: (n) => generation.inc(n),
+    structured(seconds) {
+      structuredTokens.inc();
+      structuredSeconds.inc(seconds);
+    },
   };
 }

@@ -128,7 +128,8 @@ export class Scheduler extends QueuedScheduler<Job> {
       try {
         const done = await job.gen.step();
         if (prefill) this.metrics?.prefilled(job.gen.spec.promptIds.length, 0);
-        this.metrics?.step(1, prefill ? job.gen.spec.promptIds.length : 1);
+        this.metrics?.step(1, prefill ? job.gen.spec.promptIds.length : 1, job.gen.forwardSeconds);
+        if (job.gen.constraintSeconds !== null) this.metrics?.structured(job.gen.constraintSeconds);
         if (done) this.finish(job);
       } catch (e) {
         this.fail(job, e);

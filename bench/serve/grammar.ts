@@ -32,6 +32,13 @@ interface Sample {
   decodeMs: number; // first token -> last token
 }
 
+/** The server's constraint clock: tokens sampled under a grammar and the seconds of their constraint work. */
+async function constraintClock(url: string): Promise<{ tokens: number; seconds: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const metric = (name: string) => Number(new RegExp(`^gsteer_serve:${name} (\\S+)$`, 'm').exec(text)?.[1]);
+  return { tokens: metric('structured_output_tokens_total'), seconds: metric('structured_output_seconds_total') };
+}
+
 async function stream(url: string, body: Record<string, unknown>): Promise<Sample> {
   const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, stream: true, return_token_ids: true }) });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
@@ -113,9 +120,15 @@ async function main(): Promise<void> {
   const prompts = sftExamples(requests).map((e) => encodeChat(tok, e.input));
   const server = await startServer({ modelDir, servedModelName: 'bench', backend: values.backend as 'auto', maxConcurrency: Math.max(...levels) });
   const rows: Row[] = [];
+  const inServer = new Map<number, number>(); // concurrency -> ms of constraint work per constrained token
   try {
     await stream(server.url, { model: 'bench', prompt: prompts[0], max_tokens: 40, ...MODES['grammar+filter'] }); // warm-up, first compile
-    for (const c of levels) rows.push(...(await level(server.url, 'bench', prompts, requests, c, maxTokens)));
+    for (const c of levels) {
+      const before = await constraintClock(server.url);
+      rows.push(...(await level(server.url, 'bench', prompts, requests, c, maxTokens)));
+      const after = await constraintClock(server.url);
+      inServer.set(c, ((after.seconds - before.seconds) * 1000) / (after.tokens - before.tokens));
+    }
   } finally {
     await server.close();
   }
@@ -129,9 +142,17 @@ async function main(): Promise<void> {
     const eos = r.samples.filter((x) => [151643, 151645].includes(x.ids[x.ids.length - 1] as number)).length;
     console.log(`| ${r.concurrency} | ${r.mode} | ${r.tokPerS.toFixed(1)} | ${(r.tokPerS / base.tokPerS).toFixed(2)}x | ${r.msPerToken.toFixed(2)} | ${n} | ${eos}/${r.samples.length} |`);
   }
+  const step1 = (rows.find((r) => r.mode === 'none' && r.concurrency === 1) ?? rows[0])!.msPerToken;
+  console.log('\nIn the server (GET /metrics: gsteer_serve:structured_output_seconds_total / _tokens_total over each concurrency\'s grammar and grammar+filter requests): constraint work per constrained token, against the unconstrained ms/token per sequence above; the replay below times the same work in a tight loop, with warm caches. At concurrency c a step decodes c sequences and computes their masks one after another on the same thread, and their calls interleave (awaited together: each one\'s time holds some of the others\'), so a step pays about c times the concurrency-1 figure.\n');
+  console.log('| concurrency | constraint ms per token | unconstrained ms/token | share of the decode step |');
+  console.log('|---|---|---|---|');
+  for (const [c, ms] of inServer) {
+    const base = rows.find((r) => r.mode === 'none' && r.concurrency === c)!.msPerToken;
+    console.log(`| ${c} | ${ms.toFixed(3)} | ${base.toFixed(2)} | ${((100 * ms) / base).toFixed(1)}% |`);
+  }
   const completions = rows.filter((r) => r.mode === 'grammar+filter').flatMap((r) => r.samples.map((s) => s.ids));
   const kept = readVocabMap(modelDir, 151936)?.keptIds ?? null;
-  const step = (rows.find((r) => r.mode === 'none' && r.concurrency === 1) ?? rows[0])!.msPerToken;
+  const step = step1;
   console.log(`\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms);`);
   console.log('filter: id by id (applyPerId, before issue 22) or on bitmask words (apply); a trimmed model\'s constraint over the whole id space (before issue 22) or over its rows (compact, after); same masks:\n');
   console.log('| vocabulary | filter | compile ms | xgrammar mask ms | filter ms | allowed ids ms | accept ms | total ms | share of the decode step | filter words/per id |');

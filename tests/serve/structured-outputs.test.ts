@@ -260,6 +260,32 @@ describe('the same greedy request with and without a grammar', () => {
   }, 60_000);
 });
 
+describe('/metrics of constrained decoding', () => {
+  const tiny = new Tiny();
+  beforeAll(() => tiny.start(), 120_000);
+  afterAll(() => tiny.stop());
+
+  it('counts the tokens sampled under a grammar and their constraint time; unconstrained ones add nothing', async () => {
+    const read = async () => {
+      const text = await (await fetch(`${tiny.server.url}/metrics`)).text();
+      const get = (name: string) => Number(new RegExp(`^gsteer_serve:${name} (\\S+)$`, 'm').exec(text)?.[1]);
+      return { tokens: get('structured_output_tokens_total'), seconds: get('structured_output_seconds_total'), generated: get('generation_tokens_total'), forward: get('forward_seconds_total') };
+    };
+    const m0 = await read();
+    const free = await tiny.complete({ max_tokens: 9, temperature: 1, seed: 3 });
+    const m1 = await read();
+    expect(m1.generated - m0.generated).toBe(free.token_ids.length);
+    expect(m1.tokens - m0.tokens).toBe(0);
+    expect(m1.seconds - m0.seconds).toBe(0);
+    expect(m1.forward - m0.forward).toBeGreaterThan(0);
+    const masked = await tiny.complete({ max_tokens: 40, temperature: 1, seed: 3, structured_outputs: { grammar: POLICY_GRAMMAR } });
+    const m2 = await read();
+    expect(masked.token_ids.length).toBeGreaterThan(1);
+    expect(m2.tokens - m1.tokens).toBe(masked.token_ids.length);
+    expect(m2.seconds - m1.seconds).toBeGreaterThan(0);
+  }, 60_000);
+});
+
 describe('a grammar the vocabulary cannot spell', () => {
   // No byte tokens: "q" cannot be written.
   const tiny = new Tiny([...tok.encode('yes no'), ...tok.encode('Plan a trip to Kyoto.'), 151643, 151644, 151645]);
