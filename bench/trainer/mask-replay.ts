@@ -16,7 +16,9 @@
 //   critical path     what the trainer waits for, replay included: before = in-process replay,
 //                     then the step; after = the replay pool's worker threads started with the
 //                     step (trainer/replay-pool.ts; warm: its grammars compiled by a first batch)
-// Shares are (critical path - unmasked step) / unmasked step, measured in the same run.
+// Shares are (critical path - unmasked step) / unmasked step, measured in the same run; a
+// negative share: the masked step costs less than the unmasked one (the sparse head computes
+// positions with a few allowed ids on those rows only).
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
