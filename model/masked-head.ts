@@ -18,7 +18,7 @@
 // (tests/model/masked-head.test.ts, tests/model/token-masks.test.ts: logprobs, entropies and
 // LoRA gradients, dense fallback included); the gradient flows through every part by autodiff.
 import * as tf from '@tensorflow/tfjs';
-import { popcount } from '../util/bits.ts';
+import { bitIndices, countBits } from '../util/bits.ts';
 import { frozenGather, gatherRows, headMatMul, headRowsMatMul, logSumExpRows } from './fused.ts';
 import type { Qwen3Model } from './model.ts';
 import { biasRow, isAllowed, logSoftmaxStats, MASKED_LOGIT, type MaskBias } from './token-masks.ts';
@@ -34,31 +34,14 @@ export type Side = 'allowed' | 'complement' | 'dense';
 
 /** Which side of `mask` is cheaper for a head of `rows` rows, and that side's rows (allowed, or disallowed). */
 export function maskSide(mask: Int32Array, rows: number, vocab: VocabMap | null): { side: Side; rows: Int32Array } {
-  let count = 0;
-  if (vocab) for (let r = 0; r < rows; r++) count += isAllowed(mask, vocab.keptIds[r]!) ? 1 : 0;
-  else {
-    const words = Math.ceil(rows / 32);
-    for (let w = 0; w < Math.min(words, mask.length); w++) count += popcount(mask[w]!);
-    if (rows % 32 && words <= mask.length) count -= popcount(mask[words - 1]! >>> (rows % 32)); // bits past the last row
-  }
+  const count = vocab ? vocab.keptIds.reduce((n, id) => n + (isAllowed(mask, id) ? 1 : 0), 0) : countBits(mask, rows);
   const side: Side = count <= Math.min(SIDE_MAX, rows / 2) ? 'allowed' : rows - count <= SIDE_MAX ? 'complement' : 'dense';
   if (side === 'dense') return { side, rows: new Int32Array(0) };
   const want = side === 'allowed';
+  if (!vocab) return { side, rows: bitIndices(mask, rows, !want) };
   const out = new Int32Array(want ? count : rows - count);
   let n = 0;
-  if (vocab) {
-    for (let r = 0; r < rows; r++) if (isAllowed(mask, vocab.keptIds[r]!) === want) out[n++] = r;
-    return { side, rows: out };
-  }
-  for (let w = 0; w < Math.ceil(rows / 32); w++) {
-    let word = w < mask.length ? mask[w]! : 0;
-    if (!want) word = ~word;
-    while (word !== 0) {
-      const r = (w << 5) | (31 - Math.clz32(word & -word)); // lowest set bit
-      word &= word - 1;
-      if (r < rows) out[n++] = r;
-    }
-  }
+  for (let r = 0; r < rows; r++) if (isAllowed(mask, vocab.keptIds[r]!) === want) out[n++] = r;
   return { side, rows: out };
 }
 

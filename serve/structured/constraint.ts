@@ -11,7 +11,7 @@
 // over token ids (what the trainer's masks are, model/token-masks.ts).
 import type { CompiledConstraint } from './compile.ts';
 import { policyMinTokens } from '../../core/turn/caps.ts';
-import { hasBit, popcount } from '../../util/bits.ts';
+import { bitIndices, hasBit } from '../../util/bits.ts';
 import { PolicyTurnFilter } from './policy-filter.ts';
 import type { GrammarMatcher } from './xgrammar.ts';
 
@@ -36,19 +36,7 @@ export function allowedIds(mask: Int32Array, support: Int32Array | null, size: n
     }
     return out.subarray(0, n);
   }
-  let count = 0;
-  for (let w = 0; w < mask.length; w++) count += popcount(mask[w] as number);
-  const out = new Int32Array(count);
-  let n = 0;
-  for (let w = 0; w < mask.length; w++) {
-    let word = mask[w] as number;
-    while (word !== 0) {
-      const id = (w << 5) | (31 - Math.clz32(word & -word));
-      word &= word - 1;
-      if (id < size) out[n++] = id;
-    }
-  }
-  return out.subarray(0, n);
+  return bitIndices(mask, size);
 }
 
 export class TokenConstraint {
