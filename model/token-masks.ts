@@ -21,7 +21,7 @@
 // row per group): ~40 masks per turn made the groups too small to pay on wasm (4.9x the
 // unmasked step), so it went.
 import * as tf from '@tensorflow/tfjs';
-import { hasBit } from '../util/bits.ts';
+import { bitIndices, hasBit } from '../util/bits.ts';
 import { InputError } from '../util/errors.ts';
 import { logSumExpRows } from './fused.ts';
 import type { VocabMap } from './vocab-map.ts';
@@ -50,14 +50,7 @@ export function biasRow(mask: Int32Array, rows: number, vocab: VocabMap | null, 
     return;
   }
   out.fill(MASKED_LOGIT);
-  for (let w = 0; w < mask.length; w++) {
-    let word = mask[w]!;
-    while (word !== 0) {
-      const r = (w << 5) | (31 - Math.clz32(word & -word));
-      word &= word - 1;
-      if (r < rows) out[r] = 0;
-    }
-  }
+  for (const r of bitIndices(mask, rows)) out[r] = 0;
 }
 
 /** The distinct masks of a batch padded to [B, T] and each position's, validated against the ids. */
