@@ -17,19 +17,19 @@ import type { RunConfig } from '../../configs/schema.ts';
 import type { CorpusDoc, Question } from '../../data/qref/schema.ts';
 import { loadQref } from '../../data/qref/load.ts';
 import type { Trajectory, TurnRecord } from '../../core/types.ts';
-import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
+import type { Tokenizer } from '../../core/tokenizer.ts';
 import type { PolicyClient } from '../policy-client.ts';
 import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
 import { turnSeed } from '../episode.ts';
 import { trajectoryView } from '../env/view.ts';
 import { STATELESS_USERS, type Environment, type EnvInstance, type EpisodeJob, type RewardPart, type RolloutPart } from '../env/types.ts';
 import { addCounts, filterCounts, NO_COUNTS, type EvidenceFilter, type FilterCounts } from './evidence-filter.ts';
-import { refinerMessages } from './prompt.ts';
 import { qrefReward } from './reward.ts';
-import { retrievedIds, searchBatch, type SearchBackend, type SearchOutcome } from './search.ts';
-import { parseRefinerTurn, type RefinerParse } from './turn.ts';
-import { refinerGrammarEbnf } from './turn-ebnf.ts';
+import { retrievedIds, type SearchBackend, type SearchOutcome } from './search.ts';
 import { turnConstraint } from '../policy-constraint.ts';
+import { RecordedBackbone } from '../agent/backbone-recorded.ts';
+import { runAgent } from '../agent/loop.ts';
+import { PolicyRefiner } from '../agent/refiner-policy.ts';
 
 /** A QREF instance: the question record, with the orchestration's fields. */
 export interface QrefInstance extends EnvInstance {
@@ -62,49 +62,40 @@ export interface QrefDeps {
 
 const ids = (o: SearchOutcome) => (o.ok ? o.hits.map((h) => h.id).join(', ') || '(nothing)' : `failed: ${o.reason}`);
 
-/** One refiner episode (a single policy turn). */
+/** The agent loop's limits for one recorded search step: the search, then the recorded answer. */
+export const RECORDED_STEP_LIMITS = { maxSteps: 2, maxSearches: 1, maxReads: 0, maxObservationChars: 1000 } as const;
+
+/**
+ * One refiner episode (a single policy turn), driven by the search agent's loop
+ * (rollout/agent/loop.ts) with the question record as a recorded backbone step: the refiner
+ * (the policy) rewrites the record's batch, both batches are searched (the reward compares
+ * them), the filter reads each refined result list; an invalid turn searches nothing.
+ */
 export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: EpisodeJob, cfg: Pick<RunConfig, 'rollout' | 'qref'>): Promise<Trajectory & { turns: [TurnRecord] }> {
   const q = inst.question;
   const caps = cfg.qref.turn;
-  const topK = cfg.qref.search.topK;
-  const promptIds = encodeChat(deps.tokenizer, refinerMessages({ question: q.question, trace: q.trace, batch: q.batch }, caps));
-  // rollout.constrained: sampled under the refiner grammar (turn-ebnf.ts); the trainer replays its masks
-  const grammar = cfg.rollout.constrained ? refinerGrammarEbnf(caps.maxQueries) : null;
-  const res = await deps.policy.complete({
-    promptIds, maxTokens: cfg.rollout.maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP,
-    seed: turnSeed(job.seed, job.groupId, job.index, 1), model: job.model,
-    ...(grammar ? { constraint: { grammar } } : {}),
+  const refiner = new PolicyRefiner({
+    policy: deps.policy, tokenizer: deps.tokenizer, caps, model: job.model, constrained: cfg.rollout.constrained,
+    sampling: { maxTokens: cfg.rollout.maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP },
+    seedOf: (turn) => turnSeed(job.seed, job.groupId, job.index, turn),
   });
-  const parsed: RefinerParse | { ok: false; reason: 'truncated' | 'grammar_dead_end'; detail: string } =
-    res.finishReason === 'length'
-      ? { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${cfg.rollout.maxTokens} (${res.completionIds.length} tokens sampled)` }
-      : res.finishReason === 'abort'
-        ? { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` }
-        : parseRefinerTurn(res.text, caps);
-  const original = await searchBatch(deps.search, q.batch, topK);
+  const agent = { backbone: new RecordedBackbone({ trace: q.trace, batch: q.batch }), search: deps.search, filter: deps.filter, refiner, reader: null };
+  const run = await runAgent(agent, q.question, q.trace, { ...RECORDED_STEP_LIMITS, topK: cfg.qref.search.topK }, { compareOriginal: true, onInvalidRefinement: 'skip' });
+  const step = run.steps[0]?.search;
+  const policyTurn = refiner.turns[0];
+  if (!step || !policyTurn || !step.originalOutcomes) throw new Error(`internal: the recorded step of ${inst.id} ran no refined search`);
+  const { promptIds, res, grammar, parsed } = policyTurn;
+  const original = step.originalOutcomes;
   const evidence = new Set(q.evidenceIds);
   let record: QrefRecord = { refined: null, rationale: null, originalIds: retrievedIds(original), refinedIds: null, kept: [], filter: NO_COUNTS, filterFailures: 0 };
   let observation = '';
   if (parsed.ok) {
-    const refined = await searchBatch(deps.search, parsed.turn.queries, topK);
-    const kept: (number[] | null)[] = [];
-    let counts = NO_COUNTS;
-    let failures = 0;
-    for (const [j, o] of refined.entries()) {
-      if (!o.ok) {
-        kept.push([]);
-        continue;
-      }
-      // A failed decision (bad_indices, failed_call) keeps nothing and is counted: the agent would
-      // see no result of this query, so its evidence counts as retrieved and not kept (method §13).
-      const d = await deps.filter.filter({ question: q.question, trace: q.trace, query: parsed.turn.queries[j] as string, results: o.hits });
-      if (!d.ok) failures++;
-      const k = d.ok ? d.kept : [];
-      kept.push(d.ok ? k : null);
-      counts = addCounts(counts, filterCounts(o.hits, k, evidence));
-    }
-    record = { ...record, refined: parsed.turn.queries, rationale: parsed.turn.rationale, refinedIds: retrievedIds(refined), kept, filter: counts, filterFailures: failures };
-    observation = refined.map((o, j) => `${parsed.turn.queries[j]} -> ${ids(o)}; kept ${JSON.stringify(kept[j])}`).join('\n');
+    // A failed decision (bad_indices, failed_call) keeps nothing and is counted: the agent would
+    // see no result of this query, so its evidence counts as retrieved and not kept (method §13).
+    const counts = step.outcomes.reduce((c, o, j) => (o.ok ? addCounts(c, filterCounts(o.hits, step.kept[j] ?? [], evidence)) : c), NO_COUNTS);
+    const failures = step.outcomes.filter((o, j) => o.ok && step.kept[j] === null).length;
+    record = { ...record, refined: parsed.turn.queries, rationale: parsed.turn.rationale, refinedIds: retrievedIds(step.outcomes), kept: step.kept, filter: counts, filterFailures: failures };
+    observation = step.outcomes.map((o, j) => `${parsed.turn.queries[j]} -> ${ids(o)}; kept ${JSON.stringify(step.kept[j])}`).join('\n');
   }
   const turn: TurnRecord = {
     index: 0,

@@ -2,15 +2,17 @@
 // SFT stage (trainer/sft/tokens.ts: ChatML prompt ++ target ++ <|im_end|>, loss on the target
 // and <|im_end|>), optionally with the prompt cut to its last `context` tokens so a
 // sequence costs little more than its target (the tail still holds the generation cue
-// "<|im_start|>assistant\n<think>\n\n</think>\n\n").
+// "<|im_start|>assistant\n<think>\n\n</think>\n\n"). Either examples format trains: G-STEER step
+// examples or generic chat examples (QREF refiner demonstrations, trainer/sft/tokens.ts).
 import type { SftExample } from '../sft/examples.ts';
-import { heldOutMask, promptKey, readSftExamples, tokenizeExample } from '../sft/tokens.ts';
+import { heldOutMask, promptKey, readTrainableExamples, tokenizeExample, type TrainableExample } from '../sft/tokens.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import type { Tokenizer } from '../../core/tokenizer.ts';
 import type { PretrainBatch } from './loss.ts';
 import type { Qwen3Model } from '../../model/model.ts';
-import { augmentExample } from './augment.ts';
+import { augmentExample, valueWords } from './augment.ts';
+import { augmentRefinerExample, isRefinerExample, refinerNameWords } from './augment-qref.ts';
 import { idsToRows } from '../../model/vocab-map.ts';
 
 export interface PretrainSequence {
@@ -37,7 +39,7 @@ export interface SequenceOptions {
 }
 
 /** One example as a training sequence (the prompt cut to `context` tokens), or null when longer than maxLen. */
-export function toSequence(tok: Tokenizer, ex: SftExample, index: number, o: Pick<SequenceOptions, 'context' | 'maxLen'>): PretrainSequence | null {
+export function toSequence(tok: Tokenizer, ex: TrainableExample, index: number, o: Pick<SequenceOptions, 'context' | 'maxLen'>): PretrainSequence | null {
   const t = tokenizeExample(tok, ex, index);
   const cut = o.context === null ? 0 : Math.max(0, t.promptLength - o.context);
   const ids = t.inputIds.slice(cut);
@@ -46,7 +48,8 @@ export function toSequence(tok: Tokenizer, ex: SftExample, index: number, o: Pic
 
 export interface PretrainData {
   train: PretrainSequence[];
-  examples: SftExample[];
+  /** G-STEER step examples (SftExample) or QREF refiner chat examples, one per train sequence. */
+  examples: TrainableExample[];
   /** Steps of the main file held out (heldOutMask). */
   heldOut: number;
   tooLong: number;
@@ -57,21 +60,21 @@ export interface PretrainData {
   extraRepeated: number;
 }
 
-const stepKey = (e: Pick<SftExample, 'input' | 'target'>) => JSON.stringify([e.input, e.target]);
+const stepKey = (e: Pick<TrainableExample, 'input' | 'target'>) => JSON.stringify([e.input, e.target]);
 
 export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptions): PretrainData {
   const out: PretrainSequence[] = [];
-  const kept: SftExample[] = [];
+  const kept: TrainableExample[] = [];
   let heldOut = 0;
   let tooLong = 0;
-  const add = (ex: SftExample, i: number): boolean => {
+  const add = (ex: TrainableExample, i: number): boolean => {
     const seq = toSequence(tok, ex, i, o);
     if (!seq) return void tooLong++, false;
     out.push(seq);
     kept.push(ex);
     return true;
   };
-  const examples = readSftExamples(file);
+  const examples = readTrainableExamples(file);
   const held = heldOutMask(examples, o.splitSeed, o.heldOutFraction);
   examples.forEach((ex, i) => (held[i] ? void heldOut++ : add(ex, i)));
   let extraAdded = 0;
@@ -82,7 +85,7 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
     const heldPrompts = new Set(examples.filter((_, i) => held[i]).map(promptKey));
     const trainPrompts = new Set(examples.filter((_, i) => !held[i]).map(promptKey));
     const seen = new Set<string>();
-    readSftExamples(o.extra).forEach((ex, i) => {
+    readTrainableExamples(o.extra).forEach((ex, i) => {
       const prompt = promptKey(ex);
       if (heldPrompts.has(prompt)) return void extraHeldOut++;
       if (trainPrompts.has(prompt)) return void extraInMain++;
@@ -95,6 +98,19 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
   return { train: out, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated };
 }
 
+/** The word pool copy augmentation draws from: QREF refiner examples' names, else G-STEER's copied values. */
+export function augmentWords(examples: readonly TrainableExample[]): string[] {
+  return examples.length && examples.every(isRefinerExample) ? refinerNameWords(examples) : valueWords(examples.filter(isStepExample));
+}
+
+const isStepExample = (ex: TrainableExample): ex is SftExample => 'step' in ex;
+
+/** One example with fresh copied values (augment.ts for a G-STEER step, augment-qref.ts for a refiner turn), or null. */
+function augmentAny(ex: TrainableExample, words: readonly string[], rng: Rng): TrainableExample | null {
+  if (isRefinerExample(ex)) return augmentRefinerExample(ex, words, rng);
+  return isStepExample(ex) ? augmentExample(ex, words, rng) : null;
+}
+
 /**
  * The sequence update `step` trains on for train[i] (slot `slot` of its batch): with
  * probability `augment` (a draw from Rng.derive(seed, 'pretrain-augment', step, slot)) the
@@ -103,14 +119,14 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
  * example itself. Depends on (seed, step, slot) only, so runs stay reproducible.
  */
 export function stepSequence(
-  tok: Tokenizer, model: Qwen3Model, data: { train: PretrainSequence[]; examples: SftExample[]; words: readonly string[] },
+  tok: Tokenizer, model: Qwen3Model, data: { train: PretrainSequence[]; examples: TrainableExample[]; words: readonly string[] },
   i: number, o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number }, step: number, slot: number,
 ): { seq: PretrainSequence; augmented: boolean } {
   const own = { seq: data.train[i]!, augmented: false };
   if (!(o.augment > 0)) return own;
   const rng = Rng.derive(o.seed, 'pretrain-augment', step, slot);
   if (rng.next() >= o.augment) return own;
-  const ex = augmentExample(data.examples[i]!, data.words, rng);
+  const ex = augmentAny(data.examples[i]!, data.words, rng);
   const seq = ex && toSequence(tok, ex, i, o);
   // no token the model's trimmed vocabulary lacks, unless the example itself has it (it maps to <unk> in both)
   const ownIds = new Set(own.seq.ids);

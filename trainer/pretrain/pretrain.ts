@@ -26,8 +26,7 @@ import { clipGradNorm } from '../optim/clip.ts';
 import { lrAt } from '../optim/schedule.ts';
 import type { Tokenizer } from '../../core/tokenizer.ts';
 import { loadModel, type Qwen3Model } from '../../model/model.ts';
-import { valueWords } from './augment.ts';
-import { makeBatch, pretrainBatches, pretrainSequences, stepSequence, type SequenceOptions } from './data.ts';
+import { augmentWords, makeBatch, pretrainBatches, pretrainSequences, stepSequence, type SequenceOptions } from './data.ts';
 import { pretrainLoss } from './loss.ts';
 import { PRETRAIN_RECORD } from '../../model/records.ts';
 import { projWeightName, type ComputeWeights } from '../../model/weights.ts';
@@ -127,7 +126,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   if (base.config.tieWordEmbeddings)
     throw new InputError(`${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`);
   const { train, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated } = pretrainSequences(tok, examples, o);
-  const data = { train, examples: kept, words: o.augment > 0 ? valueWords(kept) : [] };
+  const data = { train, examples: kept, words: o.augment > 0 ? augmentWords(kept) : [] };
   const examplesSha256 = sha256File(examples);
   const extraSha256 = o.extra ? sha256File(o.extra) : undefined;
   const previous = earlierStages(dir);

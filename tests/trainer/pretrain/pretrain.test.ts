@@ -126,7 +126,7 @@ describe('pretrainSequences with extra examples', () => {
     const byPrompt = new Map<string, Set<string>>();
     for (const e of r.examples) byPrompt.set(JSON.stringify(e.input), (byPrompt.get(JSON.stringify(e.input)) ?? new Set()).add(e.target));
     expect([...byPrompt.values()].every((t) => t.size === 1)).toBe(true);
-    expect(r.examples.map((e) => e.instanceId).slice(-2)).toEqual(['i100', 'i101']);
+    expect(r.examples.map((e) => (e as { instanceId?: string }).instanceId).slice(-2)).toEqual(['i100', 'i101']);
   });
 });
 

@@ -1,0 +1,62 @@
+// The visit tool V(u_t) (seeds/qref-paper.md: "a visit tool powered by the Jina Reader API for
+// webpage retrieval and parsing"). Two implementations of one interface (types.ts Reader):
+//   - CorpusReader, embedded: the page of a corpus document is its title and whole text, by id
+//     (the ids the embedded BM25 backend returns);
+//   - HttpReader: GET `prefix + url` (Jina Reader: prefix https://r.jina.ai/, the page as text),
+//     the reply's body as the page; the key from the environment as a header, never logged.
+// A read never throws for what the page or the server does: no such page, a timeout, a refused
+// connection or a non-2xx status is `ok: false` with the reason, an observation for the agent.
+import type { CorpusDoc } from '../../data/qref/schema.ts';
+import { InputError } from '../../util/errors.ts';
+import type { ReadOutcome, Reader } from './types.ts';
+
+export class CorpusReader implements Reader {
+  readonly name = 'corpus';
+  private readonly byId: Map<string, CorpusDoc>;
+  constructor(corpus: readonly CorpusDoc[]) {
+    this.byId = new Map(corpus.map((d) => [d.id, d]));
+  }
+  async read(url: string): Promise<ReadOutcome> {
+    const d = this.byId.get(url.trim());
+    return d ? { ok: true, url: d.id, title: d.title, text: d.text } : { ok: false, reason: 'not_found', detail: `no corpus document has id "${url}"` };
+  }
+}
+
+export interface HttpReaderConfig {
+  /** Prepended to the URL to read (Jina Reader: https://r.jina.ai/). */
+  prefix: string;
+  timeoutMs: number;
+  apiKeyEnv?: string;
+  apiKeyHeader: string;
+  apiKeyPrefix: string;
+}
+
+export class HttpReader implements Reader {
+  readonly name: string;
+  private readonly headers: Record<string, string> = { accept: 'text/plain, text/markdown, */*' };
+  constructor(private readonly cfg: HttpReaderConfig, env: NodeJS.ProcessEnv = process.env) {
+    this.name = `http:${new URL(cfg.prefix).host}`;
+    if (cfg.apiKeyEnv !== undefined) {
+      const key = env[cfg.apiKeyEnv];
+      if (!key) throw new InputError(`the reader's apiKeyEnv names ${cfg.apiKeyEnv}, which is not set in the environment; export it or remove apiKeyEnv`);
+      this.headers[cfg.apiKeyHeader] = `${cfg.apiKeyPrefix}${key}`;
+    }
+  }
+  async read(url: string): Promise<ReadOutcome> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.cfg.timeoutMs);
+    try {
+      const res = await fetch(`${this.cfg.prefix}${url}`, { headers: this.headers, signal: abort.signal });
+      const text = await res.text(); // under the same signal: a body that stalls times out too
+      if (!res.ok) return { ok: false, reason: 'http_status', detail: `${this.name} answered HTTP ${res.status} for ${url}` };
+      const title = /^Title: (.+)$/m.exec(text)?.[1]?.trim() ?? url; // Jina Reader's first line
+      return { ok: true, url, title, text };
+    } catch (e) {
+      if (abort.signal.aborted) return { ok: false, reason: 'timeout', detail: `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms` };
+      const cause = (e as { cause?: { code?: string } }).cause;
+      return { ok: false, reason: 'network', detail: `${this.name}: ${cause?.code ?? (e as Error).message}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
