@@ -20,8 +20,13 @@ const endpointFields = {
 
 export const DownstreamAgentSchema = z
   .object({
-    /** embedded: deterministic stand-in; responses: OpenAI Responses API (deep research); chat: /v1/chat/completions. */
-    kind: z.enum(['embedded', 'responses', 'chat']).default('embedded'),
+    /**
+     * embedded: deterministic stand-in; responses: OpenAI Responses API (deep research); chat:
+     * /v1/chat/completions; search: the search agent (rollout/agent/: an LLM backbone at baseUrl
+     * that searches through qref.search, filters with qref.filter and reads pages with `reader`,
+     * within maxSearches / maxReads; PDR-Bench's second deep-research agent).
+     */
+    kind: z.enum(['embedded', 'responses', 'chat', 'search']).default('embedded'),
     /** The agent's name: the row group of Tables 4 and 8, and the folder of its reports. */
     name: z.string().min(1).default('OpenAI DR'),
     model: z.string().min(1).default('o4-mini-deep-research-2025-06-26'), // paper
@@ -33,6 +38,26 @@ export const DownstreamAgentSchema = z
     maxToolCalls: positiveInt.default(15), // paper: at most 15 web-search tool calls
     /** Cap on the report's tokens (responses: max_output_tokens; chat: max_tokens); null = the server's. */
     maxOutputTokens: positiveInt.nullable().default(null),
+    /** search: step limits (PDR-Bench's second agent: at most 8 searches and 8 page reads); maxSteps bounds every decision. */
+    maxSearches: positiveInt.default(8),
+    maxReads: z.number().int().min(0).default(8),
+    maxSteps: positiveInt.default(20), // ours: 8 + 8 and room for the answer and an over-limit step or two
+    /** search: the backbone's sampling temperature; null = the server's default. */
+    temperature: z.number().min(0).max(2).nullable().default(null),
+    /** search: a search result's or a read page's text beyond this many code points is cut in what the backbone sees (ours). */
+    maxObservationChars: positiveInt.default(2000),
+    /** search: the visit tool. corpus: the qref.data.corpus document by id (with the embedded BM25 backend); http: GET prefix + URL (paper: Jina Reader, prefix https://r.jina.ai/). */
+    reader: z
+      .object({
+        kind: z.enum(['corpus', 'http']).default('corpus'),
+        prefix: z.string().url().optional(),
+        timeoutMs: positiveInt.default(30_000),
+        apiKeyEnv: z.string().min(1).optional(),
+        apiKeyHeader: z.string().min(1).default('Authorization'),
+        apiKeyPrefix: z.string().default('Bearer '),
+      })
+      .strict()
+      .default({ kind: 'corpus', timeoutMs: 30_000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
     /** chat: system prompt before the query (a plain chat model is no research agent; say what it should write). */
     systemPrompt: z.string().default('You are a deep research agent. Research the request and write a complete, well-structured report for the user.'),
   })
@@ -65,6 +90,8 @@ export const DownstreamSchema = z
   .superRefine((c, ctx) => {
     if (c.agent.kind !== 'embedded' && !c.agent.baseUrl)
       ctx.addIssue({ code: 'custom', path: ['agent', 'baseUrl'], message: `eval.downstream.agent.kind is "${c.agent.kind}" but eval.downstream.agent.baseUrl is not set; set it to an OpenAI-compatible /v1 URL (https://api.openai.com/v1) or use kind=embedded` });
+    if (c.agent.kind === 'search' && c.agent.reader.kind === 'http' && !c.agent.reader.prefix)
+      ctx.addIssue({ code: 'custom', path: ['agent', 'reader', 'prefix'], message: 'eval.downstream.agent.reader.kind is "http" but eval.downstream.agent.reader.prefix is not set; set it to the reader URL prefix (Jina Reader: https://r.jina.ai/) or use reader.kind=corpus' });
     if (c.judge.kind === 'llm' && !c.judge.baseUrl)
       ctx.addIssue({ code: 'custom', path: ['judge', 'baseUrl'], message: 'eval.downstream.judge.kind is "llm" but eval.downstream.judge.baseUrl is not set; set it to an OpenAI-compatible /v1 URL or use kind=embedded' });
   });

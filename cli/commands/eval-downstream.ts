@@ -2,7 +2,7 @@
 // each saved eval result's refined queries go to the deep-research agent, the judge scores
 // the reports in eval.downstream.judge.rounds rounds, and the score file feeds `gsteer eval
 // compare` (Tables 4 and 8). `gsteer eval` dispatches its `downstream` subcommand here.
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { writeFileAtomic } from '../../util/atomic.ts';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,6 +13,7 @@ import { JsonlCallSink } from '../../endpoints/index.ts';
 import { seededResampler } from '../../eval/bootstrap.ts';
 import { table4, table8 } from '../../eval/compare-tables.ts';
 import { agentFrom } from '../../eval/downstream/agent.ts';
+import { searchAgentFrom } from '../../eval/downstream/agent-search.ts';
 import { judgeFrom } from '../../eval/downstream/judge.ts';
 import { ReportStore, slug } from '../../eval/downstream/reports.ts';
 import { originalQueries, runDownstream, type MethodQueries } from '../../eval/downstream/run.ts';
@@ -28,7 +29,9 @@ export const usage = `usage: gsteer eval downstream RESULT [--label NAME] [RESUL
   RESULT          a saved eval result (gsteer eval --out): its refined queries are sent, one report per episode
   --label NAME    the method name of the RESULT just before it (default: its method label)
   --config/--set  data.instances (original queries, split groups) and eval.downstream:
-                  agent.kind embedded (stand-in, default) | responses (OpenAI Responses API) | chat,
+                  agent.kind embedded (stand-in, default) | responses (OpenAI Responses API) | chat |
+                  search (the search agent: an LLM backbone that searches qref.search, filters with
+                  qref.filter and reads with agent.reader, within agent.maxSearches (8) / maxReads (8)),
                   agent.baseUrl / model / apiKeyEnv / tool / maxToolCalls (15) / maxOutputTokens / timeoutMs;
                   judge.kind embedded (stand-in, default) | llm, judge.baseUrl / model / rounds (3) / temperature
   --reports DIR   score reports produced elsewhere: DIR/<method-slug>/<instanceId>.e<episode>.md
@@ -83,7 +86,9 @@ export async function runDownstreamCommand(argv: string[]): Promise<number> {
   const cacheDir = join(base, 'cache');
   const external = v.reports !== undefined;
   const store = new ReportStore(v.reports ?? join(base, agentSlug, 'reports'), external);
-  const agent = external ? null : agentFrom(d.agent, { sink, cacheDir });
+  // the search agent's runs (every step: thought, action, queries, kept results, reads) beside the call records
+  const runs = join(base, 'agent_runs.jsonl');
+  const agent = external ? null : d.agent.kind === 'search' ? await searchAgentFrom(cfg, sink, (run) => appendFileSync(runs, `${JSON.stringify(run)}\n`)) : agentFrom(d.agent, { sink, cacheDir });
   const judge = judgeFrom({ ...d.judge, rounds }, { sink, cacheDir });
   const agentInfo = external ? { name: d.agent.name, model: null, standIn: false } : { name: d.agent.name, model: agent?.model ?? null, standIn: agent?.standIn ?? false };
 

@@ -1,20 +1,21 @@
 // The QREF demo (`gsteer demo --config configs/qref-demo.yaml`, method §13): the pipeline
 // configs/qref-demo.yaml describes, as phases run in order by cli/commands/demo.ts:
 //   sft-data  the refiner's SFT examples (train-split demonstrations) into <run>/sft/examples.jsonl;
-//   model     when policy.model lacks config.json: `gsteer model init --preset tiny` with the
-//             corpus, questions, demonstrations, the prompt source and those examples as its
-//             vocabulary (every token id of the SFT targets). A random-init stand-in, not a
-//             language model, so no learning is expected (said in the output);
+//   model     when policy.model lacks config.json: grow it with the committed base's recipe
+//             (cli/demo/qref-base.ts: gsteer model init / pretrain / expand on those examples
+//             with copy augmentation, resumable stage by stage; models/tiny-qref/README.md);
 //   sft       LoRA SFT of the refiner on the examples (the same stage `gsteer train` runs first);
 //   ppo       `gsteer train` with the config, from the SFT adapter, with --dashboard;
-//   eval      `gsteer eval` (env qref) of the SFT and the final PPO adapter on the test and the
-//             train split, the same seeds for both; one table of their reports, the paired
-//             difference PPO - SFT in refined recall, the reward / critic curves and the trend.
+//   grpo      `gsteer train` with algorithm grpo from the same SFT adapter and the same budget
+//             (updates and episodes per update; its run in <runName>-grpo);
+//   eval      `gsteer eval` (env qref) of the SFT, the final PPO and the final GRPO adapter on
+//             the test and the train split, the same seeds for all; one table of their reports,
+//             the paired differences in refined recall (PPO - SFT, GRPO - SFT, PPO - GRPO), the
+//             reward and critic curves, the reward trend and the critic's explained-variance trend.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { adapterName, runLayout } from '../../checkpoints/layout.ts';
 import { readQwen3Config } from '../../model/config.ts';
-import { PRESETS } from '../../model/init.ts';
 import { modelRecords } from '../../model/records.ts';
 import { seededResampler, type Estimate } from '../../eval/bootstrap.ts';
 import { verdict } from '../../eval/paired.ts';
@@ -28,21 +29,23 @@ import { writeFileAtomic } from '../../util/atomic.ts';
 import { latestAdapter } from './eval-phase.ts';
 import type { Phase, PhaseContext } from './phase.ts';
 import { sftPhase } from './sft-phase.ts';
+import { growQrefBase, QREF_BASE_MINUTES, QREF_BASE_STAGES, RECIPE_RECORD } from './qref-base.ts';
+import type { RunConfig } from '../../configs/schema.ts';
+import { InputError } from '../../util/errors.ts';
 
-export const QREF_STAND_IN =
-  'the base is a random-init tiny stand-in (gsteer model init --preset tiny), not a language model: it does not learn the refiner\'s format from the demonstrations with LoRA alone, so no learning is expected and none is claimed; the demo shows the pipeline running end to end';
-
-/**
- * Whether policy.model is such a stand-in: the tiny preset's shape and no training record
- * (model/records.ts). Another base (a real model, a pretrained one) gets no stand-in note.
- */
-export function isStandInBase(dir: string): boolean {
-  const c = readQwen3Config(dir);
-  const tiny = PRESETS.tiny!;
-  return Object.keys(modelRecords(dir)).length === 0 && c.hiddenSize === tiny.hiddenSize && c.numHiddenLayers === tiny.numHiddenLayers;
+/** What the base's records say: its recipe (recipe.json, cli/demo/qref-base.ts), or that it has none. */
+export function qrefBaseNote(dir: string): string {
+  const f = join(dir, RECIPE_RECORD);
+  if (!existsSync(f)) {
+    const c = readQwen3Config(dir);
+    const records = Object.keys(modelRecords(dir)).length;
+    return `${c.numHiddenLayers} layers, hidden ${c.hiddenSize}; no QREF recipe record (${records ? 'trained elsewhere' : 'an untrained model: expect no learning'})`;
+  }
+  const r = JSON.parse(readFileSync(f, 'utf8')) as { minutes: number; stages: { steps: number }[] };
+  return `${readQwen3Config(dir).numHiddenLayers} layers, grown by ${r.stages.length} stage(s), ${r.stages.reduce((n, x) => n + x.steps, 0)} updates in ${r.minutes.toFixed(0)} min (recipe in ${join(dir, 'README.md')})`;
 }
 
-/** The files whose tokens the stand-in base keeps (configs/qref-demo.yaml's header), plus the SFT examples. */
+/** The files whose tokens the base keeps: the corpus, questions, demonstrations, the prompt source and the SFT examples. */
 export function qrefVocabFiles(ctx: PhaseContext): string[] {
   const d = ctx.cfg.qref.data;
   return [d.corpus, d.questions, ...(d.demonstrations ? [d.demonstrations] : []), 'rollout/qref/prompt.ts', ...(ctx.sftExamples ? [ctx.sftExamples] : [])];
@@ -76,13 +79,17 @@ export function qrefDemoTable(rows: readonly QrefRow[]): string {
   return [head, '|---|---|---|---|---|---|---|---|---|', ...rows.map(line)].join('\n');
 }
 
-/** Per split, PPO - SFT in refined recall (and reward): paired over the same questions and seeds, with a verdict. */
-export function qrefDemoDifferences(rows: readonly QrefRow[], seed: number, samples: number, level: number): string {
+/**
+ * Per split and pair [a, b] of policy keys (both present), b - a in refined recall (and reward):
+ * paired over the same questions and seeds, with a verdict.
+ */
+export function qrefDemoDifferences(rows: readonly { key: string; row: QrefRow }[], pairs: readonly [string, string][], seed: number, samples: number, level: number): string {
   const out: string[] = [];
-  for (const split of [...new Set(rows.map((r) => r.report.split))]) {
-    const rs = rows.filter((r) => r.report.split === split);
-    for (let i = 1; i < rs.length; i++) {
-      const [a, b] = [rs[i - 1]!, rs[i]!];
+  for (const split of [...new Set(rows.map((r) => r.row.report.split))]) {
+    const of = (key: string) => rows.find((r) => r.key === key && r.row.report.split === split)?.row;
+    for (const [ka, kb] of pairs) {
+      const [a, b] = [of(ka), of(kb)];
+      if (!a || !b) continue;
       const d = (m: QrefMetric) => verdict(qrefPairedDifference(a.report.episodes, b.report.episodes, m, seededResampler(seed, samples), level), 3);
       out.push(`- ${split}: ${b.policy} - ${a.policy}: recall refined ${d('recall_refined')}; reward ${d('reward')}`);
     }
@@ -105,13 +112,13 @@ export const qrefModelPhase: Phase = {
   async run(ctx) {
     const { cfg } = ctx;
     if (existsSync(join(cfg.policy.model, 'config.json'))) {
-      const note = isStandInBase(cfg.policy.model) ? `note: ${QREF_STAND_IN}` : 'note: not the tiny random-init stand-in (another shape, or training records): the table compares SFT and PPO on this base';
-      console.error(`demo: policy base ${cfg.policy.model} (found; delete the folder to remake it)\ndemo: ${note}`);
+      console.error(`demo: policy base ${cfg.policy.model} (found: ${qrefBaseNote(cfg.policy.model)}; delete the folder to regrow it)`);
       return { code: 0 };
     }
-    console.error(`demo: creating the stand-in base in ${cfg.policy.model}: random init, preset tiny, seed ${cfg.seed}, vocabulary from ${qrefVocabFiles(ctx).join(', ')}\ndemo: note: ${QREF_STAND_IN}`);
+    if (!ctx.sftExamples) throw new InputError(`${cfg.policy.model} is missing and sft.enabled is false: the base grows from the refiner's SFT examples (cli/demo/qref-base.ts); set sft.enabled=true or point policy.model at a model`);
+    console.error(`demo: growing the base in ${cfg.policy.model} with its recipe (${QREF_BASE_STAGES.length} stages, about ${QREF_BASE_MINUTES} min on 2 cores; resumable: a rerun continues after the last finished stage)`);
     const model = await import('../commands/model.ts');
-    return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed), ...qrefVocabFiles(ctx).flatMap((f) => ['--vocab-from', f])]) };
+    return { code: await growQrefBase({ out: cfg.policy.model, examples: ctx.sftExamples, vocabFrom: qrefVocabFiles(ctx), model: model.run, log: (l) => console.error(`demo: ${l}`) }) };
   },
 };
 
@@ -134,49 +141,88 @@ export const qrefPpoPhase: Phase = {
   },
 };
 
+/** The GRPO run beside PPO: its own run directory and queues, the config's grpo.* (same updates, same episodes per update). */
+export const grpoRun = (cfg: RunConfig) => ({ runName: `${cfg.runName}-grpo`, prefix: `${cfg.queues.prefix}-grpo` });
+
+export const qrefGrpoPhase: Phase = {
+  name: 'grpo',
+  async run(ctx) {
+    const { cfg } = ctx;
+    const per = cfg.rollout.groupSize * cfg.grpo.groupsPerUpdate;
+    const ppoPer = cfg.ppo.batchSize * cfg.ppo.rolloutsPerPrompt;
+    if (per !== ppoPer) console.error(`demo: note: GRPO samples ${per} episodes per update (rollout.groupSize x grpo.groupsPerUpdate), PPO ${ppoPer} (ppo.batchSize x ppo.rolloutsPerPrompt): not the same budget`);
+    const { runName, prefix } = grpoRun(cfg);
+    const train = await import('../commands/train.ts');
+    const sets = ['algorithm=grpo', `runName=${runName}`, `queues.prefix=${prefix}`].flatMap((x) => ['--set', x]);
+    return { code: await train.run([...cliArgs(ctx), ...sets, ...(ctx.initAdapter ? ['--init-adapter', ctx.initAdapter] : [])]) };
+  },
+};
+
 /** Where the eval phase writes `gsteer eval`'s report of one policy on one split. */
-export const qrefReportFile = (root: string, policy: 'sft' | 'ppo', split: string) => join(root, 'eval', `qref-${policy}-${split}.json`);
+export const qrefReportFile = (root: string, policy: 'sft' | 'ppo' | 'grpo', split: string) => join(root, 'eval', `qref-${policy}-${split}.json`);
+
+/** The pairs the demo compares, by policy key: each trained policy against SFT, then PPO against GRPO. */
+export const QREF_DEMO_PAIRS: [string, string][] = [['sft', 'ppo'], ['sft', 'grpo'], ['grpo', 'ppo']];
+
+/** Did a per-update metric rise? Its first quarter of updates against its last (monitor/learning.ts quarterTrend, updates as the samples). */
+export function formatMetricTrend(name: string, values: readonly number[]): string {
+  const t = quarterTrend(values);
+  if (!t) return `${name}: fewer than 8 updates, too few to compare quarters`;
+  const f = (x: number) => x.toFixed(4);
+  return `${name}: first ${t.quarter} updates ${f(t.first)}, last ${t.quarter} ${f(t.last)}, difference ${f(t.diff)} ± ${f(t.se)} (SE) -> ${t.learned ? 'up by more than 2 SE' : 'not above 2 SE'}`;
+}
 
 export const qrefEvalPhase: Phase = {
   name: 'eval',
   async run(ctx) {
     const { cfg, initAdapter } = ctx;
     const layout = runLayout(resolve(cfg.runDir, cfg.runName));
+    const grpoLayout = runLayout(resolve(cfg.runDir, grpoRun(cfg).runName));
     const final = latestAdapter(layout.adapters);
     if (!final || final.version === 0) {
       console.error('demo: no PPO adapter was written; nothing to evaluate');
       return { code: 1 };
     }
+    const grpo = latestAdapter(grpoLayout.adapters);
     const policies = [
       ...(initAdapter ? [{ key: 'sft' as const, label: 'SFT', dir: initAdapter }] : []),
       { key: 'ppo' as const, label: `PPO ${adapterName(final.version)}`, dir: final.dir },
+      ...(grpo && grpo.version > 0 ? [{ key: 'grpo' as const, label: `GRPO ${adapterName(grpo.version)}`, dir: grpo.dir }] : []),
     ];
     const evalCmd = await import('../commands/eval.ts');
     const rows: QrefRow[] = [];
+    const keyed: { key: string; row: QrefRow }[] = [];
     for (const split of ['test', 'train'])
       for (const p of policies) {
         const out = qrefReportFile(layout.root, p.key, split);
         console.error(`demo: gsteer eval ${p.label} on the ${split} split -> ${out}`);
         const code = await evalCmd.run([...cliArgs(ctx), '--adapter', p.dir, '--split', split, '--label', p.label, '--out', out]);
         if (code !== 0) return { code };
-        rows.push({ policy: p.label, report: JSON.parse(readFileSync(out, 'utf8')) as QrefReport });
+        const row = { policy: p.label, report: JSON.parse(readFileSync(out, 'utf8')) as QrefReport };
+        rows.push(row);
+        keyed.push({ key: p.key, row });
       }
     const { samples, level } = cfg.eval.bootstrap;
     const E = cfg.eval.episodesPerInstance;
     const title = `gsteer eval (env qref): ${policies.map((p) => p.label).join(' / ')}, ${E} episode(s) per question, the same sampling seeds for every policy (temperature ${cfg.eval.temperature}); ± bootstrap SE over questions (${samples} resamples)`;
-    const diffs = `Paired differences (same questions and seeds; ± SE from the same resamples; under 2 SE = within noise):\n${qrefDemoDifferences(rows, cfg.seed, samples, level) || '- none (no SFT adapter)'}`;
-    const standIn = isStandInBase(cfg.policy.model);
-    const note = standIn ? `Note: ${QREF_STAND_IN}.` : `Base: ${cfg.policy.model} (not the random-init stand-in).`;
-    const text = `${title}\n\n${qrefDemoTable(rows)}\n\n${diffs}\n\n${note}`;
+    const diffs = `Paired differences (same questions and seeds; ± SE from the same resamples; under 2 SE = within noise):\n${qrefDemoDifferences(keyed, QREF_DEMO_PAIRS, cfg.seed, samples, level) || '- none (no SFT adapter)'}`;
+    const text = `${title}\n\n${qrefDemoTable(rows)}\n\n${diffs}\n\nBase: ${cfg.policy.model} (${qrefBaseNote(cfg.policy.model)}).`;
     const records = readMetrics(layout.metrics);
     const critic = metricCurves(records, ['critic/vf_loss', 'critic/vf_explained_var']);
-    console.log(`\n${rewardCurves(records)}${critic ? `\n\n${critic}` : ''}`);
+    console.log(`\nPPO:\n${rewardCurves(records)}${critic ? `\n\n${critic}` : ''}`);
+    if (existsSync(grpoLayout.metrics)) console.log(`\nGRPO:\n${rewardCurves(readMetrics(grpoLayout.metrics))}`);
     console.log(`\n${text}`);
     const out = join(layout.root, 'eval', 'demo-table.md');
-    writeFileAtomic(out, `${text}\n`);
-    console.log(`\n${formatTrend(quarterTrend(runGroupMeans(layout.root)))}${standIn ? ' (a random stand-in base: not evidence of learning either way)' : ''}\n(table: ${out})`);
+    const ev = records.map((r) => r['critic/vf_explained_var']).filter((x): x is number => typeof x === 'number');
+    const trends = [
+      `PPO ${formatTrend(quarterTrend(runGroupMeans(layout.root)))}`,
+      ...(existsSync(grpoLayout.root) ? [`GRPO ${formatTrend(quarterTrend(runGroupMeans(grpoLayout.root)))}`] : []),
+      formatMetricTrend('PPO critic explained variance', ev),
+    ].join('\n');
+    writeFileAtomic(out, `${text}\n\n${trends}\n`);
+    console.log(`\n${trends}\n(table: ${out})`);
     return { code: 0 };
   },
 };
 
-export const QREF_PHASES: Phase[] = [qrefSftDataPhase, qrefModelPhase, qrefSftPhase, qrefPpoPhase, qrefEvalPhase];
+export const QREF_PHASES: Phase[] = [qrefSftDataPhase, qrefModelPhase, qrefSftPhase, qrefPpoPhase, qrefGrpoPhase, qrefEvalPhase];

@@ -110,6 +110,8 @@ export function agentFrom(c: AgentConfig, o: { sink: CallSink; cacheDir: string 
       return new ChatAgent(c.name, c, withRequestCache(endpointFor(c, o.sink), o.cacheDir));
     case 'responses':
       return new ResponsesAgent(c.name, c, endpointFor(c, o.sink));
+    case 'search':
+      throw new Error('internal: the search agent needs the run config (qref.search, qref.filter): build it with searchAgentFrom (agent-search.ts)');
     default: {
       const never: never = c.kind;
       throw new Error(`internal: agent kind ${String(never)}`);

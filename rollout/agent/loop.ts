@@ -75,7 +75,7 @@ export async function runAgent(deps: AgentDeps, question: string, trace: string,
   for (let index = 0; index < limits.maxSteps; index++) {
     const left = { steps: limits.maxSteps - index, searches: limits.maxSearches - searches, reads: maxReads - reads };
     const mustAnswer = left.steps === 1 || (left.searches <= 0 && left.reads <= 0);
-    const d = await deps.backbone.next({ question, trace, steps, left, mustAnswer });
+    const d = await deps.backbone.next({ question, trace, steps: [...steps], left, mustAnswer });
     if (!d.ok) {
       steps.push({ index, thought: '', action: 'backbone_failed', observation: `${d.reason}: ${d.detail}` });
       return { question, steps, answer: null, end: 'backbone_failed', searches, reads };

@@ -24,7 +24,16 @@ describe('QREF demo table', () => {
   });
   it('PPO - SFT in refined recall, paired over the same questions, with a verdict', () => {
     // per-question differences +1, 0, 0: point +1/3; the seeded resamples give some SE > 0
-    const d = qrefDemoDifferences(rows, 7, 200, 0.95);
+    const d = qrefDemoDifferences([{ key: 'sft', row: rows[0]! }, { key: 'ppo', row: rows[1]! }], [['sft', 'ppo'], ['sft', 'grpo']], 7, 200, 0.95);
     expect(d).toMatch(/^- test: PPO policy-v2 - SFT: recall refined \+0\.333 ± 0\.\d{3} \(\d+\.\d SE: (within|above) noise\); reward \+0\.333 ± /);
+    expect(d.split('\n')).toHaveLength(1); // no GRPO row: the pair is left out
+  });
+  it('each pair in the order given: GRPO - SFT, PPO - GRPO', () => {
+    const grpo = row('GRPO policy-v2', [0, 1, 1], {});
+    const keyed = [{ key: 'sft', row: rows[0]! }, { key: 'ppo', row: rows[1]! }, { key: 'grpo', row: grpo }];
+    const d = qrefDemoDifferences(keyed, [['sft', 'grpo'], ['grpo', 'ppo']], 7, 200, 0.95).split('\n');
+    // GRPO - SFT per question: 0, +0.5, 0 -> +1/6; PPO - GRPO: +1, -0.5, 0 -> +1/6
+    expect(d[0]).toMatch(/^- test: GRPO policy-v2 - SFT: recall refined \+0\.167 ± /);
+    expect(d[1]).toMatch(/^- test: PPO policy-v2 - GRPO policy-v2: recall refined \+0\.167 ± /);
   });
 });
