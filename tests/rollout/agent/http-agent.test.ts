@@ -65,11 +65,12 @@ describe('the search agent over HTTP', () => {
     expect(run.steps[0]!.observation).toBe('Results for "Amos Kell born":\n  - Amos Kell (d1): Amos Kell, the engineer, was born in Marrowby.\nResults for "Marrowby river":\n  (no result kept)');
     expect(run.steps[1]!.observation).toBe('Page d1 (Amos Kell):\nTitle: Amos Kell\n\nAmos Kell, the engineer, was born in Marrowby.');
     // the backbone's second and third prompts carry the earlier steps and what is left
-    const prompts = llm.requests.filter((r) => r.body.response_format?.json_schema?.name === 'agent_step').map((r) => r.body.messages.at(-1)!.content);
+    const body = (r: (typeof llm.requests)[number]) => r.body as unknown as FakeChatRequest;
+    const prompts = llm.requests.filter((r) => body(r).response_format?.json_schema?.name === 'agent_step').map((r) => body(r).messages.at(-1)!.content);
     expect(prompts).toHaveLength(3);
     expect(prompts[1]).toContain('Action: search: ["Amos Kell born","Marrowby river"]');
     expect(prompts[2]).toMatch(/Action: visit: d1\nObservation:\nPage d1/);
-    expect(prompts[2].endsWith('Left: 3 step(s), 1 search(es), 0 read(s).')).toBe(true); // a search is left: not only an answer
+    expect(prompts[2]!.endsWith('Left: 3 step(s), 1 search(es), 0 read(s).')).toBe(true); // a search is left: not only an answer
     // one record per call, in the order they ended: 3 agent steps, 2 searches, 2 filter calls, 1 read
     const byRole = (role: string) => records.filter((r) => r.role === role);
     expect([byRole('agent').length, byRole('search').length, byRole('filter').length, byRole('reader').length]).toEqual([3, 2, 2, 1]);
