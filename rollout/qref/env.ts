@@ -30,6 +30,7 @@ import { turnConstraint } from '../policy-constraint.ts';
 import { RecordedBackbone } from '../agent/backbone-recorded.ts';
 import { runAgent } from '../agent/loop.ts';
 import { PolicyRefiner } from '../agent/refiner-policy.ts';
+import { recordedSearch } from '../agent/recorded-tools.ts';
 
 /** A QREF instance: the question record, with the orchestration's fields. */
 export interface QrefInstance extends EnvInstance {
@@ -181,7 +182,7 @@ export async function filterFrom(cfg: RunConfig['qref'], sink?: CallSink): Promi
 /** The QREF data of the config, validated (every problem listed, InputError). */
 export const loadQrefData = (cfg: RunConfig) => loadQref({ corpus: cfg.qref.data.corpus, questions: cfg.qref.data.questions }, cfg.qref.turn);
 
-/** `sink`: where the policy client's calls are recorded (endpoints/ call records). */
+/** `sink`: where the policy client's, the LLM filter's and the searches' calls are recorded (endpoints/ call records). */
 export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
   let data: ReturnType<typeof loadQrefData> | null = null;
   const loaded = () => (data ??= loadQrefData(cfg));
@@ -194,7 +195,8 @@ export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
     load: () => ({ instances: asQrefInstances(loaded().questions), warnings: [] }),
     async rollout(): Promise<RolloutPart> {
       const [fc, { qwen3Tokenizer }] = await Promise.all([import('../from-config.ts'), import('../../core/tokenizer.ts')]);
-      const search = await searchFrom(cfg.qref, cfg.qref.search.kind === 'bm25' ? loaded().corpus : []);
+      const backend = await searchFrom(cfg.qref, cfg.qref.search.kind === 'bm25' ? loaded().corpus : []);
+      const search = sink ? recordedSearch(backend, sink) : backend; // every search in the run's call records (role search)
       const filter = await filterFrom(cfg.qref, sink);
       const tokenizer = qwen3Tokenizer();
       const clients = new Map<string, PolicyClient>();
