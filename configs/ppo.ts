@@ -20,6 +20,12 @@ export const PpoSchema = z
     rolloutsPerPrompt: positiveInt.default(1), // paper (verl rollout.n)
     epochs: positiveInt.default(1), // paper: one pass over the data (verl trainer.total_epochs)
     ppoEpochs: positiveInt.default(1), // verl actor.ppo_epochs: updates per batch
+    /**
+     * verl trainer.critic_warmup: the first this many updates train the critic only (the actor
+     * stays the init adapter), so the actor's first advantages come from a critic that has seen
+     * returns. 0 = none (verl's default; the paper gives no value).
+     */
+    criticWarmup: z.number().int().min(0).default(0),
     maxPromptTokens: positiveInt.default(2048), // paper
     maxResponseTokens: positiveInt.default(2048), // paper
     gamma: z.number().min(0).max(1).default(1.0), // verl algorithm.gamma (paper: GAE, no value)

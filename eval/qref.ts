@@ -73,6 +73,8 @@ export function qrefSummary(scores: readonly QrefEpisodeScore[], resample: Resam
 
 export interface QrefEvalOptions {
   split: string;
+  /** Only these question ids of the split (e.g. the demo's grpo.trainIds); each must be in it. */
+  ids?: readonly string[];
   adapter?: string;
   policyModel?: string;
   log?: (line: string) => void;
@@ -82,7 +84,10 @@ export interface QrefEvalOptions {
 export async function evaluateQref(cfg: RunConfig, o: QrefEvalOptions): Promise<{ summary: Record<QrefMetric, Estimate>; episodes: QrefEpisodeScore[]; trajectories: Trajectory[]; model: string }> {
   const data = loadQrefData(cfg);
   if (!['train', 'test', 'all'].includes(o.split)) throw new InputError(`--split must be test, train or all but is "${o.split}"`);
-  const selected = asQrefInstances(data.questions).filter((q) => o.split === 'all' || q.split === o.split);
+  const inSplit = asQrefInstances(data.questions).filter((q) => o.split === 'all' || q.split === o.split);
+  const missing = (o.ids ?? []).filter((id) => !inSplit.some((q) => q.id === id));
+  if (missing.length) throw new InputError(`--ids: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a question of split "${o.split}" in ${cfg.qref.data.questions}; give ids of that split`);
+  const selected = o.ids ? inSplit.filter((q) => o.ids!.includes(q.id)) : inSplit;
   if (selected.length === 0) throw new InputError(`no question with split "${o.split}" in ${cfg.qref.data.questions}`);
   const search = await searchFrom(cfg.qref, data.corpus);
   const filter = await filterFrom(cfg.qref);

@@ -7,7 +7,8 @@
 //      last token, GAE, whitened advantages, returns (trainer/ppo/batch.ts);
 //   3. ppo.ppoEpochs times: a clipped-surrogate actor step (token-mean, no KL loss: the KL is in
 //      the reward) at ppo.actorLearningRate and a clipped-value-loss critic step at
-//      ppo.criticLearningRate, each with its own AdamW.
+//      ppo.criticLearningRate, each with its own AdamW; during the first ppo.criticWarmup
+//      updates (verl trainer.critic_warmup) the critic steps alone.
 // A version dir holds the actor as PEFT files + optimizer.json (as GRPO), and the critic as
 // critic.* files (LoRA, value head, optimizer, which reference it scores against), which the
 // checkpoints carry with the optimizer state, so resume restores both.
@@ -96,8 +97,9 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
       const targets = ppoTargets(seqs, oldLogp, refLogp, values, scores, { gamma: p.gamma, lambda: p.gaeLambda, whiten: p.whitenAdvantages, klCoef: p.useKlInReward ? p.klCoef : 0, klEstimator: p.klEstimator });
       let actor: Awaited<ReturnType<typeof trainStep>> | null = null;
       let vf: ReturnType<typeof criticStep> | null = null;
+      const warmup = step <= p.criticWarmup; // critic only: the actor stays where it started
       for (let e = 0; e < p.ppoEpochs; e++) {
-        actor = trainStep(loraPolicy(model, adapter), actorOpt, {
+        if (!warmup) actor = trainStep(loraPolicy(model, adapter), actorOpt, {
           kind: 'grpo', inputIds, completionMask: mask, advantages: batch.map(() => 0), tokenAdvantages: targets.advantages, oldLogprobs: oldLogp,
           ...(replay.masks.some((m) => m) ? { masks: replay.masks } : {}),
         }, {
@@ -107,7 +109,8 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
         });
         vf = criticStep(model, critic, criticOpt, { inputIds, mask, oldValues: values, returns: targets.returns }, { lr: p.criticLearningRate, microBatchSize: mb, maxGradNorm: cfg.grpo.maxGradNorm, cliprangeValue: p.cliprangeValue, recompute: cfg.grpo.gradientCheckpointing });
       }
-      const m = actor!;
+      // a warmup update reports no actor step: zero loss and gradient over the batch's tokens
+      const m: NonNullable<typeof actor> = actor ?? { loss: 0, grad_norm: 0, learning_rate: 0, num_tokens: inputIds.reduce((a, x) => a + x.length, 0), loss_tokens: 0, tokens_per_second: 0, step_time_s: 0, micro_batches: 0 };
       const c = vf!;
       const t = targets.metrics;
       const diagnostics: Record<string, number> = {
@@ -117,7 +120,7 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
         'critic/returns/mean': t.returns_mean, 'critic/returns/max': t.returns_max, 'critic/returns/min': t.returns_min,
         'critic/values/mean': t.values_mean, 'critic/values/max': t.values_max, 'critic/values/min': t.values_min,
         'critic/advantages/mean': t.advantages_mean, 'critic/advantages/max': t.advantages_max, 'critic/advantages/min': t.advantages_min,
-        'actor/reward_kl_penalty': t.kl_in_reward, 'actor/reward_kl_penalty_coeff': t.kl_coef,
+        'actor/reward_kl_penalty': t.kl_in_reward, 'actor/reward_kl_penalty_coeff': t.kl_coef, 'actor/warmup': warmup ? 1 : 0,
       };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: (performance.now() - t0) / 1000, diagnostics };
     },

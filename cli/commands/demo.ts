@@ -27,10 +27,11 @@ the demo config, from the SFT adapter, with --dashboard: its URL is printed). Th
 is replaced unless --keep is given.
 
 With env qref (gsteer demo --config configs/qref-demo.yaml; cli/demo/qref-phases.ts):
-sft-data (the refiner's demonstrations as SFT examples) -> model (policy.model, when
-missing: a random-init tiny stand-in, gsteer model init with those files as its
-vocabulary) -> sft -> ppo (gsteer train from the SFT adapter, --dashboard) -> eval (gsteer
-eval of the SFT and PPO adapters on both splits; table in RUN_DIR/eval/demo-table.md).`;
+sft-data (the refiner's demonstrations as SFT examples) -> model (policy.model, committed
+as models/tiny-qref; when missing, grown again with its recipe, cli/demo/qref-base.ts,
+resumable stage by stage) -> sft -> ppo (gsteer train from the SFT adapter, --dashboard)
+-> grpo (the same from the same adapter with algorithm grpo, run RUN_NAME-grpo) -> eval
+(gsteer eval of the SFT, PPO and GRPO adapters; table in RUN_DIR/eval/demo-table.md).`;
 
 const PHASES: Phase[] = [
   sftDataPhase,

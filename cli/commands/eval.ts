@@ -45,7 +45,8 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
                       default: the base model (policy.model)
   env: qref           evaluates the QREF refiner instead (method §13): recall of the original
                       vs refined batches, reward, invalid rate, filter precision/recall, with
-                      bootstrap SEs over questions; --adapter, --policy-model, --split, --out
+                      bootstrap SEs over questions; --adapter, --policy-model, --split, --out,
+                      --ids Q1,Q2,... (only these questions of the split, e.g. grpo.trainIds)
   --split S           instances to evaluate: test (default for episodes), train, or all (default
                       for --trajectories)
   --baseline B        action menu and prompt: gsteer (default; the trained policy's prompt),
@@ -191,11 +192,14 @@ export async function run(argv: string[]): Promise<number> {
       sweep: { type: 'boolean', default: false },
       label: { type: 'string' },
       out: { type: 'string' },
+      ids: { type: 'string' },
     },
   });
   const cfg = loadConfig(v.config ?? [], v.set ?? []);
+  if (v.ids !== undefined && cfg.env !== 'qref') throw new InputError('--ids selects QREF questions (env qref); for G-STEER instances use --split');
   if (cfg.env === 'qref') return await runQrefEval(cfg, v); // method §13
-  const { report, trajs, tau } = await evaluate(cfg, v);
+  const { ids: _qrefOnly, ...flags } = v;
+  const { report, trajs, tau } = await evaluate(cfg, flags);
   const { method } = report;
   const main = report.results.find((r) => r.threshold === tau);
   if (main) console.log(formatTable(main, `${method.label}${method.model ? ` (${method.model})` : ''}`));
@@ -211,10 +215,10 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** `env: qref`: the refiner's episodes on a split, recall of the original vs refined batches with spread. */
-async function runQrefEval(cfg: RunConfig, v: { adapter?: string; 'policy-model'?: string; split?: string; out?: string; label?: string }): Promise<number> {
+async function runQrefEval(cfg: RunConfig, v: { adapter?: string; 'policy-model'?: string; split?: string; out?: string; label?: string; ids?: string }): Promise<number> {
   const { evaluateQref, qrefTable } = await import('../../eval/qref.ts');
   const split = v.split ?? 'test';
-  const r = await evaluateQref(cfg, { split, ...(v.adapter ? { adapter: v.adapter } : {}), ...(v['policy-model'] ? { policyModel: v['policy-model'] } : {}), log: (l) => console.error(`gsteer eval: ${l}`) });
+  const r = await evaluateQref(cfg, { split, ...(v.ids !== undefined ? { ids: v.ids.split(',').map((x) => x.trim()).filter(Boolean) } : {}), ...(v.adapter ? { adapter: v.adapter } : {}), ...(v['policy-model'] ? { policyModel: v['policy-model'] } : {}), log: (l) => console.error(`gsteer eval: ${l}`) });
   const label = v.label ?? (v.adapter ? `adapter ${v.adapter}` : r.model);
   console.log(`QREF refiner: ${label}, split ${split}, ${r.episodes.length} episode(s), bootstrap over questions\n${qrefTable(r.summary, cfg.eval.bootstrap.level)}`);
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', 'qref.json');

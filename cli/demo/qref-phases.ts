@@ -196,7 +196,9 @@ export const qrefEvalPhase: Phase = {
       for (const p of policies) {
         const out = qrefReportFile(layout.root, p.key, split);
         console.error(`demo: gsteer eval ${p.label} on the ${split} split -> ${out}`);
-        const code = await evalCmd.run([...cliArgs(ctx), '--adapter', p.dir, '--split', split, '--label', p.label, '--out', out]);
+        // with grpo.trainIds the train rows are the questions PPO and GRPO train on (as the G-STEER demo's)
+        const ids = split === 'train' && cfg.grpo.trainIds ? ['--ids', cfg.grpo.trainIds.join(',')] : [];
+        const code = await evalCmd.run([...cliArgs(ctx), '--adapter', p.dir, '--split', split, ...ids, '--label', p.label, '--out', out]);
         if (code !== 0) return { code };
         const row = { policy: p.label, report: JSON.parse(readFileSync(out, 'utf8')) as QrefReport };
         rows.push(row);
@@ -204,7 +206,8 @@ export const qrefEvalPhase: Phase = {
       }
     const { samples, level } = cfg.eval.bootstrap;
     const E = cfg.eval.episodesPerInstance;
-    const title = `gsteer eval (env qref): ${policies.map((p) => p.label).join(' / ')}, ${E} episode(s) per question, the same sampling seeds for every policy (temperature ${cfg.eval.temperature}); ± bootstrap SE over questions (${samples} resamples)`;
+    const subset = cfg.grpo.trainIds ? `; train = the ${cfg.grpo.trainIds.length} questions PPO and GRPO train on (grpo.trainIds)` : '';
+    const title = `gsteer eval (env qref): ${policies.map((p) => p.label).join(' / ')}, ${E} episode(s) per question, the same sampling seeds for every policy (temperature ${cfg.eval.temperature}); ± bootstrap SE over questions (${samples} resamples)${subset}`;
     const diffs = `Paired differences (same questions and seeds; ± SE from the same resamples; under 2 SE = within noise):\n${qrefDemoDifferences(keyed, QREF_DEMO_PAIRS, cfg.seed, samples, level) || '- none (no SFT adapter)'}`;
     const text = `${title}\n\n${qrefDemoTable(rows)}\n\n${diffs}\n\nBase: ${cfg.policy.model} (${qrefBaseNote(cfg.policy.model)}).`;
     const records = readMetrics(layout.metrics);

@@ -1,9 +1,12 @@
-// `gsteer demo --config configs/qref-demo.yaml` (cli/demo/qref-phases.ts) on a tiny setting: one
-// SFT epoch, one PPO update of two prompts, short turns, a temp model folder, run dir and queue
-// prefix. Checks what each phase leaves: the stand-in base keeps every token of the SFT targets;
-// the SFT and PPO adapters exist; the table has SFT and PPO rows on both splits whose numbers
-// are those `gsteer eval` reports for those adapters (a separate `gsteer eval` run of each,
-// its JSON report read back); the run's Redis keys are gone.
+// `gsteer demo --config configs/qref-demo.yaml` (cli/demo/qref-phases.ts) on a tiny setting with
+// the committed base (models/tiny-qref): one SFT epoch, one PPO update of two prompts, one GRPO
+// update of one group of two, one episode per question, a temp run dir and queue prefix. Checks
+// what each phase leaves: the base keeps every token of the SFT targets; the SFT, PPO and GRPO
+// adapters exist; the table has SFT, PPO and GRPO rows on both splits whose numbers are those
+// `gsteer eval` reports for those adapters (a separate `gsteer eval` run of each, its JSON report
+// read back) and the three paired differences; the runs' Redis keys are gone. Growing the base
+// (the model phase when the folder is missing) is tested on a tiny recipe in
+// tests/cli/qref-base.test.ts.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,20 +21,21 @@ afterAll(() => removeRuns(t));
 const pm = (e: Estimate) => (e.value === null ? 'n/a' : `${e.value.toFixed(3)} ± ${e.se === null ? 'n/a' : e.se.toFixed(3)}`);
 
 describe('e2e: gsteer demo with env qref', () => {
-  it('makes the stand-in base, SFT and PPO adapters, and a table of gsteer eval reports', async () => {
-    const model = join(t.dir, 'tiny-qref');
+  it('SFT, PPO and GRPO adapters from the committed base, and a table of gsteer eval reports', async () => {
+    const model = join(REPO, 'models/tiny-qref');
     const runDir = join(t.dir, 'runs');
     const sets = [
       `runDir=${runDir}`, 'runName=qd', `policy.model=${model}`, `queues.prefix=${t.prefix}`,
-      'sft.epochs=1', 'grpo.maxUpdates=1', 'ppo.batchSize=2', 'grpo.microBatchSize=2', 'rollout.maxTokens=24', 'eval.maxTokens=24', 'eval.bootstrap.samples=200',
+      'sft.epochs=1', 'grpo.maxUpdates=1', 'ppo.batchSize=2', 'grpo.microBatchSize=2', 'rollout.groupSize=2', 'grpo.groupsPerUpdate=1',
+      'eval.episodesPerInstance=1', 'eval.bootstrap.samples=200',
     ];
     const args = ['--config', join(REPO, 'configs/qref-demo.yaml'), ...sets.flatMap((s) => ['--set', s])];
     const demo = await cli(['demo', ...args], { GSTEER_PARTS: 'real' }).done;
     expect(demo.code, demo.stderr).toBe(0);
-    expect(demo.stderr).toMatch(/random-init tiny stand-in/);
-    expect(demo.stdout).toMatch(/no learning is expected/);
+    expect(demo.stderr).toMatch(/policy base .*tiny-qref \(found: \d+ layers, grown by \d+ stage\(s\)/);
+    expect(demo.stdout).toMatch(/PPO critic explained variance: /);
 
-    // the base: created, and its vocabulary holds every token id of the SFT targets
+    // the base's vocabulary holds every token id of the SFT targets
     const root = join(runDir, 'qd');
     expect(existsSync(join(model, 'config.json'))).toBe(true);
     const kept = new Set((JSON.parse(readFileSync(join(model, 'vocab_map.json'), 'utf8')) as { kept_ids: number[] }).kept_ids);
@@ -44,14 +48,20 @@ describe('e2e: gsteer demo with env qref', () => {
     // the adapters
     const sft = join(root, 'sft', 'adapter');
     const ppo = join(root, 'adapters', 'policy-v000001');
-    for (const d of [sft, ppo]) expect(existsSync(join(d, 'adapter_model.safetensors')), d).toBe(true);
+    const grpo = join(runDir, 'qd-grpo', 'adapters', 'policy-v000001');
+    for (const d of [sft, ppo, grpo]) expect(existsSync(join(d, 'adapter_model.safetensors')), d).toBe(true);
 
     // the table: its numbers are what a separate `gsteer eval` reports for each adapter and split
     const table = readFileSync(join(root, 'eval', 'demo-table.md'), 'utf8');
-    expect(table).toMatch(/PPO policy-v1 - SFT: recall refined [+-]\d/);
-    for (const [label, adapter] of [['SFT', sft], ['PPO policy-v1', ppo]] as const)
+    for (const split of ['test', 'train']) {
+      expect(table).toMatch(new RegExp(`- ${split}: PPO policy-v1 - SFT: recall refined [+-]\\d`));
+      expect(table).toMatch(new RegExp(`- ${split}: GRPO policy-v1 - SFT: recall refined [+-]\\d`));
+      expect(table).toMatch(new RegExp(`- ${split}: PPO policy-v1 - GRPO policy-v1: recall refined [+-]\\d`));
+    }
+    for (const [label, adapter] of [['SFT', sft], ['PPO policy-v1', ppo], ['GRPO policy-v1', grpo]] as const)
       for (const split of ['test', 'train']) {
         const out = join(t.dir, `eval-${label.split(' ')[0]}-${split}.json`);
+        // eval.episodesPerInstance=1 is in args: the same settings as the demo's eval phase
         const ev = await cli(['eval', ...args, '--adapter', adapter, '--split', split, '--out', out], { GSTEER_PARTS: 'real' }).done;
         expect(ev.code, ev.stderr).toBe(0);
         const r = JSON.parse(readFileSync(out, 'utf8')) as { summary: Record<string, Estimate>; episodes: unknown[] };
@@ -67,5 +77,5 @@ describe('e2e: gsteer demo with env qref', () => {
     } finally {
       redis.disconnect();
     }
-  }, 300_000);
+  }, 420_000);
 });

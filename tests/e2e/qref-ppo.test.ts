@@ -1,7 +1,8 @@
 // E2E with the real parts on the QREF environment under PPO (method §13): a tiny random Qwen3
 // (`gsteer model init`), the embedded policy server, QREF episodes over the demo corpus (BM25,
 // rule filter; sampled under the refiner grammar), the PPO trainer (actor LoRA + critic LoRA and value head) through the real
-// workers and Redis. Two updates; then the newest checkpoint is removed and `gsteer resume`
+// workers and Redis. Two updates, the first a critic warmup (ppo.criticWarmup 1, verl's
+// trainer.critic_warmup: the actor stays where it started); then the newest checkpoint is removed and `gsteer resume`
 // reruns update 2 from checkpoint 1: the actor adapter, the critic's LoRA and value head and
 // its optimizer moments come out byte-identical, and so do the update's metrics.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -30,7 +31,7 @@ describe('e2e: QREF with PPO', () => {
       qref: { data: { corpus: join(REPO, 'data/qref/demo/corpus.jsonl'), questions: join(REPO, 'data/qref/demo/questions.jsonl') } },
       policy: { server: 'embedded', model },
       rollout: { maxTokens: 24, concurrency: 2, constrained: true }, // under the refiner grammar; the trainer replays its masks
-      ppo: { batchSize: 2, actorLearningRate: 1e-3, criticLearningRate: 1e-2 },
+      ppo: { batchSize: 2, actorLearningRate: 1e-3, criticLearningRate: 1e-2, criticWarmup: 1 },
       grpo: { maxUpdates: 2, microBatchSize: 2, maxPolicyLag: 0 },
       lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
       checkpoint: { every: 1, keep: 2 },
@@ -45,10 +46,15 @@ describe('e2e: QREF with PPO', () => {
       expect(m.trajectories).toBe(2); // one rollout per prompt, two prompts per update
       expect(m['constraint/turns']).toBe(2);
       expect(m['constraint/replay_rejected']).toBe(0);
-      expect(m.approx_kl as number).toBeLessThan(1e-5); // scored under the sampling masks: the first ratio is 1
+      if (m.step === 2) expect(m.approx_kl as number).toBeLessThan(1e-5); // scored under the sampling masks: the first ratio is 1
       for (const k of ['rewards/recall_refined/mean', 'rewards/recall_original/mean', 'rewards/query_cost/mean', 'critic/vf_loss', 'critic/vf_clipfrac', 'critic/vf_explained_var', 'critic/returns/mean', 'actor/reward_kl_penalty'])
         expect(typeof m[k], k).toBe('number');
     }
+    // update 1 trained the critic alone: the actor's bytes are version 0's; update 2 moved them
+    expect(metrics.map((m) => m['actor/warmup'])).toEqual([1, 0]);
+    expect(adapterBytes(runDir, 1).equals(adapterBytes(runDir, 0))).toBe(true);
+    expect(adapterBytes(runDir, 2).equals(adapterBytes(runDir, 1))).toBe(false);
+    expect(critic(runDir, 1).head).not.toBe(critic(runDir, 2).head);
     const ckpt = join(runDir, 'checkpoints', 'step-000002');
     expect(verifyCheckpoint(ckpt)).toBeNull();
     for (const f of ['critic.adapter_model.safetensors', 'critic.value_head.json', 'critic.optimizer.json', 'critic.reference.json']) expect(existsSync(join(ckpt, f)), f).toBe(true);
