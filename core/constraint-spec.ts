@@ -3,8 +3,8 @@
 // constrained turn and the trainer compiles the same record to replay the masks.
 import { createHash } from 'node:crypto';
 
-/** Token filters gsteer serve can run after the grammar mask (policy-filter.ts). */
-export const TOKEN_FILTERS = ['policy_turn'] as const;
+/** Token filters gsteer serve can run after the grammar mask (policy-filter.ts: G-STEER's turn; refiner-filter.ts: the QREF refiner's). */
+export const TOKEN_FILTERS = ['policy_turn', 'refiner_turn'] as const;
 export type TokenFilterKind = (typeof TOKEN_FILTERS)[number];
 
 export type ConstraintSpec =

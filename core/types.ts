@@ -1,5 +1,6 @@
 // The policy turn, the evidence state and the trajectory record (method §2, §3).
 // These are the contracts between rollout/, reward/, trainer/, workers/ and data/sft.
+import type { TokenFilterKind } from './constraint-spec.ts';
 
 export type SlotStatus = 'uncovered' | 'partial' | 'covered';
 export type SlotSource = 'profile' | 'memory' | 'dialogue';
@@ -79,7 +80,7 @@ export interface TurnTokens {
  */
 export interface TurnConstraint {
   /** null: the grammar alone (vLLM applies only the EBNF). */
-  tokenFilter: 'policy_turn' | null;
+  tokenFilter: TokenFilterKind | null;
   tokenFilterVersion: number | null;
   /** core/constraint-spec.ts specHash of what was applied; the trainer checks it against its own. */
   specSha256: string;

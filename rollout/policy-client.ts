@@ -7,6 +7,7 @@
 import type OpenAI from 'openai';
 import { createEndpoint, endpointUrl, type CallSink, type Endpoint } from '../endpoints/index.ts';
 import { InputError } from '../util/errors.ts';
+import type { TokenFilterKind } from '../core/constraint-spec.ts';
 
 export interface CompletionRequest {
   promptIds: number[];
@@ -19,7 +20,7 @@ export interface CompletionRequest {
    * Sample under this grammar (vLLM's `structured_outputs.grammar`), plus gsteer serve's
    * token filter when named (`gsteer_token_filter`; vLLM ignores the field).
    */
-  constraint?: { grammar: string; tokenFilter?: 'policy_turn' };
+  constraint?: { grammar: string; tokenFilter?: TokenFilterKind };
 }
 
 /** What the server says it constrained the choice with (gsteer serve's `gsteer_structured_outputs`). */

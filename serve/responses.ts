@@ -7,6 +7,7 @@ import type { ChoiceResult } from './generation.ts';
 import type { TokenLogprob } from './sampling.ts';
 import type { CompiledConstraint } from './structured/compile.ts';
 import { POLICY_FILTER_VERSION } from './structured/policy-filter.ts';
+import { REFINER_FILTER_VERSION } from './structured/refiner-filter.ts';
 
 export interface TokenNames {
   tok: Tokenizer;
@@ -59,7 +60,7 @@ export function appliedConstraint(c: CompiledConstraint | null, maxTokens: numbe
       type: c.spec.type,
       spec_sha256: c.hash,
       token_filter: filter,
-      token_filter_version: filter ? POLICY_FILTER_VERSION : null,
+      token_filter_version: filter === 'policy_turn' ? POLICY_FILTER_VERSION : filter === 'refiner_turn' ? REFINER_FILTER_VERSION : null,
       max_tokens: maxTokens,
       vocab: c.vocab.key,
     },

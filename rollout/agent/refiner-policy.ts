@@ -1,7 +1,9 @@
 // The query refiner R_phi as the agent's refiner (types.ts Refiner): the policy being trained
 // (or any served refiner), one completion per batch through the policy client (endpoints/
 // layer, vLLM's /v1/completions with token ids), on the refiner's prompt (rollout/qref/prompt.ts,
-// the text SFT trains on), under the refiner grammar when `constrained`. Every turn it samples
+// the text SFT trains on), under the refiner grammar and gsteer serve's `refiner_turn` token
+// filter when `constrained` (serve/structured/refiner-filter.ts: every turn ends by max_tokens;
+// vLLM ignores the filter and applies the grammar alone). Every turn it samples
 // is kept in `turns` (prompt ids, the completion, how it parsed), which the QREF environment
 // turns into the trajectory's policy turns. An unparseable or truncated turn is an invalid
 // refinement, never a throw; the policy server failing throws, as for every policy call.
@@ -51,7 +53,7 @@ export class PolicyRefiner implements Refiner {
     const seed = this.o.seedOf(this.turns.length + 1);
     const res = await policy.complete({
       promptIds, maxTokens: sampling.maxTokens, temperature: sampling.temperature, topP: sampling.topP, model: this.o.model,
-      ...(seed === undefined ? {} : { seed }), ...(grammar ? { constraint: { grammar } } : {}),
+      ...(seed === undefined ? {} : { seed }), ...(grammar ? { constraint: { grammar, tokenFilter: 'refiner_turn' as const } } : {}),
     });
     const parsed = parseCompletion(res, caps, sampling.maxTokens);
     this.turns.push({ promptIds, res, grammar, parsed });

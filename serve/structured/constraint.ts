@@ -13,10 +13,27 @@ import type { CompiledConstraint } from './compile.ts';
 import { policyMinTokens } from '../../core/turn/caps.ts';
 import { bitIndices, hasBit } from '../../util/bits.ts';
 import { PolicyTurnFilter } from './policy-filter.ts';
+import { REFINER_MIN_TOKENS, RefinerTurnFilter } from './refiner-filter.ts';
+import type { TokenVocab } from './vocab.ts';
+
+/** A token filter run after xgrammar's mask (policy-filter.ts, refiner-filter.ts). */
+interface TokenFilter {
+  apply(mask: Int32Array): void;
+  applyPerId(mask: Int32Array): void;
+  accept(index: number): void;
+}
+
+/** The filter a spec names, for a request's max_tokens (null: none). */
+function filterFor(spec: CompiledConstraint['spec'], vocab: TokenVocab, maxTokens: number): TokenFilter | null {
+  if (spec.type !== 'grammar' || !spec.filter) return null;
+  const min = spec.filter === 'policy_turn' ? policyMinTokens() : REFINER_MIN_TOKENS;
+  if (maxTokens < min) throw new Error(`internal: max_tokens ${maxTokens} is below the ${spec.filter} filter's minimum ${min}`);
+  return spec.filter === 'policy_turn' ? new PolicyTurnFilter(vocab, maxTokens) : new RefinerTurnFilter(vocab, maxTokens);
+}
 import type { GrammarMatcher } from './xgrammar.ts';
 
 export interface ConstraintOptions {
-  /** The request's max_tokens (the policy filter keeps the turn inside it). */
+  /** The request's max_tokens (the token filter keeps the turn inside it). */
   maxTokens: number;
   /** The policy filter id by id as before issue 22 (PolicyTurnFilter.applyPerId; same masks): the benches' baseline. */
   perIdFilter?: boolean;
@@ -45,18 +62,17 @@ export class TokenConstraint {
   private constructor(
     readonly compiled: CompiledConstraint,
     private readonly matcher: GrammarMatcher,
-    private readonly filter: PolicyTurnFilter | null,
+    private readonly filter: TokenFilter | null,
     private readonly perId: boolean,
   ) {}
 
   static async create(compiled: CompiledConstraint, opts: ConstraintOptions): Promise<TokenConstraint> {
     const { spec, vocab } = compiled;
-    const usesFilter = spec.type === 'grammar' && spec.filter === 'policy_turn';
-    if (usesFilter && opts.maxTokens < policyMinTokens()) throw new Error(`internal: max_tokens ${opts.maxTokens} is below the policy filter's minimum ${policyMinTokens()}`);
+    const filter = filterFor(spec, vocab, opts.maxTokens);
     compiled.retain();
     try {
       const matcher = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);
-      return new TokenConstraint(compiled, matcher, usesFilter ? new PolicyTurnFilter(vocab, opts.maxTokens) : null, opts.perIdFilter ?? false);
+      return new TokenConstraint(compiled, matcher, filter, opts.perIdFilter ?? false);
     } catch (e) {
       compiled.release();
       throw e;

@@ -13,6 +13,11 @@ const FILTERED_GRAMMARS = new Set([POLICY_GRAMMAR, ...[['STOP'], ['RETRIEVE', 'S
 import { badRequest } from '../errors.ts';
 import type { Body } from '../fields.ts';
 import { policyMinTokens } from '../../core/turn/caps.ts';
+import { refinerGrammarEbnf } from '../../rollout/qref/turn-ebnf.ts';
+import { REFINER_MIN_TOKENS } from './refiner-filter.ts';
+
+/** The grammars the refiner filter runs on: the QREF refiner's for qref.turn.maxQueries 1..16 (as the trainer replays them). */
+const REFINER_GRAMMARS = new Set(Array.from({ length: 16 }, (_, k) => refinerGrammarEbnf(k + 1)));
 import { TOKEN_FILTERS, type ConstraintSpec, type TokenFilterKind } from '../../core/constraint-spec.ts';
 
 const KINDS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'] as const;
@@ -110,10 +115,13 @@ export function parseConstraint(body: Body, maxTokens: number | null, ignoreEos:
   const filter = tokenFilter(body.gsteer_token_filter);
   if (spec && ignoreEos) throw badRequest('ignore_eos cannot be combined with structured outputs: the grammar ends the choice with EOS; drop ignore_eos', 'ignore_eos');
   if (!filter) return spec;
-  if (spec?.type !== 'grammar' || !FILTERED_GRAMMARS.has(spec.grammar))
+  if (filter === 'refiner_turn') {
+    if (spec?.type !== 'grammar' || !REFINER_GRAMMARS.has(spec.grammar))
+      throw badRequest('gsteer_token_filter "refiner_turn" runs on top of the QREF refiner grammar only (rollout/qref/turn.ebnf, or refinerGrammarEbnf(n) for another qref.turn.maxQueries); send it as structured_outputs.grammar', 'gsteer_token_filter');
+  } else if (spec?.type !== 'grammar' || !FILTERED_GRAMMARS.has(spec.grammar))
     throw badRequest('gsteer_token_filter "policy_turn" runs on top of the policy grammar only (or a baseline menu grammar, core/turn/menu-grammar.ts); send core/turn/grammar.ebnf as structured_outputs.grammar', 'gsteer_token_filter');
-  const min = policyMinTokens();
+  const min = filter === 'refiner_turn' ? REFINER_MIN_TOKENS : policyMinTokens();
   if (maxTokens === null || maxTokens < min)
-    throw badRequest(`gsteer_token_filter "policy_turn" needs max_tokens >= ${min} (the shortest turn and EOS) but max_tokens is ${maxTokens ?? 'unset'}; set max_tokens`, 'max_tokens');
+    throw badRequest(`gsteer_token_filter "${filter}" needs max_tokens >= ${min} (the shortest turn and EOS) but max_tokens is ${maxTokens ?? 'unset'}; set max_tokens`, 'max_tokens');
   return { ...spec, filter };
 }

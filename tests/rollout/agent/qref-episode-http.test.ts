@@ -1,7 +1,7 @@
 // The agent loop driving a QREF training episode (rollout/qref/env.ts runQrefEpisode) against local
 // HTTP servers: the refiner is the committed QREF base (models/tiny-qref) behind gsteer's own
 // policy server (serve/server.ts, the /v1/completions route rollouts use, sampled under the
-// refiner grammar), the search backend is a Serper-shaped API on the local search server (BM25
+// refiner grammar and its token filter), the search backend is a Serper-shaped API on the local search server (BM25
 // over the demo corpus), the evidence filter an LLM on the fake vLLM server. Every call lands in
 // one sink: policy, search, filter. The reward's recalls are recomputed here from the ids the
 // episode recorded and the question's evidence.
@@ -52,7 +52,8 @@ describe('a QREF episode through the agent loop over HTTP', () => {
     const job = { runId: 'r', groupId: 's000001-g0', index: 0, policyVersion: 0, model: 'tiny-qref', snapshotId: 'q-001@0', seed: 5 };
     const traj = await runQrefEpisode(deps, inst, job, cfg);
 
-    // sampled under the refiner grammar: the turn parses
+    // sampled under the refiner grammar and the refiner_turn filter (the server says so): the turn parses
+    expect(traj.turns[0].constraint).toMatchObject({ tokenFilter: 'refiner_turn', tokenFilterVersion: 1, reported: true, maxTokens: 96 });
     expect(traj.termination, traj.turns[0].completionText).toBe('stop');
     const rec = qrefRecord(traj);
     const refined = rec.refined!;
