@@ -6,6 +6,13 @@ import { z } from 'zod';
 const positiveInt = z.number().int().positive();
 
 /**
+ * The fewest max_tokens a constrained refiner turn fits in: the shortest turn the refiner
+ * grammar allows, byte by byte ("RATIONALE:x\nQUERIES:\n- x", 24), and EOS. The refiner_turn
+ * filter computes the same (serve/structured/refiner-filter.ts; a test keeps the two equal).
+ */
+export const REFINER_MIN_TOKENS = 25;
+
+/**
  * A JSON search API (rollout/qref/http-search.ts). Paths are dotted keys with [n] indices
  * (`hits.hits`, `_source.title`). Serper, as the paper uses it: url https://google.serper.dev/search,
  * method POST, queryParam q, topKParam num, apiKeyEnv SERPER_API_KEY, apiKeyHeader X-API-KEY,

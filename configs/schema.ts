@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
-import { QrefSchema } from './qref.ts';
+import { QrefSchema, REFINER_MIN_TOKENS } from './qref.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -374,6 +374,9 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['encoder', 'baseUrl'], message: 'encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL' });
     if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
+    for (const key of ['rollout', 'eval'] as const)
+      if (c.env === 'qref' && c.rollout.constrained && c[key].maxTokens < REFINER_MIN_TOKENS)
+        ctx.addIssue({ code: 'custom', path: [key, 'maxTokens'], message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (rollout/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false` });
     if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)

@@ -92,7 +92,7 @@ export function step(c: RefinerCursor, b: number): RefinerCursor {
 
 export const advance = (c: RefinerCursor, bytes: Uint8Array): RefinerCursor => bytes.reduce(step, c);
 
-/** Fewest max_tokens the filter can keep a turn inside: the longest shortest completion and EOS. */
+/** Fewest max_tokens the filter can keep a turn inside: the shortest completion from the start and EOS (configs/qref.ts states it for the config check). */
 export const REFINER_MIN_TOKENS = shortestCompletion(REFINER_START) + 1;
 
 /** Longest shortest completion after any token from any state (blank spaces before RATIONALE:, 25; a lead byte owes at most 3 more). */

@@ -14,6 +14,7 @@ import { parseConstraint } from '../../../serve/structured/request.ts';
 import { qwen3Vocab } from '../../../serve/structured/vocab.ts';
 import { POLICY_GRAMMAR } from '../../../core/turn/grammar-ebnf.ts';
 import { Rng } from '../../../util/rng.ts';
+import { REFINER_MIN_TOKENS as CONFIG_MIN_TOKENS } from '../../../configs/qref.ts';
 
 const GRAMMAR = refinerGrammarEbnf(5);
 const caps = { maxQueries: 5, maxQueryChars: 10_000, maxRationaleChars: 10_000 };
@@ -45,6 +46,7 @@ describe('shortestCompletion', () => {
     // "é" half written (its lead byte 0xc3 only): one continuation byte owed on top of the 13
     expect(shortestCompletion(advance(REFINER_START, Uint8Array.from([...new TextEncoder().encode('RATIONALE: caf'), 0xc3])))).toBe(14);
     expect(REFINER_MIN_TOKENS).toBe(25);
+    expect(CONFIG_MIN_TOKENS).toBe(REFINER_MIN_TOKENS); // what the config check uses
   });
 });
 
