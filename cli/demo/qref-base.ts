@@ -32,10 +32,10 @@ export interface QrefBaseStage {
 
 /** models/tiny-qref/README.md says what each stage did and why. */
 export const QREF_BASE_STAGES: QrefBaseStage[] = [
-  { init: { layers: 2 }, steps: 8000, lr: '5e-3', augment: 0.5, seed: 42 },
+  { init: { layers: 2 }, steps: 8000, lr: '5e-3', augment: 1, seed: 42 },
 ];
 /** What growing the committed base took on the 2-core machine (models/tiny-qref/README.md). */
-export const QREF_BASE_MINUTES = 0;
+export const QREF_BASE_MINUTES = 99;
 export const STAGE_RECORD = 'stage.json';
 export const RECIPE_RECORD = 'recipe.json';
 

@@ -116,7 +116,7 @@ export const qrefModelPhase: Phase = {
       return { code: 0 };
     }
     if (!ctx.sftExamples) throw new InputError(`${cfg.policy.model} is missing and sft.enabled is false: the base grows from the refiner's SFT examples (cli/demo/qref-base.ts); set sft.enabled=true or point policy.model at a model`);
-    console.error(`demo: growing the base in ${cfg.policy.model} with its recipe (${QREF_BASE_STAGES.length} stages, about ${QREF_BASE_MINUTES} min on 2 cores; resumable: a rerun continues after the last finished stage)`);
+    console.error(`demo: growing the base in ${cfg.policy.model} with its recipe (${QREF_BASE_STAGES.length} stage(s), about ${QREF_BASE_MINUTES} min on 2 cores; resumable: a rerun continues after the last finished stage)`);
     const model = await import('../commands/model.ts');
     return { code: await growQrefBase({ out: cfg.policy.model, examples: ctx.sftExamples, vocabFrom: qrefVocabFiles(ctx), model: model.run, log: (l) => console.error(`demo: ${l}`) }) };
   },

@@ -18,7 +18,7 @@ import { startServer, type RunningServer } from '../../../serve/server.ts';
 import { startFakeVllm, type FakeVllm } from '../../helpers/fake-vllm.ts';
 import { startSearchServer, type SearchServer } from '../../helpers/search-server.ts';
 
-const MODEL = process.env.QREF_TEST_MODEL ?? join(import.meta.dirname, '../../../models/tiny-qref');
+const MODEL = join(import.meta.dirname, '../../../models/tiny-qref');
 const data = loadQref({ corpus: 'data/qref/demo/corpus.jsonl', questions: 'data/qref/demo/questions.jsonl' }, { maxQueries: 5, maxQueryChars: 200, maxRationaleChars: 400 });
 
 let policy: RunningServer;
