@@ -48,11 +48,13 @@ export async function run(argv: string[]): Promise<number> {
   const cfg = loadConfig(values.config ?? [], sets);
   const prepared = validateRunInputs(cfg);
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
-  console.error(
-    cfg.grpo.initialUserStates
-      ? `gsteer train: GRPO starts from ${prepared.states.length} user state(s) in ${cfg.grpo.initialUserStates} (grpo.initialUserStates)`
-      : 'gsteer train: GRPO starts with every user state empty (the paper; set grpo.initialUserStates to start from a file)',
-  );
+  // QREF has no per-user state (method §13.2): nothing to say about where user states start
+  if (cfg.env === 'gsteer')
+    console.error(
+      cfg.grpo.initialUserStates
+        ? `gsteer train: GRPO starts from ${prepared.states.length} user state(s) in ${cfg.grpo.initialUserStates} (grpo.initialUserStates)`
+        : 'gsteer train: GRPO starts with every user state empty (the paper; set grpo.initialUserStates to start from a file)',
+    );
   const redisBad = await redisProblem(cfg.queues.redisUrl);
   if (redisBad) throw new InputError(redisBad);
   // An external policy server must answer before a run directory is created for it.
