@@ -1,11 +1,15 @@
 // The refiner-turn token filter (request field `gsteer_token_filter: "refiner_turn"`, on top of
 // the QREF refiner grammar, rollout/qref/turn-ebnf.ts): what the grammar cannot say about length.
-// It bans a token when, after its bytes, the turn could no longer end within max_tokens:
-//   tokens so far + 1 + the shortest completion (in bytes: one token per byte at worst) + EOS > max_tokens,
+// It bans a token when, after its bytes,
+//   1. the turn could no longer end within max_tokens: tokens so far + 1 + the shortest
+//      completion (in bytes: one token per byte at worst) + EOS > max_tokens, or
+//   2. the rationale passes REFINER_FILTER_CAPS.rationale characters or a query passes
+//      REFINER_FILTER_CAPS.query (qref.turn's default caps; the parser counts the trimmed field,
+//      the filter every character of it, so it is never more lenient),
 // and it bans added special tokens other than EOS (xgrammar reads them as literal text, the
 // completion's text drops them, as the policy filter's rule 4). So every turn sampled under
-// grammar + filter ends with EOS by max_tokens: never `truncated`, never an invalid turn for
-// want of room. The shortest completion follows the grammar's line structure:
+// grammar + filter ends with EOS by max_tokens and within the default caps: never `truncated`,
+// never `*_too_long` (with caps at least the defaults). The shortest completion follows the grammar's line structure:
 //
 //   at a line start before "RATIONALE:"    "RATIONALE:" + mark + "\nQUERIES:\n- " + mark   24 bytes
 //   after spaces there (a blank line)      "\n" first                                      25
@@ -41,10 +45,16 @@ const isSp = (b: number) => b === SPACE || b === 0x09 || b === 0x0b || b === 0x0
 /** Phases of the turn (the table above; *Sp: spaces on a blank line, which must end with "\n"). */
 const enum P { Lead, LeadSp, RHdr, RSp, RText, RNl, RNlSp, QHdr, QSp, QNl, QNlSp, Dash, Bullet, QText, QEnd, Dead }
 
-/** A position in the turn: phase, bytes into a header, continuation bytes owed. */
-export interface RefinerCursor { p: P; k: number; pending: number }
+/** A position in the turn: phase, bytes into a header, continuation bytes owed, characters of the open text field (rationale or query). */
+export interface RefinerCursor { p: P; k: number; pending: number; chars: number }
 
-export const REFINER_START: RefinerCursor = { p: P.Lead, k: 0, pending: 0 };
+export const REFINER_START: RefinerCursor = { p: P.Lead, k: 0, pending: 0, chars: 0 };
+
+/** The character caps the filter keeps (configs/qref.ts qref.turn defaults: maxRationaleChars, maxQueryChars). */
+export const REFINER_FILTER_CAPS = { rationale: 400, query: 200 } as const;
+
+/** The open field's characters are past its cap. */
+export const overCap = (c: RefinerCursor): boolean => (c.p === P.RText && c.chars > REFINER_FILTER_CAPS.rationale) || (c.p === P.QText && c.chars > REFINER_FILTER_CAPS.query);
 
 /** Bytes of the shortest completion from `c` (the table above). */
 export function shortestCompletion(c: RefinerCursor): number {
@@ -70,22 +80,23 @@ export function shortestCompletion(c: RefinerCursor): number {
 
 /** The cursor after one byte. Bytes the grammar refuses lead to Dead (xgrammar has banned them already). */
 export function step(c: RefinerCursor, b: number): RefinerCursor {
-  if (c.pending > 0) return (b & 0xc0) === 0x80 ? { ...c, pending: c.pending - 1 } : { p: P.Dead, k: 0, pending: 0 };
+  if (c.pending > 0) return (b & 0xc0) === 0x80 ? { ...c, pending: c.pending - 1 } : { p: P.Dead, k: 0, pending: 0, chars: 0 };
   const owed = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0; // a character's lead byte: its continuation bytes
-  const to = (p: P, k = 0): RefinerCursor => ({ p, k, pending: 0 });
+  const to = (p: P, k = 0): RefinerCursor => ({ p, k, pending: 0, chars: 0 });
+  const text = (p: P): RefinerCursor => ({ p, k: 0, pending: owed, chars: (c.p === p ? c.chars : 0) + 1 }); // one more character of the field
   switch (c.p) {
     case P.Lead: case P.LeadSp: return b === R[0] && c.p === P.Lead ? to(P.RHdr, 1) : b === NL ? to(P.Lead) : isSp(b) ? to(P.LeadSp) : to(P.Dead);
     case P.RHdr: return b !== R[c.k] ? to(P.Dead) : c.k + 1 === R.length ? to(P.RSp) : to(P.RHdr, c.k + 1);
-    case P.RSp: return isSp(b) ? c : b === NL ? to(P.Dead) : { p: P.RText, k: 0, pending: owed };
-    case P.RText: return b === NL ? to(P.RNl) : { p: P.RText, k: 0, pending: owed };
+    case P.RSp: return isSp(b) ? c : b === NL ? to(P.Dead) : text(P.RText);
+    case P.RText: return b === NL ? to(P.RNl) : text(P.RText);
     case P.RNl: case P.RNlSp: return b === Q[0] && c.p === P.RNl ? to(P.QHdr, 1) : b === NL ? to(P.RNl) : isSp(b) ? to(P.RNlSp) : to(P.Dead);
     case P.QHdr: return b !== Q[c.k] ? to(P.Dead) : c.k + 1 === Q.length ? to(P.QSp) : to(P.QHdr, c.k + 1);
     case P.QSp: return isSp(b) ? c : b === NL ? to(P.QNl) : to(P.Dead);
     case P.QNl: case P.QNlSp: return b === DASH && c.p === P.QNl ? to(P.Dash) : b === NL ? to(P.QNl) : isSp(b) ? to(P.QNlSp) : to(P.Dead);
     case P.QEnd: return b === DASH ? to(P.Dash) : b === NL || isSp(b) ? c : to(P.Dead); // may end here: the cost stays 0
     case P.Dash: return b === SPACE ? to(P.Bullet) : to(P.Dead);
-    case P.Bullet: return isSp(b) ? c : b === NL ? to(P.Dead) : { p: P.QText, k: 0, pending: owed };
-    case P.QText: return b === NL ? to(P.QEnd) : { p: P.QText, k: 0, pending: owed };
+    case P.Bullet: return isSp(b) ? c : b === NL ? to(P.Dead) : text(P.QText);
+    case P.QText: return b === NL ? to(P.QEnd) : text(P.QText);
     case P.Dead: return c;
   }
 }
@@ -96,28 +107,44 @@ export const advance = (c: RefinerCursor, bytes: Uint8Array): RefinerCursor => b
 export const REFINER_MIN_TOKENS = shortestCompletion(REFINER_START) + 1;
 
 /** Longest shortest completion after any token from any state (blank spaces before RATIONALE:, 25; a lead byte owes at most 3 more). */
-const MAX_AFTER = shortestCompletion({ p: P.LeadSp, k: 0, pending: 0 }) + 3;
+const MAX_AFTER = shortestCompletion({ p: P.LeadSp, k: 0, pending: 0, chars: 0 }) + 3;
 
 export class RefinerTurnFilter {
   private cursor: RefinerCursor = REFINER_START;
   private count = 0;
   private readonly banned: Int32Array; // special indices other than the stop ids
+  private readonly longest: number; // bytes of the vocabulary's longest token (at most as many characters)
 
   constructor(private readonly vocab: TokenVocab, private readonly maxTokens: number) {
     const stops = new Set(vocab.stopIds);
     const ids: number[] = [];
-    for (let i = 0; i < vocab.size; i++) if (vocab.special[i] && !stops.has(i)) ids.push(i);
+    let longest = 0;
+    for (let i = 0; i < vocab.size; i++) {
+      if (vocab.special[i] && !stops.has(i)) ids.push(i);
+      longest = Math.max(longest, vocab.bytes(i).length);
+    }
     this.banned = Int32Array.from(ids);
+    this.longest = longest;
   }
 
-  /** Clear the bits of the tokens after which the turn could not end in time; `mask` is [ceil(vocab.size / 32)]. */
+  /**
+   * No token can break a rule here: room for the longest shortest completion, and for the
+   * longest token on top of the open field under the smaller cap (a field the token opens
+   * starts with at most that many characters).
+   */
+  private roomy(): boolean {
+    return this.count + 2 + MAX_AFTER <= this.maxTokens && this.cursor.chars + this.longest <= REFINER_FILTER_CAPS.query;
+  }
+
+  /** Clear the bits of the tokens after which the turn could not end in time or a field passes its cap; `mask` is [ceil(vocab.size / 32)]. */
   apply(mask: Int32Array): void {
     for (const i of this.banned) mask[i >>> 5] = (mask[i >>> 5] as number) & ~(1 << (i & 31));
-    if (this.count + 2 + MAX_AFTER <= this.maxTokens) return; // room for any token
+    if (this.roomy()) return;
     const stops = new Set(this.vocab.stopIds);
     for (const i of bitIndices(mask, this.vocab.size)) {
       if (stops.has(i)) continue;
-      if (this.count + 2 + shortestCompletion(advance(this.cursor, this.vocab.bytes(i))) > this.maxTokens) mask[i >>> 5] = (mask[i >>> 5] as number) & ~(1 << (i & 31));
+      const next = advance(this.cursor, this.vocab.bytes(i));
+      if (this.count + 2 + shortestCompletion(next) > this.maxTokens || overCap(next)) mask[i >>> 5] = (mask[i >>> 5] as number) & ~(1 << (i & 31));
     }
   }
 
