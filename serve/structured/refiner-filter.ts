@@ -3,9 +3,10 @@
 // It bans a token when, after its bytes,
 //   1. the turn could no longer end within max_tokens: tokens so far + 1 + the shortest
 //      completion (in bytes: one token per byte at worst) + EOS > max_tokens, or
-//   2. the rationale passes REFINER_FILTER_CAPS.rationale characters or a query passes
-//      REFINER_FILTER_CAPS.query (qref.turn's default caps; the parser counts the trimmed field,
-//      the filter every character of it, so it is never more lenient),
+//   2. the rationale passes REFINER_FILTER_CAPS.rationale bytes or a query passes
+//      REFINER_FILTER_CAPS.query (qref.turn's default caps, in characters; the parser counts the
+//      trimmed field's characters, the filter every byte of it: a character is at least one byte,
+//      and so is each U+FFFD a broken sequence decodes to, so the filter is never more lenient),
 // and it bans added special tokens other than EOS (xgrammar reads them as literal text, the
 // completion's text drops them, as the policy filter's rule 4). So every turn sampled under
 // grammar + filter ends with EOS by max_tokens and within the default caps: never `truncated`,
@@ -45,16 +46,16 @@ const isSp = (b: number) => b === SPACE || b === 0x09 || b === 0x0b || b === 0x0
 /** Phases of the turn (the table above; *Sp: spaces on a blank line, which must end with "\n"). */
 const enum P { Lead, LeadSp, RHdr, RSp, RText, RNl, RNlSp, QHdr, QSp, QNl, QNlSp, Dash, Bullet, QText, QEnd, Dead }
 
-/** A position in the turn: phase, bytes into a header, continuation bytes owed, characters of the open text field (rationale or query). */
+/** A position in the turn: phase, bytes into a header, continuation bytes owed, bytes of the open text field (rationale or query). */
 export interface RefinerCursor { p: P; k: number; pending: number; chars: number }
 
 export const REFINER_START: RefinerCursor = { p: P.Lead, k: 0, pending: 0, chars: 0 };
 
-/** The character caps the filter keeps (configs/qref.ts qref.turn defaults: maxRationaleChars, maxQueryChars). */
+/** The caps the filter keeps, in bytes of the field (configs/qref.ts qref.turn defaults, in characters: maxRationaleChars, maxQueryChars). */
 export const REFINER_FILTER_CAPS = { rationale: 400, query: 200 } as const;
 
-/** The open field's characters are past its cap. */
-export const overCap = (c: RefinerCursor): boolean => (c.p === P.RText && c.chars > REFINER_FILTER_CAPS.rationale) || (c.p === P.QText && c.chars > REFINER_FILTER_CAPS.query);
+/** The open field's bytes, with the continuation bytes its last character still owes, are past its cap. */
+export const overCap = (c: RefinerCursor): boolean => (c.p === P.RText && c.chars + c.pending > REFINER_FILTER_CAPS.rationale) || (c.p === P.QText && c.chars + c.pending > REFINER_FILTER_CAPS.query);
 
 /** Bytes of the shortest completion from `c` (the table above). */
 export function shortestCompletion(c: RefinerCursor): number {
@@ -79,11 +80,15 @@ export function shortestCompletion(c: RefinerCursor): number {
 }
 
 /** The cursor after one byte. Bytes the grammar refuses lead to Dead (xgrammar has banned them already). */
-export function step(c: RefinerCursor, b: number): RefinerCursor {
-  if (c.pending > 0) return (b & 0xc0) === 0x80 ? { ...c, pending: c.pending - 1 } : { p: P.Dead, k: 0, pending: 0, chars: 0 };
+export function step(cursor: RefinerCursor, b: number): RefinerCursor {
+  let c = cursor;
+  if (c.pending > 0) {
+    if ((b & 0xc0) === 0x80) return { ...c, pending: c.pending - 1, chars: c.chars + 1 };
+    c = { ...c, pending: 0 }; // a broken character: the decoder ends it here (U+FFFD), this byte starts afresh
+  }
   const owed = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : b >= 0xc0 ? 1 : 0; // a character's lead byte: its continuation bytes
   const to = (p: P, k = 0): RefinerCursor => ({ p, k, pending: 0, chars: 0 });
-  const text = (p: P): RefinerCursor => ({ p, k: 0, pending: owed, chars: (c.p === p ? c.chars : 0) + 1 }); // one more character of the field
+  const text = (p: P): RefinerCursor => ({ p, k: 0, pending: owed, chars: (c.p === p ? c.chars : 0) + 1 }); // one more byte of the field
   switch (c.p) {
     case P.Lead: case P.LeadSp: return b === R[0] && c.p === P.Lead ? to(P.RHdr, 1) : b === NL ? to(P.Lead) : isSp(b) ? to(P.LeadSp) : to(P.Dead);
     case P.RHdr: return b !== R[c.k] ? to(P.Dead) : c.k + 1 === R.length ? to(P.RSp) : to(P.RHdr, c.k + 1);
@@ -113,7 +118,7 @@ export class RefinerTurnFilter {
   private cursor: RefinerCursor = REFINER_START;
   private count = 0;
   private readonly banned: Int32Array; // special indices other than the stop ids
-  private readonly longest: number; // bytes of the vocabulary's longest token (at most as many characters)
+  private readonly longest: number; // bytes of the vocabulary's longest token
 
   constructor(private readonly vocab: TokenVocab, private readonly maxTokens: number) {
     const stops = new Set(vocab.stopIds);
@@ -130,7 +135,7 @@ export class RefinerTurnFilter {
   /**
    * No token can break a rule here: room for the longest shortest completion, and for the
    * longest token on top of the open field under the smaller cap (a field the token opens
-   * starts with at most that many characters).
+   * starts with at most that many bytes).
    */
   private roomy(): boolean {
     return this.count + 2 + MAX_AFTER <= this.maxTokens && this.cursor.chars + this.longest <= REFINER_FILTER_CAPS.query;
