@@ -41,8 +41,8 @@ export function qrefBaseNote(dir: string): string {
     const records = Object.keys(modelRecords(dir)).length;
     return `${c.numHiddenLayers} layers, hidden ${c.hiddenSize}; no QREF recipe record (${records ? 'trained elsewhere' : 'an untrained model: expect no learning'})`;
   }
-  const r = JSON.parse(readFileSync(f, 'utf8')) as { minutes: number; stages: { steps: number }[] };
-  return `${readQwen3Config(dir).numHiddenLayers} layers, grown by ${r.stages.length} stage(s), ${r.stages.reduce((n, x) => n + x.steps, 0)} updates in ${r.minutes.toFixed(0)} min (recipe in ${join(dir, 'README.md')})`;
+  const r = JSON.parse(readFileSync(f, 'utf8')) as { minutes: number; stages: { spec: { steps: number } }[] };
+  return `${readQwen3Config(dir).numHiddenLayers} layers, grown by ${r.stages.length} stage(s), ${r.stages.reduce((n, x) => n + x.spec.steps, 0)} updates in ${r.minutes.toFixed(0)} min (recipe in ${join(dir, 'README.md')})`;
 }
 
 /** The files whose tokens the base keeps: the corpus, questions, demonstrations, the prompt source and the SFT examples. */
