@@ -397,5 +397,7 @@ export type EnvName = RunConfig['env'];
 export const groupSizeOf = (c: Pick<RunConfig, 'algorithm' | 'rollout' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.rolloutsPerPrompt : c.rollout.groupSize);
 /** Prompts per update: grpo.groupsPerUpdate under GRPO, ppo.batchSize under PPO (paper: 64). */
 export const groupsPerUpdateOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.batchSize : c.grpo.groupsPerUpdate);
-/** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size. */
-export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c) });
+/** Passes over the training instances: grpo.passes under GRPO (paper: 2), ppo.epochs under PPO (paper: 1). */
+export const passesOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.epochs : c.grpo.passes);
+/** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size and pass count. */
+export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c), passes: passesOf(c) });
