@@ -10,8 +10,6 @@ export interface Baseline {
   label: string; // as in the paper's Table 2
   /** undefined = the G-STEER prompt and all actions. */
   actions?: readonly ActionKind[];
-  /** The trained Ask/Stop clarifier: no profile in the prompt, q* from the dialogue alone. */
-  dialogueOnly?: boolean;
 }
 
 export const BASELINES = {
@@ -21,7 +19,7 @@ export const BASELINES = {
   clarify: { label: 'Clarification Agent', actions: ['ASK', 'STOP'] },
   memory_clarify: { label: 'Mem.+Clarif. Agent', actions: ['RETRIEVE', 'ASK', 'STOP'] },
   // The trainable IntentRL-style Ask/Stop clarifier (`variant: clarifier`): evaluate its adapter with --baseline clarifier_trained.
-  clarifier_trained: { label: 'Ask/Stop Clarifier (trained)', actions: ['ASK', 'STOP'], dialogueOnly: true },
+  clarifier_trained: { label: 'IntentRL-style Clarifier', actions: ['ASK', 'STOP'] },
 } as const satisfies Record<string, Baseline>;
 
 export type BaselineName = keyof typeof BASELINES;

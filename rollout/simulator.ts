@@ -27,7 +27,7 @@ export interface UserSimulator {
 }
 
 /** The reply when neither the targets nor the persona support an answer (method §3). */
-export const NON_COMMITTAL = "I don't have a particular preference on that.";
+export { NON_COMMITTAL } from '../core/types.ts';
 
 /**
  * Targets the user can speak to at this point of the dialogue. A late-activatable target
