@@ -52,6 +52,10 @@ export const SimulatorSchema = z
     apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
+    // ---- issue 33 (h-paper) ----
+    /** method §3.5: a retrieved memory covers a target (and so activates its late children) at this cosine (paper's coverage threshold 0.55). */
+    memoryThreshold: z.number().min(-1).max(1).default(0.55),
+    // ---- end issue 33 ----
     // paper, "User Simulator": temperature 0.7, top-p 1.0, at most 768 new tokens
     temperature: z.number().min(0).max(2).default(0.7),
     topP: z.number().gt(0).max(1).default(1.0),

@@ -119,6 +119,8 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
       break;
     }
     if (t.action === 'RETRIEVE') retrieveCount++;
+    // What Retrieve found counts for late activation as a dialogue answer does (method §3.5).
+    if (observation.kind === 'memory') (dialogue.memory ??= []).push(...observation.results.map(({ name, purpose, value }) => ({ name, purpose, value })));
     if (observation.kind === 'answer') {
       asked.push(t.execute);
       dialogue.turns.push({ question: t.execute, answer: observation.answer, targetId: observation.targetId });
