@@ -204,6 +204,14 @@ export const LoraSchema = z
 export const TrainerSchema = z
   .object({
     backend: z.enum(['auto', 'gpu', 'node', 'wasm', 'cpu']).default('auto'),
+    // ---- issue 33 (h-paper) ----
+    /**
+     * The GPU the trainer runs on (backend gpu): a name of trainer/plan.ts GPUS (A100-40GB,
+     * A100-80GB, H100-80GB). `gsteer train` refuses at start, with the memory plan, a config that
+     * does not fit it (trainer/plan-config.ts); wasm / cpu / node are checked against their own memory.
+     */
+    device: z.string().min(1).optional(),
+    // ---- end issue 33 ----
   })
   .strict();
 
@@ -232,6 +240,14 @@ export const SftSchema = z
     evalMaxExamples: positiveInt.default(256), // held-out examples scored per evaluation (the first N, fixed)
     evalTurns: z.number().int().min(0).default(16), // held-out turns sampled after SFT for the valid-turn rate (0 = skip; above the held-out count, each prompt is sampled again)
     maxSeqLen: positiveInt.default(1024),
+    // ---- issue 33 (h-paper) ----
+    /**
+     * method §7.8: an example over maxSeqLen (Qwen3 tokens) keeps its target whole and loses its
+     * oldest history entries until it fits (`trim`), or is left out (`drop`); one that does not fit
+     * even with no history is left out either way. Every case is counted per action and printed.
+     */
+    overBudget: z.enum(['trim', 'drop']).default('trim'),
+    // ---- end issue 33 ----
   })
   .strict();
 
