@@ -4,6 +4,7 @@
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { ExternalBaselinesSchema } from './baselines.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
@@ -285,6 +286,10 @@ export const EvalSchema = z
       .prefault({}),
     /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
     downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
+    // ---- issue 33 (h-paper) ----
+    /** The released-checkpoint baselines (Mistral-Interact, CEP-Clarify+Rewrite; method §8.5; configs/baselines.ts). */
+    baselines: ExternalBaselinesSchema.prefault({}),
+    // ---- end issue 33 ----
   })
   .strict();
 
