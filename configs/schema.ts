@@ -1,6 +1,6 @@
-// The one run config (STYLE.md §4). `RunConfigInput` is what users write (every field
+// The one run config (one zod schema, the single source of settings). `RunConfigInput` is what users write (every field
 // optional); `RunConfig` is the resolved shape the code reads. Defaults are the paper's
-// (seeds/g-steer-paper.md, Implementation Details; the docs/method.md sections, cited as method §n, named per field).
+// (the G-STEER paper's Implementation Details; the docs/method.md sections, cited as method §n, named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
@@ -37,7 +37,7 @@ export const PolicySchema = z
     port: z.number().int().min(0).max(65535).default(0),
     /** Name of the environment variable holding the API key (the key itself never goes in a config). */
     apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
-    /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
+    /** Per-request timeout and bounded retries with backoff (endpoints/ retry rule, method §14.6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
     concurrency: positiveInt.default(64), // policy requests in flight per rollout process
@@ -80,7 +80,7 @@ export const EncoderSchema = z
     /** embedded: dimension of the hashed n-gram space. */
     dim: positiveInt.default(512),
     batchSize: positiveInt.default(64),
-    /** http: per-request timeout and bounded retries (STYLE.md §6; same shape as policy/simulator). */
+    /** http: per-request timeout and bounded retries (method §14.6; same shape as policy/simulator). */
     timeoutMs: positiveInt.default(30_000),
     maxRetries: z.number().int().min(0).default(3),
     /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
@@ -305,7 +305,7 @@ export const RunConfigSchema = z
      * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
      */
     variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
-    /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
+    /** The task the policy is trained on (rollout/env/, method §13.1): G-STEER's clarification loop or the QREF refiner (issue 23). */
     env: z.enum(['gsteer', 'qref']).default('gsteer'),
     /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
     algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
@@ -335,7 +335,7 @@ export const RunConfigSchema = z
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
         /** BullMQ prefix; wrap in {braces} (hash tag) for Redis Cluster, e.g. "{gsteer}". */
         prefix: z.string().min(1).default('gsteer'),
-        // Orchestration knobs (workers/; not from the paper). Attempts/backoff: STYLE.md §6
+        // Orchestration knobs (workers/; not from the paper). Attempts/backoff: bounded retries
         // bounded retries; after the last attempt a rollout's group is dropped and logged.
         attempts: positiveInt.default(3),
         backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
