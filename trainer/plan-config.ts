@@ -44,7 +44,8 @@ export function modelShape(dir: string): { config: Qwen3Config; source: string }
   return p ? { config: p.config, source: `no config.json yet: the published shape of Qwen/${p.name}` } : null;
 }
 
-export function stagePlans(cfg: RunConfig, model: Qwen3Config): StagePlan[] {
+/** `only`: plan that stage alone (`gsteer sft train`: 'sft'); default every stage the run trains. */
+export function stagePlans(cfg: RunConfig, model: Qwen3Config, only?: StagePlan['stage']): StagePlan[] {
   const vocab = existsSync(cfg.policy.model) ? readVocabMap(cfg.policy.model, model.vocabSize) : null;
   const T = cfg.sft.maxSeqLen;
   const base = {
@@ -57,6 +58,7 @@ export function stagePlans(cfg: RunConfig, model: Qwen3Config): StagePlan[] {
     return { stage: name, options, lines, total: (lines[lines.length - 1] as PlanLine).bytes };
   };
   const rl = cfg.algorithm === 'ppo' ? 'ppo' : 'grpo';
+  if (only === 'sft') return [stage('sft', cfg.sft.microBatchSize, false)];
   return [...(cfg.sft.enabled ? [stage('sft', cfg.sft.microBatchSize, false)] : []), stage(rl, cfg.grpo.microBatchSize, cfg.rollout.constrained)];
 }
 
@@ -108,8 +110,8 @@ export interface FitReport {
   text: string;
 }
 
-/** Every stage's plan against the device, as text; `fits` false when a stage does not fit. */
-export function fitReport(cfg: RunConfig): FitReport {
+/** Every stage's plan (or `only` that one) against the device, as text; `fits` false when a stage does not fit. */
+export function fitReport(cfg: RunConfig, only?: StagePlan['stage']): FitReport {
   const shape = modelShape(cfg.policy.model);
   if (!shape) {
     const line = `memory plan: ${cfg.policy.model} has no config.json and is no published Qwen3 size; not checked`;
@@ -119,7 +121,7 @@ export function fitReport(cfg: RunConfig): FitReport {
   const c = shape.config;
   const out = [`memory plan of ${cfg.policy.model} (${shape.source}): Qwen3 ${c.numHiddenLayers} layers, D ${c.hiddenSize}, FFN ${c.intermediateSize}, fp32`];
   let fits: boolean | null = device ? true : null;
-  const stages = stagePlans(cfg, c);
+  const stages = stagePlans(cfg, c, only);
   for (const s of stages) {
     const ok = device ? s.total <= device.usableBytes : null;
     if (ok === false) fits = false;
@@ -138,8 +140,8 @@ export function fitReport(cfg: RunConfig): FitReport {
  * Refuse, before anything starts, a config whose training does not fit its device: an InputError
  * (exit 2) holding the plan and the fix. Returns the report when it fits or cannot be checked.
  */
-export function checkFits(cfg: RunConfig): FitReport {
-  const r = fitReport(cfg);
+export function checkFits(cfg: RunConfig, only?: StagePlan['stage']): FitReport {
+  const r = fitReport(cfg, only);
   if (r.fits === false)
     throw new InputError(
       `${r.text}\nthe run does not fit its device; lower grpo.microBatchSize / sft.microBatchSize, set grpo.gradientCheckpointing=true, ` +

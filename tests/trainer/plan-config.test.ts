@@ -21,6 +21,7 @@ describe('the paper preset', () => {
     expect(modelShape(cfg.policy.model)?.config).toEqual(QWEN3_SHAPES['Qwen3-8B']);
     const stages = stagePlans(cfg, QWEN3_SHAPES['Qwen3-8B']!);
     expect(stages.map((s) => [s.stage, s.options.microBatch, s.options.seqLen, s.options.recompute])).toEqual([['sft', 1, 2048, true], ['grpo', 1, 2048, true]]);
+    expect(stagePlans(cfg, QWEN3_SHAPES['Qwen3-8B']!, 'sft').map((s) => s.stage)).toEqual(['sft']); // what gsteer sft train checks
     // the plan of trainer/plan.ts with the same options (not a number of its own)
     for (const s of stages) expect(s.total).toBe(planMemory(QWEN3_SHAPES['Qwen3-8B']!, s.options).at(-1)!.bytes);
     const r = checkFits(cfg);
