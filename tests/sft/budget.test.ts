@@ -67,7 +67,7 @@ describe('gsteer sft build', () => {
     const out = join(dir, 'ex.jsonl');
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const rc = await sftCommand(['build', '--config', 'configs/demo.yaml', '--config', 'configs/sft-demo.yaml', '--set', 'sft.maxSeqLen=700', '--set', 'sft.overBudget=trim', '--set', 'rollout.maxTokens=200', '--out', out]);
+    const rc = await sftCommand(['build', '--config', 'configs/demo.yaml', '--config', 'configs/sft-demo.yaml', '--set', 'sft.ordersPerSubgraph=2', '--set', 'sft.maxSeqLen=700', '--set', 'sft.overBudget=trim', '--set', 'rollout.maxTokens=200', '--out', out]);
     const printed = log.mock.calls.map((c) => String(c[0])).join('\n');
     vi.restoreAllMocks();
     expect(rc).toBe(0);
