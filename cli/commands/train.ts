@@ -9,6 +9,7 @@ import { waitForPolicyServer } from '../../workers/policy-admin.ts';
 import { redisProblem } from '../../workers/redis-local.ts';
 import { createRunDir, newRunLayout, validateRunInputs } from '../../workers/prepare.ts';
 import { trainDashboard } from '../../monitor/dashboard/beside-run.ts';
+import { checkFits } from '../../trainer/plan-config.ts';
 
 export const summary = 'run GRPO or PPO (algorithm) on G-STEER or QREF (env): validate, start Redis/policy server/workers, train, checkpoint';
 export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
@@ -47,6 +48,8 @@ export async function run(argv: string[]): Promise<number> {
   const sets = [...(values.set ?? []), ...(values['init-adapter'] ? [`initAdapter=${values['init-adapter']}`] : [])];
   const cfg = loadConfig(values.config ?? [], sets);
   const prepared = validateRunInputs(cfg);
+  // The memory plan against the device (trainer/plan-config.ts): refused here, before anything starts.
+  console.error(`gsteer train: ${checkFits(cfg).summary}`);
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
   // QREF has no per-user state (method §13.2): nothing to say about where user states start
   if (cfg.env === 'gsteer')
