@@ -108,6 +108,17 @@ export function step(cursor: RefinerCursor, b: number): RefinerCursor {
 
 export const advance = (c: RefinerCursor, bytes: Uint8Array): RefinerCursor => bytes.reduce(step, c);
 
+/** The cursor after `bytes`, and whether a field passed its cap on the way (a token may pass it and end the line: "club.\n"). */
+export function advanceChecked(c: RefinerCursor, bytes: Uint8Array): { cursor: RefinerCursor; over: boolean } {
+  let cursor = c;
+  let over = false;
+  for (const b of bytes) {
+    cursor = step(cursor, b);
+    over ||= overCap(cursor);
+  }
+  return { cursor, over };
+}
+
 /** Fewest max_tokens the filter can keep a turn inside: the shortest completion from the start and EOS (configs/qref.ts states it for the config check). */
 export const REFINER_MIN_TOKENS = shortestCompletion(REFINER_START) + 1;
 
@@ -148,8 +159,8 @@ export class RefinerTurnFilter {
     const stops = new Set(this.vocab.stopIds);
     for (const i of bitIndices(mask, this.vocab.size)) {
       if (stops.has(i)) continue;
-      const next = advance(this.cursor, this.vocab.bytes(i));
-      if (this.count + 2 + shortestCompletion(next) > this.maxTokens || overCap(next)) mask[i >>> 5] = (mask[i >>> 5] as number) & ~(1 << (i & 31));
+      const next = advanceChecked(this.cursor, this.vocab.bytes(i));
+      if (next.over || this.count + 2 + shortestCompletion(next.cursor) > this.maxTokens) mask[i >>> 5] = (mask[i >>> 5] as number) & ~(1 << (i & 31));
     }
   }
 

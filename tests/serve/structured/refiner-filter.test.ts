@@ -10,7 +10,7 @@ import { refinerGrammarEbnf } from '../../../rollout/qref/turn-ebnf.ts';
 import { parseRefinerTurn } from '../../../rollout/qref/turn.ts';
 import { compileConstraint, type CompiledConstraint } from '../../../serve/structured/compile.ts';
 import { allowedIds, maskHas } from '../../../serve/structured/constraint.ts';
-import { advance, overCap, REFINER_MIN_TOKENS, REFINER_START, RefinerTurnFilter, shortestCompletion } from '../../../serve/structured/refiner-filter.ts';
+import { advance, advanceChecked, overCap, REFINER_MIN_TOKENS, REFINER_START, RefinerTurnFilter, shortestCompletion } from '../../../serve/structured/refiner-filter.ts';
 import { parseConstraint } from '../../../serve/structured/request.ts';
 import { qwen3Vocab } from '../../../serve/structured/vocab.ts';
 import { POLICY_GRAMMAR } from '../../../core/turn/grammar-ebnf.ts';
@@ -52,6 +52,11 @@ describe('shortestCompletion', () => {
     expect(overCap(at(`RATIONALE: ${'a'.repeat(400)}`))).toBe(false);
     expect(overCap(at(`RATIONALE: ${'a'.repeat(401)}`))).toBe(true);
     expect(overCap(at(`RATIONALE: ${'é'.repeat(201)}`))).toBe(true); // 201 characters, 402 bytes: stricter than the parser
+    // a token that passes the cap and ends the line in the same breath ("club.\n" on a 199-byte query) is over it
+    const q199 = at(`RATIONALE: a\nQUERIES:\n- ${'q'.repeat(199)}`);
+    expect(advanceChecked(q199, new TextEncoder().encode('.\n')).over).toBe(false); // 200 bytes, then the line ends
+    const passed = advanceChecked(q199, new TextEncoder().encode('b.\n'));
+    expect([passed.over, overCap(passed.cursor)]).toEqual([true, false]); // 201 bytes on the way; the state after says nothing
     // a broken sequence (a lead byte, then a plain byte) ends there: the next byte counts afresh
     expect(shortestCompletion(advance(REFINER_START, Uint8Array.from([...new TextEncoder().encode('RATIONALE: a'), 0xe2, 0x61])))).toBe(13);
     expect(overCap(at(`RATIONALE: a\nQUERIES:\n- ${'q'.repeat(200)}`))).toBe(false);
