@@ -1,4 +1,4 @@
-// The backbone agent pi_theta as an LLM (seeds/qref-paper.md: a ReAct-style loop that
+// The backbone agent pi_theta as an LLM (the QREF paper, method §13.5: a ReAct-style loop that
 // "alternates between reasoning, tool use, and answer generation"; PDR-Bench's second
 // deep-research agent) through the endpoints/ layer (retry rule, concurrency cap, call records
 // under role `agent`). Each step is one chat call: the system prompt names the three actions

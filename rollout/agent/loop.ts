@@ -1,4 +1,4 @@
-// The search agent's loop (rollout/agent/README.md; seeds/qref-paper.md): at each step the
+// The search agent's loop (rollout/agent/README.md; the QREF paper, method §13.5): at each step the
 // backbone decides; a search's batch goes through the refiner (when there is one) to the
 // search engine, each result list through the evidence filter, and the kept results come
 // back as the observation; a visit reads one page; an answer ends the run. Limits: at most

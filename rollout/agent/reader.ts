@@ -1,4 +1,4 @@
-// The visit tool V(u_t) (seeds/qref-paper.md: "a visit tool powered by the Jina Reader API for
+// The visit tool V(u_t) (the QREF paper, method §13.5: "a visit tool powered by the Jina Reader API for
 // webpage retrieval and parsing"). Two implementations of one interface (types.ts Reader):
 //   - CorpusReader, embedded: the page of a corpus document is its title and whole text, by id
 //     (the ids the embedded BM25 backend returns);

@@ -1,4 +1,4 @@
-// The search agent's parts and records (rollout/agent/README.md; seeds/qref-paper.md, "QREF
+// The search agent's parts and records (rollout/agent/README.md; the QREF paper, method §13.5: "QREF
 // consists of two components"): the backbone agent pi_theta decides, at each step t, a
 // reasoning trace tau_t and an action a_t in {search, visit, answer} with its content c_t; a
 // search's candidate batch Q_t goes to the query refiner R_phi (when there is one), the

@@ -1,6 +1,7 @@
 // `gsteer eval downstream` with the search agent (eval.downstream.agent.kind search;
-// eval/downstream/agent-search.ts) against local HTTP servers: the backbone and the judge on the
-// fake vLLM server, the search API and the reader on the local search server. The backbone
+// eval/downstream/agent-search.ts) against local HTTP servers: the backbone on the fake vLLM
+// server, the search API and the reader on the local search server (the judge is the embedded
+// stand-in: the judge's protocol is tested in downstream.test.ts). The backbone
 // searches the query, reads the first result and answers with what it read, so each report
 // names the document the loop found; every call lands in llm_calls.jsonl and every run in
 // agent_runs.jsonl.
@@ -25,11 +26,8 @@ const CORPUS = [
   { id: 'h3', title: 'Budget family hotel', text: 'Family rooms near the lakeside promenade, cheap in winter.' },
 ];
 
-/** Backbone: search the question, read the first result shown, answer with its title; judge: fixed scores. */
+/** Backbone: search the question, read the first result shown, answer with its title. */
 function answer(req: FakeChatRequest): string {
-  const name = req.response_format?.json_schema?.name;
-  if (name === 'personalization') return JSON.stringify({ goal: 5, content: 5, presentation: 5, actionability: 5, overall: 5 });
-  if (name === 'quality') return JSON.stringify({ depth: 4, logic: 4, clarity: 4, overall: 4 });
   const user = req.messages.at(-1)!.content;
   const question = /^Question: (.*)$/m.exec(user)![1]!;
   const steps = (user.match(/^Step \d+$/gm) ?? []).length;
@@ -63,7 +61,7 @@ describe('gsteer eval downstream with the search agent', () => {
       `    http: {url: "${web.url}/search", queryParam: q, topKParam: num, results: organic, id: link, title: title, text: snippet, score: score}`,
       `eval:`, `  bootstrap: {samples: 20}`, `  downstream:`,
       `    agent: {kind: search, name: Search Agent, baseUrl: ${llm.baseUrl}, model: Qwen/Qwen3-8B, maxRetries: 0, maxSearches: 8, maxReads: 8, reader: {kind: http, prefix: "${web.url}/read/"}}`,
-      `    judge: {kind: llm, baseUrl: ${llm.baseUrl}, model: Qwen/Qwen3-8B, maxRetries: 0, rounds: 1}`,
+      `    judge: {kind: embedded, rounds: 1}`,
     ].join('\n'));
     const result = join(dir, 'g.json');
     const ep = (id: string, q: string) => ({ ...episode(id, id === 's1' ? 'seen' : 'unseen_user', [[1, true, true]], [true]), refinedQuery: q });
@@ -85,10 +83,11 @@ describe('gsteer eval downstream with the search agent', () => {
     const report = (method: string, id: string) => readFileSync(join(base, 'search-agent', 'reports', method, `${id}.e0.md`), 'utf8');
     expect(report('original-query', 's1')).toBe('REPORT on "quiet lakeside hotel": The Reed Inn');
     expect(report('g-steer', 'u1')).toBe('REPORT on "cheap mountain hut pass": Col Hut');
-    // every call recorded: per query 3 agent steps, 1 search, 1 read; per report 2 judge calls
+    // every call recorded: per query 3 agent steps, 1 search, 1 read (and nothing else)
     const calls = readFileSync(join(base, 'llm_calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { role: string; status: string });
     const count = (role: string) => calls.filter((c) => c.role === role).length;
-    expect([count('agent'), count('search'), count('reader'), count('judge')]).toEqual([12, 4, 4, 8]);
+    expect([count('agent'), count('search'), count('reader')]).toEqual([12, 4, 4]);
+    expect(calls).toHaveLength(20);
     expect(calls.every((c) => c.status === 'ok')).toBe(true);
     const runs = readFileSync(join(base, 'agent_runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { end: string; steps: { action: string }[] });
     expect(runs.map((r) => [r.end, r.steps.map((s) => s.action).join(',')])).toEqual(Array(4).fill(['answer', 'search,visit,answer']));
