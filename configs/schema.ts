@@ -17,10 +17,14 @@ const positiveInt = z.number().int().positive();
  * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
  * and the most requests in flight through the endpoint per process.
  */
+/** A reply body above this many MiB is a failed attempt (endpoints/bounded-fetch.ts; not from the paper). */
+const maxResponseMb = z.number().positive().default(32);
+
 const llmEndpointFields = {
   chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
   responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
   concurrency: positiveInt.default(8),
+  maxResponseMb,
 };
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
@@ -36,10 +40,11 @@ export const PolicySchema = z
     port: z.number().int().min(0).max(65535).default(0),
     /** Name of the environment variable holding the API key (the key itself never goes in a config). */
     apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
-    /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
+    /** Per-request deadline (connect to the body's last byte) and bounded retries with backoff (STYLE.md §6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
     concurrency: positiveInt.default(64), // policy requests in flight per rollout process
+    maxResponseMb,
   })
   .strict();
 
