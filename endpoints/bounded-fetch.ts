@@ -75,7 +75,7 @@ export function boundedFetch(bounds: FetchBounds, base: typeof fetch = fetch): t
     let size = 0;
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
         try {
           chunk = await reader.read();
         } catch (e) {
