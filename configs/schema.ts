@@ -275,7 +275,11 @@ export const EvalSchema = z
 
 export const RunConfigSchema = z
   .object({
-    runName: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('gsteer'),
+    runName: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+      .refine((n) => !/^\.+$/.test(n), 'a run name made of dots only ("." or "..") would put the run outside runDir; pick a name such as run-1')
+      .default('gsteer'),
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
