@@ -22,6 +22,25 @@ export function connect(url: string): Redis {
   return new Redis(redisOptions(url));
 }
 
+/** Whether `s` holds a Redis Cluster hash tag: the first `{` with a non-empty `...}` after it. */
+export function hasHashTag(s: string): boolean {
+  const open = s.indexOf('{');
+  const close = open < 0 ? -1 : s.indexOf('}', open + 1);
+  return close > open + 1;
+}
+
+/**
+ * The prefix of every Redis key of one run: the configured prefix plus the run id, so two
+ * runs on one Redis never share a key, whatever their prefix. The run id goes in braces,
+ * a Redis Cluster hash tag (`gsteer:{demo-1a2b3c4d}`): a run's queues, flows and user
+ * states then sit on one slot, as BullMQ's multi-key scripts need, and different runs
+ * spread over the cluster. A prefix that carries its own tag (`{gsteer}`) keeps it (only
+ * the first tag counts): `{gsteer}:demo-1a2b3c4d`, every run on that one slot.
+ */
+export function runKeyPrefix(prefix: string, runId: string): string {
+  return hasHashTag(prefix) ? `${prefix}:${runId}` : `${prefix}:{${runId}}`;
+}
+
 /** Redis URL without credentials, for messages and logs. */
 export function showUrl(url: string): string {
   const u = new URL(url);

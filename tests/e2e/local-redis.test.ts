@@ -26,7 +26,7 @@ describe('e2e: Redis for the run', () => {
     const cfg = e2eConfig(t, 'lr', { grpo: { maxUpdates: 1, groupsPerUpdate: 1 }, queues: { prefix: 'gsteer-test:e2e-local', redisUrl: url } });
     const x = await cli(['train', '--config', writeConfig(t.dir, cfg)]).done;
     expect(x.code, x.stderr).toBe(0);
-    expect(x.stderr).toContain(`starting redis-server on port ${port} for this run`);
+    expect(x.stderr).toContain(`starting redis-server on port ${port} (shared by the runs that use it; the last one to end stops it)`);
     expect(reproducibleMetrics(join(t.dir, 'runs', 'lr')).map((m) => m.step)).toEqual([1]);
     expect(await pingRedis(url, 500)).toBe(false);
   }, 60_000);

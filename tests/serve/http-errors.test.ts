@@ -73,7 +73,7 @@ describe('request validation', () => {
 
 describe('HTTP layer', () => {
   it('malformed JSON is a 400 in OpenAI shape', async () => {
-    const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model": "base",', headers: { 'content-type': 'application/json' } });
+    const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', body: '{"model": "base",', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { message: string; type: string; param: unknown; code: unknown } };
     expect(body.error.type).toBe('invalid_request_error');

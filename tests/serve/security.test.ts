@@ -57,7 +57,7 @@ const models = async (s: RunningServer) => (JSON.parse((await send(s.url, '/v1/m
 describe('requests a web page can make are refused', () => {
   it('text/plain and untyped POSTs are 415 and load nothing; the same body as JSON works', async () => {
     const body = JSON.stringify({ lora_name: 'a', lora_path: join(allowed, 'a') });
-    for (const headers of [{ 'content-type': 'text/plain;charset=UTF-8' }, { 'content-type': 'application/x-www-form-urlencoded' }, {}]) {
+    for (const headers of [{ 'content-type': 'text/plain;charset=UTF-8' }, { 'content-type': 'application/x-www-form-urlencoded' }, {}] as Record<string, string>[]) {
       const r = await send(open.url, '/v1/load_lora_adapter', { method: 'POST', headers, body });
       expect(r.status).toBe(415);
       expect(r.body).toContain('send the body as JSON with Content-Type: application/json');

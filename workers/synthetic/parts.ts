@@ -8,6 +8,7 @@ import { parseTurn } from '../../core/turn/grammar.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import type { Trajectory } from '../../core/types.ts';
 import { bestIndex } from '../../checkpoints/group-file.ts';
+import { runNamespace } from '../../checkpoints/run-keys.ts';
 import { connect } from '../../util/redis.ts';
 import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, UserStatePart } from '../parts.ts';
 import { readOptimizer, readToyAdapter, writeOptimizer, writeToyAdapter, type AdamState } from './toy-adapter.ts';
@@ -74,7 +75,7 @@ function rewardPart(cfg: RunConfig): RewardPart {
 /** User states as JSON in one Redis hash per run; a snapshot id is `userId@sha256(state)[:12]`. */
 function usersPart(cfg: RunConfig, runId: string): UserStatePart {
   const redis = connect(cfg.queues.redisUrl);
-  const key = `${cfg.queues.prefix}:run:${runId}:synthetic-users`;
+  const key = `${runNamespace(cfg.queues.prefix, runId)}:synthetic-users`;
   const get = async (userId: string): Promise<UserState> => {
     const raw = await redis.hget(key, userId);
     return raw ? (JSON.parse(raw) as UserState) : { userId, profile: '', memories: [] };
