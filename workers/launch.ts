@@ -170,9 +170,10 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
   } finally {
     await sup.stopAll();
     await users.close();
+    // Everything durable is in the run directory (resume needs nothing else): drop the run's
+    // keys, only when they were ours (a refused claim leaves the owner's alone).
+    if (claim) await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
     await claim?.release();
-    // Everything durable is in the run directory (resume needs nothing else): drop the run's keys.
-    await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
     redis.disconnect();
     await redisProc.stop();
   }

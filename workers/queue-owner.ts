@@ -64,8 +64,8 @@ export async function claimQueues(redis: Redis, prefix: string, runId: string, r
     await redis.del(key);
     throw new InputError(`${workers} BullMQ worker(s) are connected to the queues of run ${runId} (started by hand elsewhere?); stop them before starting the run here`);
   }
-  // renew only while the claim is still ours
-  const renew = () => void redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`, 1, key, me, OWNER_TTL_MS).catch(() => undefined);
+  // renew while the claim is ours, or again after it lapsed (a process suspended past the TTL)
+  const renew = () => void redis.eval(`local v = redis.call('GET', KEYS[1]) if v == ARGV[1] or v == false then return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end return 0`, 1, key, me, OWNER_TTL_MS).catch(() => undefined);
   const timer = setInterval(renew, HEARTBEAT_MS);
   timer.unref();
   return {
