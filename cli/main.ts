@@ -54,13 +54,24 @@ async function help(): Promise<string> {
 const RUN_WRITERS = new Set(['train', 'resume', 'worker', 'demo']);
 
 let masked = false;
-/** Every string this process writes to stdout / stderr (its logs, for a child of a run) passes the masking rule. */
+/**
+ * Every string this process writes to stdout / stderr (its logs, for a child of a run)
+ * passes the masking rule; a write that fails (a log file on a full disk) is dropped: a log
+ * line must never take a worker down.
+ */
 function maskOutput(): void {
   if (masked) return;
   masked = true;
   for (const stream of [process.stdout, process.stderr]) {
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? maskValues(chunk) : chunk, ...rest)) as typeof stream.write;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      try {
+        return write(typeof chunk === 'string' ? maskValues(chunk) : chunk, ...rest);
+      } catch {
+        return false;
+      }
+    }) as typeof stream.write;
+    stream.on('error', () => undefined);
   }
 }
 
