@@ -85,6 +85,8 @@ export interface AtomicOptions {
 export interface AtomicWriter {
   write(chunk: string | Uint8Array): void;
   commit(): void;
+  /** fsync and close, not rename: the temp file's path, for a caller that publishes several files as one set. */
+  stage(): string;
   abort(): void;
 }
 
@@ -116,6 +118,19 @@ export function openAtomicWriter(path: string, { durable = true }: AtomicOptions
         throw e;
       }
       if (durable) fsyncDir(dirname(path));
+    },
+    stage() {
+      try {
+        try {
+          if (durable) fsyncSync(fd);
+        } finally {
+          close();
+        }
+      } catch (e) {
+        rmSync(tmp, { force: true });
+        throw e;
+      }
+      return tmp;
     },
     abort() {
       close();
