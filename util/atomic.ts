@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { isRunning } from './pid.ts';
 
 export function fsyncDir(dir: string): void {
   try {
@@ -42,15 +43,6 @@ export function recoverReplacedIn(parent: string): void {
   for (const name of readdirSync(parent)) if (name.endsWith('.replaced')) recoverReplaced(join(parent, name.slice(0, -'.replaced'.length)));
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /**
  * Remove the temp files and folders (`*.tmp-<pid>-<hex>`) under `dir` whose writer is no
  * longer running (this host's pids; another live process's are left alone). Returns them.
@@ -61,7 +53,7 @@ export function removeStrayTemps(dir: string, recursive = true): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     const m = TMP_NAME.exec(e.name);
-    if (m && (Number(m[1]) === process.pid ? false : !alive(Number(m[1])))) {
+    if (m && (Number(m[1]) === process.pid ? false : !isRunning(Number(m[1])))) {
       rmSync(p, { recursive: true, force: true });
       removed.push(p);
     } else if (recursive && e.isDirectory()) removed.push(...removeStrayTemps(p, true));
