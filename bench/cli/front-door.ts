@@ -51,7 +51,9 @@ async function main(): Promise<void> {
       const i = next++;
       const input = inputs[i]!;
       const { code, out } = await runCli(repo, input.argv, dir, input.env);
-      const first = (out.split('\n').find((l) => l.trim()) ?? '').trim().replaceAll(dir, '$TMP').replaceAll(repo, '.');
+      // the line that says what the input must say (else the first): the message a newcomer reads for it
+      const lines = out.split('\n').filter((l) => l.trim());
+      const first = (lines.find((l) => input.says?.test(l)) ?? lines[0] ?? '').trim().replaceAll(dir, '$TMP').replaceAll(repo, '.');
       const ok = code === (input.code ?? 2) && !STACK.test(out) && (!input.says || input.says.test(out));
       rows[i] = { input, code, first: first.length > 150 ? `${first.slice(0, 147)}...` : first, ok };
       process.stderr.write(`${ok ? '.' : 'F'}`);
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
   }));
   rmSync(dir, { recursive: true, force: true });
   const lines = [
-    `| # | faulty input | command | exit | message (first line) | as promised |`,
+    `| # | faulty input | command | exit | message (the line that names the problem) | as promised |`,
     `|---|---|---|---|---|---|`,
     ...rows.map((r, i) => `| ${i + 1} | ${cell(r.input.label)} | \`gsteer ${cell(r.input.argv.join(' ').replaceAll(dir, '$TMP'))}\` | ${r.code ?? 'killed'} | ${cell(r.first)} | ${r.ok ? 'yes' : '**no**'} |`),
     '',
