@@ -133,7 +133,7 @@ export function faultyInputs(fx: Fixtures): FaultyInput[] {
     { label: 'monitor: not a run dir', argv: ['monitor', fx.runDir], says: /not a gsteer run directory|not found/ },
     { label: 'monitor --serve: not a run dir', argv: ['monitor', fx.runDir, '--serve'], says: /not a gsteer run directory|not found/ },
     { label: 'serve: no --model', argv: ['serve'], says: /--model DIR is required/ },
-    { label: 'serve: model folder missing', argv: ['serve', '--model', join(fx.dir, 'nope')], says: /nope/ },
+    { label: 'serve: model folder missing', argv: ['serve', '--model', join(fx.dir, 'nope')], says: /nope\/config\.json: cannot read/ },
     { label: 'serve: --port not a number', argv: ['serve', '--model', 'models/tiny-demo', '--port', 'eighty'], says: /--port/ },
     { label: 'serve: --host 0.0.0.0 without a key', argv: ['serve', '--model', 'models/tiny-demo', '--host', '0.0.0.0'], says: /api-key/ },
     { label: 'sft build: --data A B (usage form), no --out', argv: ['sft', 'build', '--data', fx.bom, fx.bom], says: /--out FILE is required/ },
