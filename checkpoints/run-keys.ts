@@ -1,6 +1,7 @@
 // A run's names in Redis: queue names, job ids and the metrics stream key. BullMQ custom job
 // ids must not contain ':'; ours are built from (run, epoch, step, group, trajectory), so a
 // retried or re-submitted job never duplicates work.
+import { globEscape } from '../util/redis-keys.ts';
 
 export const QUEUE = { rollouts: 'rollouts', groups: 'groups', updates: 'updates' } as const;
 export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
@@ -31,6 +32,3 @@ export function runKeyPatterns(prefix: string, runId: string): string[] {
   const r = globEscape(runId);
   return [...Object.values(QUEUE).map((q) => `${p}:${q}:*`), `${p}:run:${r}:*`, globEscape(metricsStreamKey(prefix, runId))];
 }
-
-/** A literal string as a Redis glob (SCAN MATCH): `* ? [ ] \` escaped. */
-export const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);

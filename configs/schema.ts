@@ -7,6 +7,7 @@ import { policyMinTokens } from '../core/turn/caps.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
+import { hashTag, isClusterUrl } from '../util/redis-keys.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -307,8 +308,9 @@ export const RunConfigSchema = z
     ppo: PpoSchema.default(PpoSchema.parse({})),
     queues: z
       .object({
+        /** A Redis URL; `?cluster=true` names one node of a Redis Cluster (the client finds the others). */
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
-        /** BullMQ prefix; wrap in {braces} (hash tag) for Redis Cluster, e.g. "{gsteer}". */
+        /** BullMQ prefix; on a Redis Cluster it needs a hash tag, e.g. "{gsteer}" (the whole run in one slot: workers/README.md). */
         prefix: z.string().min(1).default('gsteer'),
         // Orchestration knobs (workers/; not from the paper). Attempts/backoff: STYLE.md §6
         // bounded retries; after the last attempt a rollout's group is dropped and logged.
@@ -376,6 +378,11 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
     if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
+    // BullMQ's flow scripts touch keys of three queues at once; a Cluster runs a script only within one slot.
+    if (isClusterUrl(c.queues.redisUrl) && hashTag(c.queues.prefix) === null)
+      ctx.addIssue({ code: 'custom', path: ['queues', 'prefix'], message: `queues.redisUrl names a Redis Cluster (cluster=true) but queues.prefix "${c.queues.prefix}" has no hash tag, so the run's queues would spread over slots and BullMQ's flows fail with CROSSSLOT; wrap it in braces, e.g. "{${c.queues.prefix}}"` });
+    if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
+      ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
     if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)

@@ -5,7 +5,7 @@
 // stream (XADD with an approximate MAXLEN) for live dashboards.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { countLines } from '../util/jsonl.ts';
 import { openEventWriter } from './tensorboard.ts';
 
@@ -24,7 +24,7 @@ export function readMetrics(file: string): MetricsRecord[] {
   return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as MetricsRecord);
 }
 
-export function metricsSink(file: string, redis: Redis | null, streamKey: string): MetricsSink {
+export function metricsSink(file: string, redis: RedisClient | null, streamKey: string): MetricsSink {
   let n = countLines(file);
   const events = openEventWriter(dirname(file), readMetrics(file));
   return {

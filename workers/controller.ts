@@ -11,7 +11,7 @@
 // fallback (events are not replayed after a reconnect).
 import { existsSync, rmSync } from 'node:fs';
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
@@ -36,7 +36,7 @@ export interface ControllerDeps {
   info: RunInfo;
   instances: EnvInstance[];
   users: UserStatePart;
-  redis: Redis;
+  redis: RedisClient;
   sink: MetricsSink;
   policyUrl: string;
   startStep: number; // updates already done (0, or the checkpoint's step on resume)

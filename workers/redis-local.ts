@@ -1,10 +1,10 @@
 // Make sure Redis answers on the configured URL. When none does and the URL is local and a
 // `redis-server` binary is installed, start one for this run (no persistence, stopped at the
-// end); otherwise say how to get Redis.
+// end); otherwise (or for a Redis Cluster URL) say how to get Redis.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { InputError } from '../util/errors.ts';
-import { showUrl } from '../util/redis.ts';
+import { isClusterUrl, showUrl } from '../util/redis.ts';
 
 export async function pingRedis(url: string, timeoutMs = 1500): Promise<boolean> {
   const u = new URL(url);
@@ -26,6 +26,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function redisProblem(url: string): Promise<string | null> {
   if (await pingRedis(url)) return null;
   const u = new URL(url);
+  // A cluster is started by its operator (tests/helpers/redis-cluster.ts starts a local one).
+  if (isClusterUrl(url)) return `no Redis Cluster node answers at ${showUrl(url)} (queues.redisUrl); start the cluster or point queues.redisUrl at one of its nodes`;
   const local = ['127.0.0.1', 'localhost', '::1'].includes(u.hostname);
   const installed = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
   if (local && installed) return null;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adapterBytes, cli, e2eConfig, killRun, metricLines, removeRuns, reproducibleMetrics, tempRun, waitFor, writeConfig } from './helpers.ts';
-import { globEscape } from '../../checkpoints/run-keys.ts';
+import { globEscape } from '../../util/redis-keys.ts';
 
 const ref = tempRun('cln-ref');
 const k = tempRun('cln-kill');
