@@ -176,6 +176,12 @@ export const GrpoSchema = z
     prefixGrouping: z.boolean().default(true),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
     /**
+     * method §5.12 (departure; null = the paper: an update waits for every group): a group whose
+     * episodes are not all finished this long after its update was admitted is dropped (groups_late),
+     * its unfinished episodes cancelled, and the update trains on the other groups.
+     */
+    groupDeadlineMs: positiveInt.nullable().default(null),
+    /**
      * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
      * protocol ("GRPO begins with empty memory and profile states"). The dataset's offline
      * states (data.userStates) are never read by GRPO.

@@ -15,16 +15,17 @@ import type { RedisClient } from '../util/redis.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
-import { scheduleOf, type RunConfig } from '../configs/schema.ts';
+import { groupSizeOf, scheduleOf, type RunConfig } from '../configs/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
 import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
-import { promoteGroup } from './group-worker.ts';
+import { droppedGroup, promoteGroup } from './group-worker.ts';
+import { cancelChannel, claimGroup, claimKey, publishCancel, unfinishedEpisodes } from './late-groups.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
-import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
+import { GroupJobSchema, parsePayload, UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
@@ -116,6 +117,8 @@ export class RunController {
   private readonly started = Date.now();
   private readonly st: RunState;
   private readonly inflight = new Map<number, InFlight>();
+  /** Group ids dropped as late (grpo.groupDeadlineMs) of updates whose group stage is not done yet. */
+  private readonly late = new Set<string>();
   private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
@@ -247,12 +250,42 @@ export class RunController {
     const { runId, epoch } = this.d.info;
     const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(h.groups, jobId.group(runId, epoch, s, g))));
     if (states.some((x) => x === null)) return await this.lost(`group jobs of update ${s}`);
-    if (!states.every((x) => x!.state === 'completed' || x!.state === 'failed')) return 'idle';
+    const deadline = this.d.cfg.grpo.groupDeadlineMs;
+    const admittedAt = this.inflight.get(s)?.admittedAt;
+    if (deadline !== null && admittedAt !== undefined && Date.now() >= admittedAt + deadline) await this.cutLate(h, s, states.map((x) => x!));
+    const finished = (x: (typeof states)[number], g: number) => x!.state === 'completed' || x!.state === 'failed' || this.late.has(groupIdOf(s, g));
+    if (!states.every(finished)) return 'idle';
+    for (let g = 0; g < states.length; g++) this.late.delete(groupIdOf(s, g));
     await this.dumpStates(s);
     this.st.groupsDone = s;
     // Group 0 of an update admitted early waits for this dump: start it now.
     if (this.inflight.get(s + 1)?.afterStep === s) await promoteGroup(h.groups, jobId.group(runId, epoch, s + 1, 0));
     return 'progress';
+  }
+
+  /**
+   * The partial-group policy (method §5.12): every group of update `s` still waiting for
+   * episodes at its deadline is dropped as late, unless its group stage claimed it first.
+   * Its update no longer waits for it (BullMQ removeChildDependency), its unfinished
+   * episodes are cancelled, and the next group's stage, which waits for it, is started.
+   */
+  private async cutLate(h: Handles, s: number, states: { job: Job; state: string }[]): Promise<void> {
+    const { cfg, info, layout, redis } = this.d;
+    const { prefix } = cfg.queues;
+    for (const [g, { job, state }] of states.entries()) {
+      const groupId = groupIdOf(s, g);
+      if (state !== 'waiting-children' || this.late.has(groupId)) continue;
+      if ((await claimGroup(redis, claimKey(prefix, info.runId, groupId), 'late')) !== 'late') continue;
+      const unfinished = await unfinishedEpisodes(job);
+      const p = parsePayload(GroupJobSchema, job.data, 'group');
+      const reason = `late: ${unfinished} of ${p.groupSize} episodes unfinished ${cfg.grpo.groupDeadlineMs} ms after update ${s} was admitted (grpo.groupDeadlineMs)`;
+      await writeRunFile(layout.abs(p.groupPath), `${JSON.stringify({ ...droppedGroup(p, reason), late: unfinished })}\n`, cfg.orchestrator.fsyncRunFiles);
+      await job.removeChildDependency();
+      await publishCancel(redis, cancelChannel(prefix, info.runId), Array.from({ length: p.groupSize }, (_, i) => jobId.rollout(info.runId, info.epoch, s, g, i)));
+      this.late.add(groupId);
+      this.d.log(`group ${groupId} (instance ${p.instanceId}) dropped: ${reason}`);
+      await promoteGroup(h.groups, jobId.group(info.runId, info.epoch, s, g + 1));
+    }
   }
 
   /** (4) The next update in step order, once the trainer finished it: load its adapter. */
@@ -347,6 +380,7 @@ export class RunController {
       // The trainer waited when this update's groups finished after it was done with the previous one.
       waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
       waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
+      groupSize: groupSizeOf(cfg),
     });
     // llm/<role>/...: the calls this update's groups made, from RUN_DIR/llm_calls.jsonl
     Object.assign(rec, this.llmCalls.take(groupFiles.map((g) => g.groupId)));
