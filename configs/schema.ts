@@ -177,8 +177,8 @@ export const GrpoSchema = z
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
     /**
      * method §5.12 (departure; null = the paper: an update waits for every group): a group whose
-     * episodes are not all finished this long after its update was admitted is dropped (groups_late),
-     * its unfinished episodes cancelled, and the update trains on the other groups.
+     * episodes are not all finished this long after the first group of its update finished is
+     * dropped (groups_late), its unfinished episodes cancelled, and the update trains on the others.
      */
     groupDeadlineMs: positiveInt.nullable().default(null),
     /**

@@ -54,6 +54,8 @@ interface InFlight {
   version: number;
   waitTrainerMs: number; // rollout side idle before admission (time/wait_trainer_s)
   groupsDoneAt?: number;
+  /** When the controller first saw a group of this update finished (grpo.groupDeadlineMs counts from it). */
+  firstGroupDoneAt?: number;
   afterStep?: number; // admitted before the group stage of this step was done
 }
 
@@ -117,8 +119,8 @@ export class RunController {
   private readonly started = Date.now();
   private readonly st: RunState;
   private readonly inflight = new Map<number, InFlight>();
-  /** Group ids dropped as late (grpo.groupDeadlineMs) of updates whose group stage is not done yet. */
-  private readonly late = new Set<string>();
+  /** Per update whose group stage is not done: the groups seen finished (completed, failed, or dropped as late). */
+  private readonly groupsFinished = new Map<number, Set<number>>();
   private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
@@ -242,20 +244,38 @@ export class RunController {
     return 'progress';
   }
 
-  /** (3) The group stage of the oldest update still rolling out: done when every group job finished. */
+  /**
+   * (3) The group stage of the oldest update still rolling out: done when every group job
+   * finished (or was dropped as late).
+   */
   private async groupStage(h: Handles): Promise<StageResult> {
     const { admitted, groupsDone } = this.st;
     if (groupsDone >= admitted) return 'idle';
     const s = groupsDone + 1;
     const { runId, epoch } = this.d.info;
-    const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(h.groups, jobId.group(runId, epoch, s, g))));
-    if (states.some((x) => x === null)) return await this.lost(`group jobs of update ${s}`);
+    const groups = this.plan[s - 1]!.length;
+    const done = this.groupsFinished.get(s) ?? new Set<number>();
+    this.groupsFinished.set(s, done);
+    const state = (g: number) => h.groups.getJobState(jobId.group(runId, epoch, s, g));
+    // Group stages finish in group order (each waits for the one before), so the scan stops at
+    // the first group not finished: one or two states per turn, not one per group.
+    const open = Array.from({ length: groups }, (_, g) => g).filter((g) => !done.has(g));
+    for (const g of open) {
+      const st = await state(g);
+      if (st === 'unknown') return await this.lost(`group jobs of update ${s}`);
+      if (st !== 'completed' && st !== 'failed') break;
+      done.add(g);
+    }
+    const f = this.inflight.get(s);
+    if (f && done.size > 0) f.firstGroupDoneAt ??= Date.now();
     const deadline = this.d.cfg.grpo.groupDeadlineMs;
-    const admittedAt = this.inflight.get(s)?.admittedAt;
-    if (deadline !== null && admittedAt !== undefined && Date.now() >= admittedAt + deadline) await this.cutLate(h, s, states.map((x) => x!));
-    const finished = (x: (typeof states)[number], g: number) => x!.state === 'completed' || x!.state === 'failed' || this.late.has(groupIdOf(s, g));
-    if (!states.every(finished)) return 'idle';
-    for (let g = 0; g < states.length; g++) this.late.delete(groupIdOf(s, g));
+    if (deadline !== null && f?.firstGroupDoneAt !== undefined && Date.now() >= f.firstGroupDoneAt + deadline) {
+      const rest = open.filter((g) => !done.has(g));
+      const states = await Promise.all(rest.map(state));
+      await this.cutLate(h, s, rest.filter((_, k) => states[k] === 'waiting-children'), done);
+    }
+    if (done.size < groups) return 'idle';
+    this.groupsFinished.delete(s);
     await this.dumpStates(s);
     this.st.groupsDone = s;
     // Group 0 of an update admitted early waits for this dump: start it now.
@@ -265,24 +285,26 @@ export class RunController {
 
   /**
    * The partial-group policy (method §5.12): every group of update `s` still waiting for
-   * episodes at its deadline is dropped as late, unless its group stage claimed it first.
-   * Its update no longer waits for it (BullMQ removeChildDependency), its unfinished
-   * episodes are cancelled, and the next group's stage, which waits for it, is started.
+   * episodes grpo.groupDeadlineMs after its first group finished is dropped as late, unless
+   * its group stage claimed it first. Its update no longer waits for it (BullMQ
+   * removeChildDependency), its unfinished episodes are cancelled, and the next group's
+   * stage, which waits for it, is started.
    */
-  private async cutLate(h: Handles, s: number, states: { job: Job; state: string }[]): Promise<void> {
+  private async cutLate(h: Handles, s: number, waiting: number[], done: Set<number>): Promise<void> {
     const { cfg, info, layout, redis } = this.d;
     const { prefix } = cfg.queues;
-    for (const [g, { job, state }] of states.entries()) {
+    for (const g of waiting) {
       const groupId = groupIdOf(s, g);
-      if (state !== 'waiting-children' || this.late.has(groupId)) continue;
       if ((await claimGroup(redis, claimKey(prefix, info.runId, groupId), 'late')) !== 'late') continue;
+      const job = await Job.fromId(h.groups, jobId.group(info.runId, info.epoch, s, g));
+      if (!job) continue; // gone: the run's keys were lost; the next turn says so
       const unfinished = await unfinishedEpisodes(job);
       const p = parsePayload(GroupJobSchema, job.data, 'group');
-      const reason = `late: ${unfinished} of ${p.groupSize} episodes unfinished ${cfg.grpo.groupDeadlineMs} ms after update ${s} was admitted (grpo.groupDeadlineMs)`;
+      const reason = `late: ${unfinished} of ${p.groupSize} episodes unfinished ${cfg.grpo.groupDeadlineMs} ms after the first group of update ${s} finished (grpo.groupDeadlineMs)`;
       await writeRunFile(layout.abs(p.groupPath), `${JSON.stringify({ ...droppedGroup(p, reason), late: unfinished })}\n`, cfg.orchestrator.fsyncRunFiles);
       await job.removeChildDependency();
       await publishCancel(redis, cancelChannel(prefix, info.runId), Array.from({ length: p.groupSize }, (_, i) => jobId.rollout(info.runId, info.epoch, s, g, i)));
-      this.late.add(groupId);
+      done.add(g);
       this.d.log(`group ${groupId} (instance ${p.instanceId}) dropped: ${reason}`);
       await promoteGroup(h.groups, jobId.group(info.runId, info.epoch, s, g + 1));
     }

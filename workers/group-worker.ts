@@ -49,9 +49,11 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     const p = parsePayload(GroupJobSchema, job.data, 'group');
     // User-state updates of one update's groups apply in group order, whatever order their
     // rollouts finish in, so two groups of the same user replay identically (method §10).
-    // The wait is a delay that the predecessor cuts short (promoteGroup); pollMs is the fallback.
+    // The wait is a delay that the predecessor cuts short (promoteGroup); the delay is the
+    // fallback (pollMs without promotion; with it, longer: at fleet scale hundreds of groups
+    // waiting on pollMs would each cycle delayed -> waiting -> active several times a second).
     if (!(await previousDone(p))) {
-      await job.moveToDelayed(Date.now() + q.pollMs, token);
+      await job.moveToDelayed(Date.now() + (ctx.cfg.orchestrator.promoteGroups ? Math.max(q.pollMs, ORDER_FALLBACK_MS) : q.pollMs), token);
       throw new DelayedError();
     }
     const result = await stage(job, p);
@@ -109,19 +111,22 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
   return worker;
 }
 
+/** How long a group job waiting for its predecessor sleeps when nothing promotes it (a predecessor that failed for good). */
+export const ORDER_FALLBACK_MS = 2000;
+
 /**
  * Start a group job that waits (delayed) for the one just finished, instead of letting it sit
  * out its delay. A job caught between its check and its move to delayed is retried briefly;
  * one that is not there or not delayed is left alone (it has not started yet, or ran already).
  */
 export async function promoteGroup(groups: Queue, id: string): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  for (let attempt = 0; attempt < 50; attempt++) {
     const job = await Job.fromId(groups, id);
     if (!job) return;
     const state = await job.getState();
     // A job in its retry backoff (an earlier attempt failed) keeps its backoff.
     if (state === 'delayed') return job.failedReason ? undefined : void (await job.promote().catch(() => undefined));
     if (state !== 'active') return;
-    await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 4)); // caught between its check and its move to delayed: up to ~200 ms
   }
 }

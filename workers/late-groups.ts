@@ -1,5 +1,6 @@
 // The partial-group policy (method §5.12, grpo.groupDeadlineMs): a group whose episodes are
-// not all finished `deadlineMs` after its update was admitted is *late*: it is dropped from
+// not all finished `deadlineMs` after the first group of its update finished is *late*
+// (one straggler may not hold the others longer than that): it is dropped from
 // the update (no advantages, no user-state update, counted as groups_late), its unfinished
 // episodes are cancelled, and the update trains on the other groups instead of waiting.
 //

@@ -50,7 +50,7 @@ describe('e2e: resume with episodes in flight', () => {
     expect(adapterBytes(runK, UPDATES).equals(adapterBytes(runRef, UPDATES))).toBe(true);
     // Kept: the resumed updates reused the episodes found on disk (those of updates it re-ran).
     const metrics = readMetrics(join(runK, 'metrics.jsonl'));
-    const reused = metrics.filter((m) => m.step > ckpt).reduce((n, m) => n + (m['episodes/reused'] as number), 0);
+    const reused = metrics.filter((m) => (m.step as number) > ckpt).reduce((n, m) => n + (m['episodes/reused'] as number), 0);
     expect(reused).toBeGreaterThan(0);
     expect(reused).toBeLessThanOrEqual(onDisk);
     // Counted: each of the 24 episodes trained exactly once, its policy call on record exactly once.

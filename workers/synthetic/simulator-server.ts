@@ -3,7 +3,8 @@
 // log-normal with the given median and 99th percentile (a Qwen3-32B endpoint's seconds and
 // long tail); a share of calls stalls for stallMs (past the client's timeout, so the
 // client gives up and retries) and a share is refused with 429 and a Retry-After. What it
-// says is a placeholder: the synthetic episode only needs its tokens and its time.
+// says is a placeholder, a function of the request's seed (so a retried call, or the same
+// run on another Redis, reads the same words): the synthetic episode needs its tokens and its time.
 // GET /stats reports the counts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,8 +45,14 @@ export function drawLatency(t: SimulatorTiming, rng: Rng): number {
   return t.medianMs * Math.exp(sigma * rng.normal());
 }
 
-async function drain(req: IncomingMessage): Promise<void> {
-  for await (const _ of req) void _;
+async function body(req: IncomingMessage): Promise<{ seed?: unknown }> {
+  let s = '';
+  for await (const chunk of req) s += chunk;
+  try {
+    return s ? (JSON.parse(s) as { seed?: unknown }) : {};
+  } catch {
+    return {};
+  }
 }
 
 function send(res: ServerResponse, status: number, data: unknown, headers: Record<string, string> = {}): void {
@@ -59,7 +66,7 @@ export async function startSimulatorServer(t: SimulatorTiming, o: { port?: numbe
   const stats: SimulatorStats = { requests: 0, answered: 0, stalled: 0, refused429: 0, latencyMs: 0 };
   const server = createServer((req, res) => {
     void (async () => {
-      await drain(req);
+      const b = await body(req);
       const path = (req.url ?? '').split('?')[0];
       if (req.method === 'GET' && path === '/stats') return send(res, 200, stats);
       if (req.method !== 'POST' || path !== '/v1/chat/completions') return send(res, 404, { error: { message: 'not found', code: 404 } });
@@ -75,7 +82,7 @@ export async function startSimulatorServer(t: SimulatorTiming, o: { port?: numbe
       await new Promise((r) => setTimeout(r, ms));
       stats.answered++;
       stats.latencyMs += ms;
-      const content = `The answer is ${Math.floor(rng.next() * 1e6)}.`;
+      const content = `The answer is ${typeof b.seed === 'number' ? b.seed % 1_000_003 : 0}.`;
       send(res, 200, {
         id: `sim-${stats.requests}`, object: 'chat.completion', created: 0, model: 'simulator',
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
