@@ -7,11 +7,11 @@
 // recorded and `gsteer resume`s it (the resume drill, drill.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { readMetrics, type MetricsRecord } from '../../monitor/sink.ts';
 import { connect } from '../../util/redis.ts';
+import { freePort } from '../../workers/launch.ts';
 import type { BatchingOptions, BatchStats } from '../../workers/synthetic/batching.ts';
 import type { SimulatorStats, SimulatorTiming } from '../../workers/synthetic/simulator-server.ts';
 import { startRedisCluster } from '../../tests/helpers/redis-cluster.ts';
@@ -67,17 +67,6 @@ const REPO = new URL('../..', import.meta.url).pathname;
 const CLI = join(REPO, 'cli/gsteer.mjs');
 const TSX = import.meta.resolve('tsx');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Start a node script that prints its URL first; resolves with the process and the URL. */
 function startServer(script: string, args: string[]): Promise<{ proc: ChildProcess; url: string }> {
