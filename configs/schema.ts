@@ -353,9 +353,15 @@ export const RunConfigSchema = z
         fsyncRunFiles: z.boolean().default(false),
         /** BullMQ workers per rollout worker process fetching jobs in parallel (capped by rollout.concurrency). */
         rolloutFetchers: z.number().int().min(1).max(8).default(8),
+        /**
+         * Group stages watched at a cost independent of the groups per update: the controller reads
+         * group states in stage order up to the first unfinished one, and a group waiting for its
+         * predecessor sleeps 2 s unless promoted; off: every open group's state each turn and pollMs waits.
+         */
+        sparseGroupPolls: z.boolean().default(true),
       })
       .strict()
-      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8 }),
+      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8, sparseGroupPolls: true }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints

@@ -258,12 +258,18 @@ export class RunController {
     this.groupsFinished.set(s, done);
     const state = (g: number) => h.groups.getJobState(jobId.group(runId, epoch, s, g));
     // Group stages finish in group order (each waits for the one before), so the scan stops at
-    // the first group not finished: one or two states per turn, not one per group.
+    // the first group not finished: one or two states per turn, not one per group
+    // (orchestrator.sparseGroupPolls; off: every open group's state, as before bench/fleet).
     const open = Array.from({ length: groups }, (_, g) => g).filter((g) => !done.has(g));
-    for (const g of open) {
-      const st = await state(g);
+    const sparse = this.d.cfg.orchestrator.sparseGroupPolls;
+    const seen = sparse ? [] : await Promise.all(open.map(state)); // off: every open group each turn
+    for (const [k, g] of open.entries()) {
+      const st = sparse ? await state(g) : seen[k]!;
       if (st === 'unknown') return await this.lost(`group jobs of update ${s}`);
-      if (st !== 'completed' && st !== 'failed') break;
+      if (st !== 'completed' && st !== 'failed') {
+        if (sparse) break;
+        continue;
+      }
       done.add(g);
     }
     const f = this.inflight.get(s);

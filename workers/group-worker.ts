@@ -50,10 +50,11 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     // User-state updates of one update's groups apply in group order, whatever order their
     // rollouts finish in, so two groups of the same user replay identically (method §10).
     // The wait is a delay that the predecessor cuts short (promoteGroup); the delay is the
-    // fallback (pollMs without promotion; with it, longer: at fleet scale hundreds of groups
-    // waiting on pollMs would each cycle delayed -> waiting -> active several times a second).
+    // fallback (pollMs without promotion; with it and orchestrator.sparseGroupPolls, longer: at
+    // fleet scale hundreds of groups waiting on pollMs each cycle delayed -> waiting -> active
+    // several times a second, most of the run's Redis commands; bench/fleet measures both).
     if (!(await previousDone(p))) {
-      await job.moveToDelayed(Date.now() + (ctx.cfg.orchestrator.promoteGroups ? Math.max(q.pollMs, ORDER_FALLBACK_MS) : q.pollMs), token);
+      await job.moveToDelayed(Date.now() + (ctx.cfg.orchestrator.promoteGroups && ctx.cfg.orchestrator.sparseGroupPolls ? Math.max(q.pollMs, ORDER_FALLBACK_MS) : q.pollMs), token);
       throw new DelayedError();
     }
     const result = await stage(job, p);

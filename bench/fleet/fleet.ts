@@ -33,7 +33,7 @@ const { values: v } = parseArgs({
     'sim-stall-ms': { type: 'string', default: '30000' }, 'sim-429-share': { type: 'string', default: '0.01' }, 'sim-timeout-ms': { type: 'string', default: '10000' },
     'max-num-seqs': { type: 'string', default: '512' }, 'step-ms': { type: 'string', default: '15' }, 'step-ms-per-seq': { type: 'string', default: '0.03' },
     'prefill-ms-per-token': { type: 'string', default: '0.002' }, cluster: { type: 'boolean', default: false }, 'compare-cluster': { type: 'string' },
-    drill: { type: 'boolean', default: false }, seed: { type: 'string', default: '1' }, keep: { type: 'boolean', default: false },
+    drill: { type: 'boolean', default: false }, ab: { type: 'string' }, seed: { type: 'string', default: '1' }, keep: { type: 'boolean', default: false },
   },
 });
 const num = (k: keyof typeof v) => Number(v[k]);
@@ -74,10 +74,10 @@ for (const n of levels) {
   rows.push(legRow(n, leg, ((maxTurns + 1) / 2) * K, idealOf, batching, cores));
 }
 
-say('| in flight N | mean in flight | episodes/s | ideal episodes/s (bound) | ratio | ratio at mean in flight | tokens/s | ideal tokens/s | orchestrator CPU ms/episode | cores busy | Redis MB | Redis commands/s | groups late |');
-say('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+say('| in flight N | mean in flight | episodes/s | ideal episodes/s (bound) | ratio | ratio at mean in flight | tokens/s | ideal tokens/s | orchestrator CPU ms/episode | cores busy (the run) | load average | Redis MB | Redis commands/s | groups late |');
+say('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows)
-  say(`| ${r.inFlight} | ${f(r.meanInFlight, 0)} | ${f(r.eps)} | ${f(r.ideal.episodesPerSecond)} (${r.ideal.bound}) | **${f(r.eps / r.ideal.episodesPerSecond)}** | ${f(r.eps / r.idealAtMean.episodesPerSecond)} | ${f(r.tokensPerS, 0)} | ${f(r.ideal.tokensPerSecond, 0)} | ${f(r.orchestratorCpuMsPerEpisode, 1)} | ${f(r.cpuCoresUsed)} | ${f(r.redisMemoryMB, 1)} | ${f(r.redisOpsPerS, 0)} | ${r.groupsLate} |`);
+  say(`| ${r.inFlight} | ${f(r.meanInFlight, 0)} | ${f(r.eps)} | ${f(r.ideal.episodesPerSecond)} (${r.ideal.bound}) | **${f(r.eps / r.ideal.episodesPerSecond)}** | ${f(r.eps / r.idealAtMean.episodesPerSecond)} | ${f(r.tokensPerS, 0)} | ${f(r.ideal.tokensPerSecond, 0)} | ${f(r.orchestratorCpuMsPerEpisode, 1)} | ${f(r.cpuCoresUsed)} | ${f(r.load, 1)} | ${f(r.redisMemoryMB, 1)} | ${f(r.redisOpsPerS, 0)} | ${r.groupsLate} |`);
 const roles = [...ORCHESTRATOR, 'policy endpoint', 'simulator endpoint', 'bench'];
 say(`\nCPU ms per episode, by process (orchestrator: ${ORCHESTRATOR.join(', ')}):\n`);
 say(`| in flight N | ${roles.join(' | ')} |`);
@@ -95,6 +95,21 @@ for (const r of rows) say(`- ${r.inFlight} in flight: ${r.redisPerEpisode.slice(
 const sha = (leg: LegResult) => createHash('sha256').update(readFileSync(join(leg.runDir, 'adapters', adapterDirName(num('updates')), 'adapter_model.safetensors'))).digest('hex');
 /** What must match between two runs of the same config: every metric but timing and the LLM call counts (stalls and 429s are random). */
 const comparable = (leg: LegResult) => leg.metrics.map((m) => Object.fromEntries(Object.entries(reproducible(m)).filter(([k]) => !k.startsWith('llm/'))));
+
+if (v.ab) {
+  // The same leg with the group-stage polling as it was before this bench (orchestrator.sparseGroupPolls off), against it on.
+  const n = Number(v.ab);
+  const tokens = ((maxTurns + 1) / 2) * K;
+  const before = legRow(n, await runLeg(base(`ab-before-${n}`, n, { orchestrator: { sparseGroupPolls: false } })), tokens, idealOf, batching, cores);
+  const after = rows.find((r) => r.inFlight === n) ?? legRow(n, await runLeg(base(`ab-after-${n}`, n)), tokens, idealOf, batching, cores);
+  const perEpisode = (r: Row) => r.redisPerEpisode.reduce((s, [, x]) => s + x, 0);
+  say(`\n${n} in flight, orchestrator.sparseGroupPolls off (before) and on (after):\n`);
+  say('| | episodes/s | ratio to ideal | orchestrator CPU ms/episode | Redis commands/episode | group wait p95 ms | load average |');
+  say('|---|---|---|---|---|---|---|');
+  for (const [name, r] of [['before', before], ['after', after]] as const)
+    say(`| ${name} | ${f(r.eps)} | ${f(r.eps / r.ideal.episodesPerSecond)} | ${f(r.orchestratorCpuMsPerEpisode, 1)} | ${f(perEpisode(r), 0)} | ${f(r.waits.groups.p95, 0)} | ${f(r.load, 1)} |`);
+  say(`\nafter / before: Redis commands per episode ${f(perEpisode(after) / perEpisode(before))}, orchestrator CPU per episode ${f(after.orchestratorCpuMsPerEpisode / before.orchestratorCpuMsPerEpisode)}`);
+}
 
 if (v['compare-cluster']) {
   const n = Number(v['compare-cluster']);

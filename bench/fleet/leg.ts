@@ -7,6 +7,7 @@
 // recorded and `gsteer resume`s it (the resume drill, drill.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { readMetrics, type MetricsRecord } from '../../monitor/sink.ts';
@@ -37,6 +38,8 @@ export interface LegOptions {
   simulator: SimulatorTiming;
   cluster: boolean;
   seed: number;
+  /** Overrides of the run config's `orchestrator` switches (the --ab leg turns one off). */
+  orchestrator?: Record<string, unknown>;
   /** The drill: SIGKILL the run once this many updates are recorded, then resume it. */
   killAfter?: number;
   log: (m: string) => void;
@@ -49,6 +52,7 @@ export interface Sample {
   redisCommands: number;
   redisByCommand: Record<string, number>;
   inFlight: number;
+  load1: number; // the machine's 1-minute load average
   policy?: BatchStats;
   simulator?: SimulatorStats;
 }
@@ -153,6 +157,7 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
       grpo: { groupsPerUpdate, maxUpdates: o.updates, maxPolicyLag: o.lag, passes: 1, learningRate: 0.05, groupDeadlineMs: o.deadlineMs },
       checkpoint: { every: 4, keep: 2 },
       queues: { redisUrl, prefix },
+      ...(o.orchestrator ? { orchestrator: o.orchestrator } : {}),
     };
     const configFile = join(dir, 'config.yaml');
     writeFileSync(configFile, stringify(config));
@@ -197,7 +202,7 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
       const ps = await getJson<{ batching?: BatchStats }>(`${serverBase(policy.url)}/stats`);
       const ss = await getJson<SimulatorStats>(`${serverBase(sim.url)}/stats`);
       samples.push({
-        t: Date.now(), cpu, redisMemory: rs.reduce((n, r) => n + r.usedMemory, 0), redisCommands: rs.reduce((n, r) => n + r.commands, 0), redisByCommand, inFlight: watch.inFlight(),
+        t: Date.now(), cpu, redisMemory: rs.reduce((n, r) => n + r.usedMemory, 0), redisCommands: rs.reduce((n, r) => n + r.commands, 0), redisByCommand, inFlight: watch.inFlight(), load1: loadavg()[0]!,
         ...(ps?.batching ? { policy: ps.batching } : {}), ...(ss ? { simulator: ss } : {}),
       });
     };

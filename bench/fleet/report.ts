@@ -31,6 +31,8 @@ export interface Row {
   groupsLate: number;
   groupsDropped: number;
   bound: string;
+  /** The machine's 1-minute load average over the window (other agents' work included). */
+  load: number;
 }
 
 /** The processes that are the orchestrator (what gsteer itself costs per episode). */
@@ -77,13 +79,13 @@ export function legRow(n: number, leg: LegResult, tokensPerEpisode: number, idea
   const ideal = idealOf(n);
   const idealAtMean = idealOf(Math.max(1, meanInFlight));
   const cpuCoresUsed = cpuTotal / Math.max(dt, 1e-9);
-  const bound = policyBusy > 0.95 && policyBatch >= 0.95 * batching.maxNumSeqs
-    ? 'policy server at capacity (max_num_seqs full, every step busy)'
-    : cpuCoresUsed >= 0.9 * cores
-      ? `CPU: ${cpuCoresUsed.toFixed(2)} of ${cores} cores busy`
-      : meanInFlight < 0.9 * n
-        ? `pacing: ${meanInFlight.toFixed(0)} of ${n} in flight on average (admission waits for the lagged version / the slowest group)`
-        : 'endpoint latency (the orchestrator is not the bound)';
+  const bounds = [
+    ...(policyBatch >= 0.8 * batching.maxNumSeqs || policyQueueMs > 100 ? [`policy server near capacity (mean batch ${policyBatch.toFixed(0)} of ${batching.maxNumSeqs}, ${policyQueueMs.toFixed(0)} ms queue per request)`] : []),
+    ...(cpuCoresUsed >= 0.9 * cores ? [`CPU: ${cpuCoresUsed.toFixed(2)} of ${cores} cores busy`] : []),
+    ...(meanInFlight < 0.9 * n ? [`pacing: ${meanInFlight.toFixed(0)} of ${n} in flight on average (admission waits for the lagged version, i.e. the slowest group)`] : []),
+  ];
+  const bound = bounds.length ? bounds.join('; ') : 'endpoint latency (the orchestrator is not the bound)';
+  const loads = inWindow.map((s) => s.load1);
   return {
     inFlight: n, meanInFlight, windowS, episodes, eps, tokensPerS: eps * tokensPerEpisode, ideal, idealAtMean,
     cpuMsPerEpisode, orchestratorCpuMsPerEpisode, cpuCoresUsed,
@@ -96,5 +98,6 @@ export function legRow(n: number, leg: LegResult, tokensPerEpisode: number, idea
     groupsLate: leg.metrics.reduce((s, m) => s + Number(m.groups_late ?? 0), 0),
     groupsDropped: leg.metrics.reduce((s, m) => s + Number(m.groups_dropped ?? 0), 0),
     bound,
+    load: loads.length ? loads.reduce((x, y) => x + y, 0) / loads.length : 0,
   };
 }
