@@ -74,6 +74,27 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`gsteer ${name}: ${e.message}`);
       return 2;
     }
+    // node:util parseArgs: an unknown option, a missing option value, an extra positional
+    if (isArgsError(e)) {
+      console.error(`gsteer ${name}: ${argsProblem(e)}\n\n${cmd.usage}`);
+      return 2;
+    }
     throw e;
+  }
+}
+
+const isArgsError = (e: unknown): e is Error & { code: string } =>
+  e instanceof Error && typeof (e as { code?: unknown }).code === 'string' && (e as unknown as { code: string }).code.startsWith('ERR_PARSE_ARGS_');
+
+/** parseArgs' message, with the fix. */
+function argsProblem(e: Error & { code: string }): string {
+  const msg = e.message.replace(/\. To specify a positional argument.*$/s, '').replace(/\s+$/, '');
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `${msg}; the options this command takes are listed below`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `${msg} (usage below)`;
+    default:
+      return `${msg} (usage below)`;
   }
 }

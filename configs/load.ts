@@ -2,6 +2,7 @@
 // validated by the one schema. Every problem names the file, the key, the value, the rule
 // and the fix.
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { InputError } from '../util/errors.ts';
@@ -38,7 +39,11 @@ export function parseSet(assignment: string): Tree {
   return root;
 }
 
-function readYaml(file: string): Tree {
+/** `chain`: the files whose `extends:` led here (a file met again is a cycle). */
+function readYaml(file: string, chain: string[] = []): Tree {
+  const at = resolve(file);
+  if (chain.includes(at))
+    throw new InputError(`${chain[0]}: extends: forms a cycle (${[...chain.slice(chain.indexOf(at)), at].join(' -> ')}); a config may extend another only once along a chain, so remove one of these extends:`);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -56,9 +61,10 @@ function readYaml(file: string): Tree {
   // `extends: other.yaml` lets demo configs build on each other (paths relative to this file).
   const { extends: parent, ...rest } = doc;
   if (typeof parent === 'string') {
-    const base = readYaml(new URL(parent, `file://${file.startsWith('/') ? file : `${process.cwd()}/${file}`}`).pathname);
+    const base = readYaml(new URL(parent, `file://${file.startsWith('/') ? file : `${process.cwd()}/${file}`}`).pathname, [...chain, at]);
     return deepMerge(base, rest);
   }
+  if (parent !== undefined) throw new InputError(`${file}: extends = ${JSON.stringify(parent)}: must be one file path (relative to this file), e.g. extends: demo.yaml`);
   return rest;
 }
 
@@ -103,5 +109,13 @@ export function loadConfig(files: string[], sets: string[] = []): RunConfig {
 
 /** The resolved config a run wrote to RUN/config.yaml (every process reads the same one). */
 export function readRunConfig(file: string): RunConfig {
-  return resolveConfig(parseYaml(readFileSync(file, 'utf8')), file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError(`${file} not found; ${dirname(file)} is not a gsteer run directory (start one with gsteer train)`);
+    throw new InputError(`${file}: cannot read the run config (${(e as Error).message})`);
+  }
+  return resolveConfig(parseYaml(text), file);
 }

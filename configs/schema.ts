@@ -7,7 +7,7 @@ import { policyMinTokens } from '../core/turn/caps.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
-import { hashTag, isClusterUrl } from '../util/redis-keys.ts';
+import { isClusterUrl } from '../util/redis-keys.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -18,10 +18,14 @@ const positiveInt = z.number().int().positive();
  * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
  * and the most requests in flight through the endpoint per process.
  */
+/** A reply body above this many MiB is a failed attempt (endpoints/bounded-fetch.ts; not from the paper). */
+const maxResponseMb = z.number().positive().default(32);
+
 const llmEndpointFields = {
   chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
   responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
   concurrency: positiveInt.default(8),
+  maxResponseMb,
 };
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
@@ -37,10 +41,11 @@ export const PolicySchema = z
     port: z.number().int().min(0).max(65535).default(0),
     /** Name of the environment variable holding the API key (the key itself never goes in a config). */
     apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
-    /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
+    /** Per-request deadline (connect to the body's last byte) and bounded retries with backoff (STYLE.md §6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
     concurrency: positiveInt.default(64), // policy requests in flight per rollout process
+    maxResponseMb,
   })
   .strict();
 
@@ -277,7 +282,11 @@ export const EvalSchema = z
 
 export const RunConfigSchema = z
   .object({
-    runName: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('gsteer'),
+    runName: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+      .refine((n) => !/^\.+$/.test(n), 'a run name made of dots only ("." or "..") would put the run outside runDir; pick a name such as run-1')
+      .default('gsteer'),
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
@@ -316,7 +325,7 @@ export const RunConfigSchema = z
       .object({
         /** A Redis URL; `?cluster=true` names one node of a Redis Cluster (the client finds the others). */
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
-        /** BullMQ prefix; on a Redis Cluster it needs a hash tag, e.g. "{gsteer}" (the whole run in one slot: workers/README.md). */
+        /** BullMQ prefix; a run's keys go under `<prefix>:{<runId>}` (a Redis Cluster hash tag per run: workers/README.md). */
         prefix: z.string().min(1).default('gsteer'),
         // Orchestration knobs (workers/; not from the paper). Attempts/backoff: STYLE.md §6
         // bounded retries; after the last attempt a rollout's group is dropped and logged.
@@ -390,9 +399,6 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
     if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
-    // BullMQ's flow scripts touch keys of three queues at once; a Cluster runs a script only within one slot.
-    if (isClusterUrl(c.queues.redisUrl) && hashTag(c.queues.prefix) === null)
-      ctx.addIssue({ code: 'custom', path: ['queues', 'prefix'], message: `queues.redisUrl names a Redis Cluster (cluster=true) but queues.prefix "${c.queues.prefix}" has no hash tag, so the run's queues would spread over slots and BullMQ's flows fail with CROSSSLOT; wrap it in braces, e.g. "{${c.queues.prefix}}"` });
     if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
       ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)

@@ -3,7 +3,7 @@
 // `gsteer data validate` lists everything at once.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { JsonlRecord } from '../util/jsonl.ts';
+import { BOM, BOM_PROBLEM, type JsonlRecord } from '../util/jsonl.ts';
 import type { Problem } from './problem.ts';
 
 export type FileKind = 'instances' | 'user_states';
@@ -25,6 +25,10 @@ export function readRecords(file: string): ReadResult {
   }
   const records: JsonlRecord[] = [];
   const problems: Problem[] = [];
+  if (text.startsWith(BOM)) {
+    problems.push({ file, line: 1, field: '(file)', message: BOM_PROBLEM });
+    text = text.slice(1);
+  }
   text.split('\n').forEach((raw, i) => {
     if (!raw.trim()) return;
     try {

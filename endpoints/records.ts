@@ -3,10 +3,11 @@
 // text: only where, who, how long, how many tokens and how it ended.
 
 /**
- * ok | cached | http_<code> | timeout | connection | reply_error:<kind> | error (an
- * unexpected exception, i.e. a bug; never retried).
+ * ok | cached | http_<code> | timeout (the deadline, body included) | connection (refused,
+ * reset, cut off mid-body) | too_large (a reply over maxResponseMb) | reply_error:<kind> |
+ * error (an unexpected exception, i.e. a bug; never retried).
  */
-export type CallStatus = 'ok' | 'cached' | 'timeout' | 'connection' | 'error' | `http_${number}` | `reply_error:${string}`;
+export type CallStatus = 'ok' | 'cached' | 'timeout' | 'connection' | 'too_large' | 'error' | `http_${number}` | `reply_error:${string}`;
 
 export interface CallRecord {
   /** ISO time the attempt started. */

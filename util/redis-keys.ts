@@ -1,5 +1,6 @@
 // Redis names without a connection: a cluster URL, a key's hash tag (Redis Cluster's slot
-// rule) and a literal as a SCAN glob. Pure, so the config schema checks them without ioredis.
+// rule: keys with the same tag share a slot), the prefix of every key of a run, and a literal
+// as a SCAN glob. Pure, so the config schema and the key names use them without ioredis.
 
 /** True for a `queues.redisUrl` that names a Redis Cluster node (`redis://host:port?cluster=true`). */
 export function isClusterUrl(url: string): boolean {
@@ -8,14 +9,23 @@ export function isClusterUrl(url: string): boolean {
   return v === 'true' || v === '1';
 }
 
+/** Whether `s` holds a Redis Cluster hash tag: the first `{` with a non-empty `...}` after it. */
+export function hasHashTag(s: string): boolean {
+  const open = s.indexOf('{');
+  const close = open < 0 ? -1 : s.indexOf('}', open + 1);
+  return close > open + 1;
+}
+
 /**
- * The hash tag of a key (Redis Cluster's rule: the text between the first `{` and the
- * first `}` after it, when not empty), or null: keys with the same tag share one slot.
+ * The prefix of every Redis key of one run: the configured prefix plus the run id, so two
+ * runs on one Redis never share a key, whatever their prefix. The run id goes in braces,
+ * a Redis Cluster hash tag (`gsteer:{demo-1a2b3c4d}`): a run's queues, flows and user
+ * states then sit on one slot, as BullMQ's multi-key scripts need, and different runs
+ * spread over the cluster. A prefix that carries its own tag (`{gsteer}`) keeps it (only
+ * the first tag counts): `{gsteer}:demo-1a2b3c4d`, every run on that one slot.
  */
-export function hashTag(key: string): string | null {
-  const i = key.indexOf('{');
-  const j = i < 0 ? -1 : key.indexOf('}', i + 1);
-  return j > i + 1 ? key.slice(i + 1, j) : null;
+export function runKeyPrefix(prefix: string, runId: string): string {
+  return hasHashTag(prefix) ? `${prefix}:${runId}` : `${prefix}:{${runId}}`;
 }
 
 /** A literal string as a Redis glob (SCAN MATCH): `* ? [ ] \` escaped. */

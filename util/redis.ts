@@ -1,12 +1,12 @@
 // Redis connections: the options BullMQ workers need, credential-free URLs for messages,
 // and deleting one prefix's keys (never anything outside it). A URL with `?cluster=true`
 // names one node of a Redis Cluster: connect() then returns an ioredis Cluster, which
-// finds the other nodes itself; BullMQ needs every key of a run in one slot, so the run's
-// queue prefix carries a hash tag (`{gsteer}`; configs/schema.ts checks it).
+// finds the other nodes itself. BullMQ needs every key of a flow in one slot; every key of
+// a run starts with runKeyPrefix (util/redis-keys.ts), which carries a hash tag.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { globEscape, isClusterUrl } from './redis-keys.ts';
 
-export { globEscape, hashTag, isClusterUrl } from './redis-keys.ts';
+export { globEscape, hasHashTag, isClusterUrl, runKeyPrefix } from './redis-keys.ts';
 
 /** A single Redis or a Redis Cluster: the same commands (ioredis routes each by its key's slot). */
 export type RedisClient = Redis | Cluster;

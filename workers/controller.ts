@@ -26,7 +26,7 @@ import { cancelChannel, claimGroup, claimKey, publishCancel, unfinishedEpisodes 
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { GroupJobSchema, parsePayload, UpdateResultSchema, type UpdateResult } from './payloads.ts';
-import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
+import { groupIdOf, jobId, QUEUE, queuePrefix, runNamespace } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
 import type { RunInfo } from '../checkpoints/run-info.ts';
@@ -174,7 +174,7 @@ export class RunController {
 
   async run(): Promise<Outcome> {
     const { cfg, startStep } = this.d;
-    const q = { prefix: cfg.queues.prefix, connection: this.d.redis };
+    const q = { prefix: queuePrefix(cfg.queues.prefix, this.d.info.runId), connection: this.d.redis };
     const h: Handles = { flow: new FlowProducer(q), groups: new Queue(QUEUE.groups, q), updates: new Queue(QUEUE.updates, q) };
     const waker = new Waker();
     const events = cfg.orchestrator.events ? [QUEUE.groups, QUEUE.updates].map((name) => new QueueEvents(name, q)) : [];
@@ -185,7 +185,7 @@ export class RunController {
     }
     await Promise.all(events.map((e) => e.waitUntilReady()));
     // Redis restarted without its data? A sentinel written now is gone after such a restart.
-    const sentinel = `${cfg.queues.prefix}:run:${this.d.info.runId}:controller`;
+    const sentinel = `${runNamespace(cfg.queues.prefix, this.d.info.runId)}:controller`;
     await this.d.redis.set(sentinel, String(this.d.info.epoch));
     let redisLost = false;
     const onReady = () => void this.d.redis.exists(sentinel).then((n) => (redisLost ||= n === 0), () => undefined);

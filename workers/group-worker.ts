@@ -12,7 +12,7 @@ import type { Scored } from './parts.ts';
 import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { GroupJobSchema, parsePayload, RolloutResultSchema, type GroupJob, type GroupResult } from './payloads.ts';
 import { connect } from '../util/redis.ts';
-import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
+import { groupIdOf, jobId, QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { STALLED_CHECK_MS } from './reclaim.ts';
 import { unrecoverable } from './rollout-worker.ts';
@@ -30,7 +30,8 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
   const q = ctx.cfg.queues;
   const deadline = ctx.cfg.grpo.groupDeadlineMs !== null;
   const queueConnection = connect(q.redisUrl);
-  const groups = new Queue(QUEUE.groups, { connection: queueConnection, prefix: q.prefix });
+  const prefix = queuePrefix(q.prefix, ctx.info.runId);
+  const groups = new Queue(QUEUE.groups, { connection: queueConnection, prefix });
   /**
    * Group g-1 of the same update is finished (applied, dropped, or failed for good); for
    * group 0 of an update admitted early, the user states of update afterStep are dumped.
@@ -47,6 +48,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
   };
   const process = async (job: Job, token?: string): Promise<GroupResult> => {
     const p = parsePayload(GroupJobSchema, job.data, 'group');
+    if (p.runId !== ctx.info.runId) throw new UnrecoverableError(`job ${job.id} belongs to run ${p.runId}, this worker serves ${ctx.info.runId} (${ctx.layout.root}); start workers with --run pointing at the job's run directory`);
     // User-state updates of one update's groups apply in group order, whatever order their
     // rollouts finish in, so two groups of the same user replay identically (method §10).
     // The wait is a delay that the predecessor cuts short (promoteGroup); the delay is the
@@ -104,7 +106,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
   };
   const connection = connect(q.redisUrl);
-  const worker = new Worker(QUEUE.groups, process, { connection, prefix: q.prefix, concurrency: 1, lockDuration: q.rolloutLockMs, stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS), maxStalledCount: q.attempts });
+  const worker = new Worker(QUEUE.groups, process, { connection, prefix, concurrency: 1, lockDuration: q.rolloutLockMs, stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS), maxStalledCount: q.attempts });
   worker.on('closed', () => void users.close().then(() => groups.close()).then(() => {
     connection.disconnect();
     queueConnection.disconnect();

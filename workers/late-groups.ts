@@ -11,14 +11,15 @@
 // one not yet started sees the claim when it starts.
 import type { Job, Worker } from 'bullmq';
 import type { RedisClient } from '../util/redis.ts';
+import { runNamespace } from '../checkpoints/run-keys.ts';
 
 export type Claim = 'late' | 'stage';
 
 /** The claim key of a group (under the run's namespace, so the run's cleanup removes it). */
-export const claimKey = (prefix: string, runId: string, groupId: string) => `${prefix}:run:${runId}:claim:${groupId}`;
+export const claimKey = (prefix: string, runId: string, groupId: string) => `${runNamespace(prefix, runId)}:claim:${groupId}`;
 
 /** The pub/sub channel that carries the ids of rollout jobs to cancel. */
-export const cancelChannel = (prefix: string, runId: string) => `${prefix}:run:${runId}:cancel`;
+export const cancelChannel = (prefix: string, runId: string) => `${runNamespace(prefix, runId)}:cancel`;
 
 /** Claim the group for `who`; returns who holds it now (`who` when this call won, or an attempt of it earlier). */
 export async function claimGroup(redis: RedisClient, key: string, who: Claim): Promise<Claim> {

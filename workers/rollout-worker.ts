@@ -11,7 +11,7 @@ import { withCallEpisode } from '../endpoints/index.ts';
 import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
 import { connect } from '../util/redis.ts';
-import { QUEUE } from '../checkpoints/run-keys.ts';
+import { QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { STALLED_CHECK_MS } from './reclaim.ts';
 import { reusableTrajectory, tagVersions } from './episode-record.ts';
@@ -53,7 +53,7 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
   const connections = Array.from({ length: fetchers }, () => connect(q.redisUrl));
   const workers = connections.map((connection, k) => new Worker(QUEUE.rollouts, process, {
     connection,
-    prefix: q.prefix,
+    prefix: queuePrefix(q.prefix, ctx.info.runId),
     concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
     lockDuration: q.rolloutLockMs,
     stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS),

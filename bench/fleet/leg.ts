@@ -6,11 +6,14 @@
 // once a second; with `killAfter` it SIGKILLs the whole run once that many updates are
 // recorded and `gsteer resume`s it (the resume drill, drill.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { readMetrics, type MetricsRecord } from '../../monitor/sink.ts';
+import { runLayout } from '../../checkpoints/layout.ts';
+import { readRunInfo } from '../../checkpoints/run-info.ts';
+import { queuePrefix } from '../../checkpoints/run-keys.ts';
 import { connect } from '../../util/redis.ts';
 import { freePort } from '../../workers/launch.ts';
 import type { BatchingOptions, BatchStats } from '../../workers/synthetic/batching.ts';
@@ -146,7 +149,7 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
     const groupsPerUpdate = groupsPerUpdateOf(o);
     const instances = join(dir, 'instances.jsonl');
     writeInstances(instances, groupsPerUpdate * o.updates);
-    const prefix = '{fleet}';
+    const prefix = 'fleet';
     const perWorker = Math.ceil(o.inFlight / o.workers);
     const config = {
       runName: 'fleet', runDir: join(dir, 'runs'), seed: o.seed,
@@ -166,9 +169,6 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
       GSTEER_SYNTHETIC_SIMULATOR_URL: sim.url, GSTEER_SYNTHETIC_TRAIN_MS: String(o.trainMs),
     };
     const runDir = join(dir, 'runs', 'fleet');
-    const watch = new QueueWatch(() => connect(redisUrl), prefix);
-    await watch.start();
-    stops.push(() => watch.close());
     const samples: Sample[] = [];
     const benchPid = process.pid;
     const roles = new Map<number, string>([[policy.proc.pid!, 'policy endpoint'], [sim.proc.pid!, 'simulator endpoint'], [benchPid, 'bench']]);
@@ -216,6 +216,15 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
     o.log(`${o.name}: ${o.inFlight} in flight = ${o.workers} rollout workers x ${perWorker}; admission window ${o.window} x ${o.inFlight}: updates of ${groupsPerUpdate} groups x ${o.groupSize}, lag ${o.lag}, ${o.updates} updates; redis ${o.cluster ? 'cluster (3 masters)' : 'single'}`);
     let run = launch(['train', '--config', configFile]);
     train = run.p;
+    // The run's keys are under its run id (run.json, written before the queues are used).
+    const runJson = join(runDir, 'run.json');
+    for (let i = 0; !existsSync(runJson); i++) {
+      if (i > 600 || run.p.exitCode !== null) throw new Error(`${o.name}: gsteer train wrote no ${runJson}: ${run.err()}`);
+      await sleep(100);
+    }
+    const watch = new QueueWatch(() => connect(redisUrl), queuePrefix(prefix, readRunInfo(runLayout(runDir)).runId));
+    await watch.start();
+    stops.push(() => watch.close());
     let killed: LegResult['killed'];
     let exitCode: number | null = null;
     for (;;) {

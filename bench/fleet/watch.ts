@@ -12,6 +12,7 @@ interface Times {
   waiting?: number;
   active?: number;
   done?: number;
+  failed?: boolean; // finished by failing (e.g. cancelled as late), not completed
 }
 
 const at = (id: string) => Number(id.split('-')[0]);
@@ -23,6 +24,7 @@ export class QueueWatch {
   /** Rollout starts and ends in order: +1 / -1 at a time (in-flight over time). */
   readonly flow: [number, number][] = [];
 
+  /** `prefix`: the run's queue prefix (checkpoints/run-keys.ts queuePrefix). */
   constructor(private readonly connection: () => RedisClient, private readonly prefix: string) {}
 
   async start(): Promise<void> {
@@ -30,7 +32,8 @@ export class QueueWatch {
       const connection = this.connection();
       connection.on('error', () => undefined);
       this.connections.push(connection);
-      const e = new QueueEvents(name, { connection, prefix: this.prefix, autorun: true });
+      // From the stream's start: the bench may attach after the run's first jobs.
+      const e = new QueueEvents(name, { connection, prefix: this.prefix, autorun: true, lastEventId: '0-0' });
       const jobs = this.jobs[name];
       const times = (jobId: string) => jobs.get(jobId) ?? (jobs.set(jobId, {}), jobs.get(jobId)!);
       e.on('added', ({ jobId }, id) => void (times(jobId).added ??= at(id)));
@@ -40,14 +43,15 @@ export class QueueWatch {
         if (name === QUEUE.rollouts && t.active === undefined) this.flow.push([at(id), +1]);
         t.active ??= at(id);
       });
-      const end = ({ jobId }: { jobId: string }, id: string) => {
+      const end = (failed: boolean) => ({ jobId }: { jobId: string }, id: string) => {
         const t = times(jobId);
         if (t.done !== undefined) return;
         t.done = at(id);
+        t.failed = failed;
         if (name === QUEUE.rollouts && t.active !== undefined) this.flow.push([at(id), -1]);
       };
-      e.on('completed', end);
-      e.on('failed', end);
+      e.on('completed', end(false));
+      e.on('failed', end(true));
       e.on('error', () => undefined);
       this.events.push(e);
     }
@@ -59,10 +63,10 @@ export class QueueWatch {
     return this.flow.reduce((n, [, d]) => n + d, 0);
   }
 
-  /** Rollouts that finished within [t0, t1] (ms). */
+  /** Rollouts that completed within [t0, t1] (ms); failed ones (cancelled as late) are not episodes done. */
   finishedIn(t0: number, t1: number): number {
     let n = 0;
-    for (const t of this.jobs.rollouts.values()) if (t.done !== undefined && t.active !== undefined && t.done >= t0 && t.done <= t1) n++;
+    for (const t of this.jobs.rollouts.values()) if (t.done !== undefined && !t.failed && t.active !== undefined && t.done >= t0 && t.done <= t1) n++;
     return n;
   }
 

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../configs/load.ts';
+import { InputError } from '../../util/errors.ts';
 
 export const summary = 'print the resolved run config (defaults, YAML overrides, --set)';
 export const usage = `usage: gsteer config show [--config FILE ...] [--set key=value ...]
@@ -19,6 +20,7 @@ export async function run(argv: string[]): Promise<number> {
     console.error(usage);
     return 2;
   }
+  if (positionals.length > 1) throw new InputError(`config show: unexpected ${positionals.slice(1).map((p) => `"${p}"`).join(', ')}; config files go after --config\n\n${usage}`);
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
   process.stdout.write(stringify(cfg));
   return 0;

@@ -6,6 +6,7 @@ import { PROMPTS, SYSTEM, STEP_NAMES } from '../../data/build/prompts.ts';
 import { placementsFor, readRaw, runBuild } from '../../data/build/run.ts';
 import { PAPER_SPLIT, type Placement, type SplitOptions } from '../../data/build/split.ts';
 import { EVAL_GROUPS } from '../../data/splits.ts';
+import { checkOutDir, checkOutFile } from '../out-path.ts';
 
 export const buildUsage = `usage: gsteer data build RAW_DIR --out DIR [--seed N] [split options]
            [--llm-base-url URL --llm-model NAME [--llm-api-key-env VAR] [--concurrency N]
@@ -72,6 +73,7 @@ export function splitTable(p: readonly Placement[]): string {
 export async function split(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: SPLIT_OPTS });
   if (positionals.length !== 1) throw new InputError(`data split: give one RAW_DIR\n${buildUsage}`);
+  if (values.out) checkOutFile(values.out, [positionals[0] as string]);
   const placements = placementsFor(readRaw(positionals[0] as string), splitOptions(values));
   console.log(splitTable(placements));
   if (values.out) {

@@ -7,8 +7,10 @@
 //   - gives every running sequence one token; a sequence that has all of its tokens leaves.
 // So one sequence alone decodes at 1000 / (stepMs + stepMsPerSeq) tokens/s, and the server's
 // capacity is maxNumSeqs * 1000 / (stepMs + stepMsPerSeq * maxNumSeqs) tokens/s (capacity()).
-// Steps run on a wall-clock schedule (each ends at the previous end + its length): a late
-// timer is caught up, so the model's throughput holds while the process keeps up.
+// Steps run on a wall-clock schedule (each ends at the previous end + its length): a timer
+// late by up to CATCH_UP_MS is caught up, so timer jitter does not cost throughput; a process
+// starved for longer (a loaded machine) restarts its schedule at now rather than run a burst
+// of steps in the past.
 export interface BatchingOptions {
   maxNumSeqs: number;
   maxPrefillTokens: number;
@@ -16,6 +18,9 @@ export interface BatchingOptions {
   stepMsPerSeq: number;
   prefillMsPerToken: number;
 }
+
+/** How far behind the wall clock a step may start and still count from its scheduled time. */
+export const CATCH_UP_MS = 50;
 
 export const DEFAULT_BATCHING: BatchingOptions = { maxNumSeqs: 256, maxPrefillTokens: 8192, stepMs: 12, stepMsPerSeq: 0.04, prefillMsPerToken: 0.01 };
 
@@ -62,7 +67,8 @@ export class BatchScheduler {
   }
 
   /** Start a step at `start` (the previous step's end, or now when idle). */
-  private step(start: number): void {
+  private step(scheduled: number): void {
+    const start = Math.max(scheduled, this.now() - CATCH_UP_MS);
     let prefill = 0;
     while (this.waiting.length && this.running.length < this.o.maxNumSeqs) {
       // A prompt longer than the budget still goes, alone (vLLM would chunk it).
@@ -90,7 +96,7 @@ export class BatchScheduler {
       this.stats.tokens += 1;
       if (s.left > 0) left.push(s);
       else {
-        const t = { queueMs: s.admittedAt - s.queuedAt, serviceMs: end - s.admittedAt };
+        const t = { queueMs: Math.max(0, s.admittedAt - s.queuedAt), serviceMs: end - s.admittedAt };
         Object.assign(this.stats, { requests: this.stats.requests + 1, queueMs: this.stats.queueMs + t.queueMs, serviceMs: this.stats.serviceMs + t.serviceMs });
         s.done(t);
       }

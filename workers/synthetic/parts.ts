@@ -7,6 +7,7 @@ import type { RunConfig } from '../../configs/schema.ts';
 import type { Instance, UserState } from '../../data/schema.ts';
 import { runCallSink } from '../../endpoints/index.ts';
 import { bestIndex } from '../../checkpoints/group-file.ts';
+import { runNamespace } from '../../checkpoints/run-keys.ts';
 import { connect } from '../../util/redis.ts';
 import type { Parts, RewardPart, Scored, TrainerPart, UserStatePart } from '../parts.ts';
 import { episodeOptionsFromEnv, syntheticRolloutPart } from './episode.ts';
@@ -37,7 +38,7 @@ function rewardPart(cfg: RunConfig): RewardPart {
 /** User states as JSON in one Redis hash per run; a snapshot id is `userId@sha256(state)[:12]`. */
 function usersPart(cfg: RunConfig, runId: string): UserStatePart {
   const redis = connect(cfg.queues.redisUrl);
-  const key = `${cfg.queues.prefix}:run:${runId}:synthetic-users`;
+  const key = `${runNamespace(cfg.queues.prefix, runId)}:synthetic-users`;
   const get = async (userId: string): Promise<UserState> => {
     const raw = await redis.hget(key, userId);
     return raw ? (JSON.parse(raw) as UserState) : { userId, profile: '', memories: [] };
