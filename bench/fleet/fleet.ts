@@ -28,7 +28,7 @@ const { values: v } = parseArgs({
   options: {
     'in-flight': { type: 'string', default: '64,256,1024' }, workers: { type: 'string', default: '4' }, lag: { type: 'string', default: '3' }, window: { type: 'string', default: '2' },
     'group-size': { type: 'string', default: '4' }, updates: { type: 'string', default: '12' }, 'max-turns': { type: 'string', default: '6' },
-    tokens: { type: 'string', default: '128' }, 'train-ms': { type: 'string', default: '2000' }, 'deadline-ms': { type: 'string', default: '60000' },
+    tokens: { type: 'string', default: '128' }, 'train-ms': { type: 'string', default: '2000' }, 'deadline-ms': { type: 'string', default: '180000' },
     'sim-median-ms': { type: 'string', default: '1500' }, 'sim-p99-ms': { type: 'string', default: '6000' }, 'sim-stall-share': { type: 'string', default: '0.005' },
     'sim-stall-ms': { type: 'string', default: '30000' }, 'sim-429-share': { type: 'string', default: '0.01' }, 'sim-timeout-ms': { type: 'string', default: '10000' },
     'max-num-seqs': { type: 'string', default: '512' }, 'step-ms': { type: 'string', default: '15' }, 'step-ms-per-seq': { type: 'string', default: '0.03' },
@@ -117,7 +117,7 @@ if (v['compare-cluster']) {
   const one = await runLeg(base(`cmp-one-${n}`, n, { cluster: false, deadlineMs: null }));
   const many = await runLeg(base(`cmp-cluster-${n}`, n, { cluster: true, deadlineMs: null }));
   const same = JSON.stringify(comparable(one)) === JSON.stringify(comparable(many));
-  say(`\n${n} in flight, no group deadline, on one Redis and on a local 3-master Redis Cluster (prefix {fleet}: one slot):\n`);
+  say(`\n${n} in flight, no group deadline, on one Redis and on a local 3-master Redis Cluster (every key of the run under its run id's hash tag: one slot):\n`);
   say('| Redis | gsteer exit | updates | episodes/s | mean reward (last update) | adapter sha256 (last version) |');
   say('|---|---|---|---|---|---|');
   for (const [name, leg] of [['one', one], ['cluster', many]] as const) {
