@@ -21,11 +21,11 @@ import { updateMetrics } from './update-metrics.ts';
 import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
-import { droppedGroup, promoteGroup } from './group-worker.ts';
-import { cancelChannel, claimGroup, claimKey, publishCancel, unfinishedEpisodes } from './late-groups.ts';
+import { promoteGroup } from './group-worker.ts';
+import { cutLateGroups } from './late-cut.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
-import { GroupJobSchema, parsePayload, UpdateResultSchema, type UpdateResult } from './payloads.ts';
+import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE, queuePrefix, runNamespace } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
@@ -278,7 +278,8 @@ export class RunController {
     if (deadline !== null && f?.firstGroupDoneAt !== undefined && Date.now() >= f.firstGroupDoneAt + deadline) {
       const rest = open.filter((g) => !done.has(g));
       const states = await Promise.all(rest.map(state));
-      await this.cutLate(h, s, rest.filter((_, k) => states[k] === 'waiting-children'), done);
+      const { cfg, info, layout, redis, log } = this.d;
+      await cutLateGroups({ cfg, info, layout, redis, groups: h.groups, log }, s, rest.filter((_, k) => states[k] === 'waiting-children'), done);
     }
     if (done.size < groups) return 'idle';
     this.groupsFinished.delete(s);
@@ -287,33 +288,6 @@ export class RunController {
     // Group 0 of an update admitted early waits for this dump: start it now.
     if (this.inflight.get(s + 1)?.afterStep === s) await promoteGroup(h.groups, jobId.group(runId, epoch, s + 1, 0));
     return 'progress';
-  }
-
-  /**
-   * The partial-group policy (method §5.12): every group of update `s` still waiting for
-   * episodes grpo.groupDeadlineMs after its first group finished is dropped as late, unless
-   * its group stage claimed it first. Its update no longer waits for it (BullMQ
-   * removeChildDependency), its unfinished episodes are cancelled, and the next group's
-   * stage, which waits for it, is started.
-   */
-  private async cutLate(h: Handles, s: number, waiting: number[], done: Set<number>): Promise<void> {
-    const { cfg, info, layout, redis } = this.d;
-    const { prefix } = cfg.queues;
-    for (const g of waiting) {
-      const groupId = groupIdOf(s, g);
-      if ((await claimGroup(redis, claimKey(prefix, info.runId, groupId), 'late')) !== 'late') continue;
-      const job = await Job.fromId(h.groups, jobId.group(info.runId, info.epoch, s, g));
-      if (!job) continue; // gone: the run's keys were lost; the next turn says so
-      const unfinished = await unfinishedEpisodes(job);
-      const p = parsePayload(GroupJobSchema, job.data, 'group');
-      const reason = `late: ${unfinished} of ${p.groupSize} episodes unfinished ${cfg.grpo.groupDeadlineMs} ms after the first group of update ${s} finished (grpo.groupDeadlineMs)`;
-      await writeRunFile(layout.abs(p.groupPath), `${JSON.stringify({ ...droppedGroup(p, reason), late: unfinished })}\n`, cfg.orchestrator.fsyncRunFiles);
-      await job.removeChildDependency();
-      await publishCancel(redis, cancelChannel(prefix, info.runId), Array.from({ length: p.groupSize }, (_, i) => jobId.rollout(info.runId, info.epoch, s, g, i)));
-      done.add(g);
-      this.d.log(`group ${groupId} (instance ${p.instanceId}) dropped: ${reason}`);
-      await promoteGroup(h.groups, jobId.group(info.runId, info.epoch, s, g + 1));
-    }
   }
 
   /** (4) The next update in step order, once the trainer finished it: load its adapter. */

@@ -8,7 +8,7 @@
 // claims `late`, the group stage claims `stage` before it starts; whoever comes first wins,
 // so a group is never both trained and dropped. Unfinished rollouts are cancelled through a
 // pub/sub message to every rollout worker (BullMQ's Worker.cancelJob aborts the processor);
-// one not yet started sees the claim when it starts.
+// one not yet started sees the claim when it starts. The controller's cut: late-cut.ts.
 import type { Job, Worker } from 'bullmq';
 import type { RedisClient } from '../util/redis.ts';
 import { runNamespace } from '../checkpoints/run-keys.ts';
