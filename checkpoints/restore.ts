@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { filterLines, truncateLines } from '../util/jsonl.ts';
+import { removeStrayTemps } from '../util/atomic.ts';
 import { InputError } from '../util/errors.ts';
 import { restoreAdapterVersions, type LoadedCheckpoint } from './checkpoint.ts';
 import { numberedName, type RunLayout } from './layout.ts';
@@ -40,6 +41,7 @@ export function readCheckpointStates(ckptDir: string): unknown[] {
 
 export function restoreRunDir(layout: RunLayout, ckpt: LoadedCheckpoint): unknown[] {
   const step = ckpt.state.step;
+  removeStrayTemps(layout.root); // temp files and folders of writers a crash or a full disk stopped
   removeAfter(layout.adapters, step, (n) => numberedName(n, 'policy-v'));
   restoreAdapterVersions(ckpt.dir, step, layout.adapter);
   removeAfter(join(layout.root, 'groups'), step, stepOfGroupName);

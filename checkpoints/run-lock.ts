@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { InputError } from '../util/errors.ts';
+import { isRunning } from '../util/pid.ts';
 
 export const LOCK_FILE = 'run.lock';
 
@@ -37,19 +38,10 @@ function procStartOf(pid: number): number | null {
   }
 }
 
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** alive, stale (its process is gone), or unknown (another host: cannot be checked from here). */
 export function ownerState(o: LockOwner): 'alive' | 'stale' | 'unknown' {
   if (o.host !== hostname()) return 'unknown';
-  if (!running(o.pid)) return 'stale';
+  if (!isRunning(o.pid)) return 'stale';
   const now = procStartOf(o.pid);
   return o.procStart !== null && now !== null && now !== o.procStart ? 'stale' : 'alive';
 }

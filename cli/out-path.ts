@@ -32,6 +32,10 @@ export interface OutDirRule {
   what: string;
   /** The folder holds this command's own earlier output, which it may replace. */
   ownOutput?: (dir: string) => boolean;
+  /** What holds the folder now, when the command can tell (another build's manifest). */
+  holds?: (dir: string) => string | null;
+  /** The fix for a folder holding something else (default: a new or empty folder). */
+  fix?: string;
 }
 
 /**
@@ -48,5 +52,6 @@ export function checkOutDir(out: string, rule: OutDirRule, flag = '--out'): 'new
   if (!existsSync(out) || readdirSync(out).length === 0) return 'new';
   if (rule.ownOutput?.(out)) return 'own';
   const some = readdirSync(out).slice(0, 3).join(', ');
-  throw new InputError(`${flag} ${out} is not empty (${some}${readdirSync(out).length > 3 ? ', ...' : ''}) and is not an earlier ${rule.what}; give a new or empty folder`);
+  const holds = rule.holds?.(out) ?? `${some}${readdirSync(out).length > 3 ? ', ...' : ''}`;
+  throw new InputError(`${flag} ${out} is not empty (${holds}) and is not an earlier ${rule.what}; ${rule.fix ?? 'give a new or empty folder'}`);
 }

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { BOM, BOM_PROBLEM, type JsonlRecord } from '../util/jsonl.ts';
+import { buildSetProblem } from './build/output-set.ts';
 import type { Problem } from './problem.ts';
 
 export type FileKind = 'instances' | 'user_states';
@@ -25,6 +26,8 @@ export function readRecords(file: string): ReadResult {
   }
   const records: JsonlRecord[] = [];
   const problems: Problem[] = [];
+  const set = buildSetProblem(file); // a data build's output read as part of its set
+  if (set) problems.push({ file, line: 0, field: '(file)', message: set });
   if (text.startsWith(BOM)) {
     problems.push({ file, line: 1, field: '(file)', message: BOM_PROBLEM });
     text = text.slice(1);

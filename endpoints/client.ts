@@ -25,21 +25,5 @@ export function endpointUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }
 
-/**
- * A URL fit for logs and records: user:password@ and the values of query parameters that
- * look like credentials (key, token, secret, signature, password, auth) become "***".
- */
-export function maskUrl(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return url.replace(/\/\/[^/@]*@/, '//***@');
-  }
-  if (u.username || u.password) {
-    u.username = '***';
-    u.password = '';
-  }
-  for (const k of [...u.searchParams.keys()]) if (/key|token|secret|sig|pass|auth/i.test(k)) u.searchParams.set(k, '***');
-  return u.toString().replace(/%2A/g, '*');
-}
+/** A URL fit for logs and records: the one masking rule (util/secrets.ts). */
+export { maskUrl } from '../util/secrets.ts';

@@ -8,7 +8,9 @@
 // (b) adapter version versionFor(s) = s - 1 - maxPolicyLag trained and loaded. Lag 0 is the
 // paper's on-policy loop; lag L lets rollouts of s run while the trainer works on s - 1 ...
 // s - L. The loop wakes on BullMQ's job events (QueueEvents) and polls every pollMs as a
-// fallback (events are not replayed after a reconnect).
+// fallback (events are not replayed after a reconnect). A full disk (ENOSPC, in any write of
+// the run or in a job's failure) stops the run with a message saying so; it resumes from its
+// last checkpoint once space is freed (every write is atomic, so nothing half-written stays).
 import { existsSync, rmSync } from 'node:fs';
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
 import type { RedisClient } from '../util/redis.ts';
@@ -28,6 +30,7 @@ import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE, queuePrefix, runNamespace } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
+import { isDiskFull } from '../util/errors.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
 import type { RunInfo } from '../checkpoints/run-info.ts';
 
@@ -200,8 +203,11 @@ export class RunController {
         else if (r !== 'progress') return r;
       }
       const { processed } = this.st;
-      if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED ? 'failed' : 'stopped', processed, this.aborted);
+      if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED || isDiskFull(this.aborted) ? 'failed' : 'stopped', processed, this.aborted);
       return await this.finish(processed >= this.total ? 'done' : 'stopped', processed);
+    } catch (e) {
+      if (!isDiskFull(e)) throw e;
+      return { kind: 'failed', step: this.st.processed, total: this.total, message: this.diskFull(e) };
     } finally {
       this.d.redis.off('ready', onReady);
       await this.d.redis.del(sentinel).catch(() => undefined);
@@ -297,7 +303,7 @@ export class RunController {
     const s = processed + 1;
     const u = await stateOf(h.updates, jobId.update(this.d.info.runId, this.d.info.epoch, s));
     if (!u) return await this.lost(`update job ${s}`);
-    if (u.state === 'failed') return await this.finish('failed', processed, `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
+    if (u.state === 'failed') return await this.finish('failed', processed, isDiskFull(u.job.failedReason) ? this.diskFull(u.job.failedReason) : `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
     if (u.state !== 'completed') return 'idle';
     this.d.trace?.('update-seen', s);
     await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
@@ -358,6 +364,8 @@ export class RunController {
       const path = layout.abs(layout.groupRel(groupIdOf(step, g)));
       return existsSync(path) ? readGroupFile(path) : { v: 1, groupId: groupIdOf(step, g), step, instanceId: pg.instanceId, userId: pg.userId, policyVersion: -1, snapshotId: '', dropped: true, reason: 'group stage failed', trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
     });
+    const full = groupFiles.find((g) => g.dropped && isDiskFull(g.reason ?? ''));
+    if (full) this.abort(this.diskFull(full.reason ?? ''));
     this.allDropped = groupFiles.every((g) => g.dropped) ? this.allDropped + 1 : 0;
     if (this.allDropped >= MAX_ALL_DROPPED)
       this.abort(`every group of the last ${this.allDropped} updates was dropped; last reason: ${groupFiles.at(-1)?.reason ?? '?'}`);
@@ -416,6 +424,12 @@ export class RunController {
     await this.record();
     if (processed > this.lastCheckpoint) await this.checkpoint(processed);
     return { kind, step: processed, total: this.total, ...(message ? { message } : {}) };
+  }
+
+  /** The message of a run stopped by a full disk. */
+  private diskFull(e: unknown): string {
+    const what = typeof e === 'string' ? e : (e as Error).message;
+    return `the disk is full (${what.replace(/\s+/g, ' ').slice(0, 200)}); free space on the filesystem of ${this.d.layout.root} and continue with gsteer resume ${this.d.layout.root} (it starts from the last checkpoint)`;
   }
 
   /** Redis came back without the run's jobs (restarted without persistence): stop with a checkpoint. */

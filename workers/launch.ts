@@ -113,7 +113,8 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     } else {
       await waitForPolicyServer(policyUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs, ...policyKey(cfg) });
     }
-    writeRunInfo(layout, { ...o.info, policyUrl });
+    // only the URL of the server gsteer started: an external one's (it may carry a key) comes from the config
+    writeRunInfo(layout, { ...o.info, policyUrl: cfg.policy.server === 'embedded' ? policyUrl : null });
     // The queues are claimed: clear what an earlier epoch of this run left.
     for (const name of Object.values(QUEUE)) {
       const q = new Queue(name, { connection: redis, prefix: queuePrefix(cfg.queues.prefix, o.info.runId) });

@@ -11,6 +11,7 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { loraMismatch } from '../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
+import { runConfigTree } from '../configs/load.ts';
 import { loadInstances, loadUserStates } from '../data/load.ts';
 import type { UserState } from '../data/schema.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
@@ -62,6 +63,7 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
     else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
   }
   problems.push(...modelProblems(cfg));
+  collect(() => runConfigTree(cfg)); // a secret written out in the config would reach RUN/config.yaml
   if (cfg.initAdapter) {
     if (!existsSync(cfg.initAdapter)) problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
     else problems.push(...loraMismatch(cfg.initAdapter, cfg).map((m) => `initAdapter = ${cfg.initAdapter}: ${m}`));
@@ -86,7 +88,7 @@ export function newRunLayout(cfg: RunConfig): RunLayout {
 export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo } {
   const layout = newRunLayout(cfg);
   mkdirSync(layout.logs, { recursive: true });
-  writeFileAtomic(layout.config, stringify(cfg));
+  writeFileAtomic(layout.config, stringify(runConfigTree(cfg))); // ${VAR} references, never their values
   const info: RunInfo = { v: 1, runId: `${cfg.runName}-${randomBytes(4).toString('hex')}`, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? resolve(cfg.initAdapter) : null };
   writeRunInfo(layout, info);
   return { layout, info };

@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import type { RedisClient } from '../util/redis.ts';
 import { ownerKey } from '../checkpoints/run-keys.ts';
 import { InputError } from '../util/errors.ts';
+import { isRunning } from '../util/pid.ts';
 import { liveWorkers } from './run-redis.ts';
 
 export const OWNER_TTL_MS = 30_000;
@@ -26,15 +27,6 @@ export interface QueueClaim {
   release(): Promise<void>;
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
 /** The live owner of the run's queues (null: none, or one whose process is gone). */
 export async function liveOwner(redis: RedisClient, prefix: string, runId: string): Promise<QueueOwner | null> {
   const raw = await redis.get(ownerKey(prefix, runId));
@@ -45,7 +37,7 @@ export async function liveOwner(redis: RedisClient, prefix: string, runId: strin
   } catch {
     return null;
   }
-  return o.host === hostname() && !alive(o.pid) ? null : o;
+  return o.host === hostname() && !isRunning(o.pid) ? null : o;
 }
 
 export const describeQueueOwner = (o: QueueOwner) => `pid ${o.pid} on host ${o.host} (run directory ${o.runDir}, since ${o.startedAt})`;

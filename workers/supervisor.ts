@@ -59,7 +59,11 @@ export class Supervisor {
         return;
       }
       this.log(`${spec.name} died (${why}); restarting (${restarts + 1}/${this.maxRestarts})`);
-      appendFileSync(spec.logFile, `[${new Date().toISOString()}] ${RESTART_MARK} ${restarts + 1}/${this.maxRestarts} of ${spec.name} (${why})\n`);
+      try {
+        appendFileSync(spec.logFile, `[${new Date().toISOString()}] ${RESTART_MARK} ${restarts + 1}/${this.maxRestarts} of ${spec.name} (${why})\n`);
+      } catch {
+        // a full disk: the restart goes on without its log line
+      }
       this.start(spec, restarts + 1);
     });
     return proc;

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
+import { recoverReplacedIn, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
 import { adapterDirName, numberedName } from '../checkpoints/layout.ts';
 import type { RunContext } from './context.ts';
 import { readGroupFile } from '../checkpoints/group-file.ts';
@@ -24,6 +24,7 @@ export const TRAINER_FILE = 'trainer.json';
 /** Newest complete adapter version in the run dir (written whole, so existence = complete). */
 export function newestVersion(adaptersDir: string): number | null {
   if (!existsSync(adaptersDir)) return null;
+  recoverReplacedIn(adaptersDir); // a version whose replacement a crash interrupted
   const vs = readdirSync(adaptersDir)
     .map((n) => numberedName(n, 'policy-v'))
     .filter((v): v is number => v !== null && existsSync(join(adaptersDir, adapterDirName(v), TRAINER_FILE)));

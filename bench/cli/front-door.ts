@@ -2,7 +2,8 @@
 // in tests/cli/faulty-inputs.ts run through the real CLI (node cli/gsteer.mjs, a child
 // process each, two at a time, 60 s limit each), printed as a Markdown table: the input, the
 // exit code, the message's first line, and whether it is what the CLI promises (the
-// expected code, no stack trace). Run: npx tsx bench/cli/front-door.ts [--out FILE]
+// expected code, no stack trace). Run: npx tsx bench/cli/front-door.ts [--out FILE] [--repo DIR]
+// (--repo: another checkout's CLI, e.g. main before the fixes, for the before/after table).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,9 +21,9 @@ interface Row {
   ok: boolean;
 }
 
-function runCli(argv: string[], dir: string): Promise<{ code: number | null; out: string }> {
+function runCli(repo: string, argv: string[], dir: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [join(REPO, 'cli/gsteer.mjs'), ...argv], { cwd: REPO, env: { ...process.env, GSTEER_PARTS: 'synthetic', TMPDIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [join(repo, 'cli/gsteer.mjs'), ...argv], { cwd: repo, env: { ...process.env, GSTEER_PARTS: 'synthetic', TMPDIR: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
@@ -37,7 +38,8 @@ function runCli(argv: string[], dir: string): Promise<{ code: number | null; out
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/`/g, "'");
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { out: { type: 'string' }, repo: { type: 'string', default: REPO } } });
+  const repo = values.repo as string;
   const dir = mkdtempSync(join(tmpdir(), 'gsteer-front-door-'));
   const fx = makeFixtures(dir);
   const inputs = faultyInputs(fx);
@@ -48,8 +50,8 @@ async function main(): Promise<void> {
     while (next < inputs.length) {
       const i = next++;
       const input = inputs[i]!;
-      const { code, out } = await runCli(input.argv, dir);
-      const first = (out.split('\n').find((l) => l.trim()) ?? '').trim().replaceAll(dir, '$TMP').replaceAll(REPO, '.');
+      const { code, out } = await runCli(repo, input.argv, dir, input.env);
+      const first = (out.split('\n').find((l) => l.trim()) ?? '').trim().replaceAll(dir, '$TMP').replaceAll(repo, '.');
       const ok = code === (input.code ?? 2) && !STACK.test(out) && (!input.says || input.says.test(out));
       rows[i] = { input, code, first: first.length > 150 ? `${first.slice(0, 147)}...` : first, ok };
       process.stderr.write(`${ok ? '.' : 'F'}`);

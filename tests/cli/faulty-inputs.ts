@@ -16,6 +16,8 @@ export interface FaultyInput {
   code?: number;
   /** The message must match (besides naming no stack frame). */
   says?: RegExp;
+  /** Environment for this input (default GSTEER_PARTS=synthetic: no model loads). */
+  env?: Record<string, string>;
 }
 
 export interface Fixtures {
@@ -69,7 +71,7 @@ export function faultyInputs(fx: Fixtures): FaultyInput[] {
     { label: 'clean: mistyped option', argv: ['clean', fx.runDir, '--colour'], says: OPT },
     { label: 'clean: two run dirs', argv: ['clean', fx.runDir, 'extra'], says: /one RUN_DIR/ },
     { label: 'worker: mistyped option', argv: ['worker', 'rollout', '--run', fx.runDir, '--colour'], says: OPT },
-    { label: 'worker: extra argument', argv: ['worker', 'rollout', 'extra', '--run', fx.runDir], says: POS },
+    { label: 'worker: extra argument', argv: ['worker', 'rollout', 'extra', '--run', fx.runDir], says: /unexpected "extra"/ },
     { label: 'sft build: mistyped option', argv: ['sft', 'build', '--out', join(fx.dir, 'sft.jsonl'), '--colour'], says: OPT },
     { label: 'sft train: mistyped option', argv: ['sft', 'train', ...cfg, '--colour'], says: OPT },
     { label: 'sft train: extra argument', argv: ['sft', 'train', ...cfg, 'extra'], says: POS },
@@ -118,7 +120,7 @@ export function faultyInputs(fx: Fixtures): FaultyInput[] {
     { label: 'train: --set without =', argv: ['train', ...cfg, '--set', 'seed'], says: /expected key=value/ },
     { label: 'train: unknown config key', argv: ['train', ...cfg, '--set', 'grpo.learnRate=1'], says: /unknown key "grpo.learnRate"/ },
     { label: 'train: run name ".."', argv: ['train', ...cfg, '--set', 'runName=..', '--set', `runDir=${runs}`], says: /runName/ },
-    { label: 'train: policy model folder missing', argv: ['train', ...cfg, '--set', 'policy.model=models/nope', '--set', `runDir=${runs}`], says: /models\/nope/ },
+    { label: 'train: policy model folder missing', argv: ['train', ...cfg, '--set', 'policy.model=models/nope', '--set', `runDir=${runs}`], says: /policy\.model = models\/nope: folder not found/, env: { GSTEER_PARTS: 'real' } },
     { label: 'train: init adapter missing', argv: ['train', ...cfg, '--init-adapter', join(fx.dir, 'nope'), '--set', `runDir=${runs}`], says: /initAdapter/ },
     { label: 'train: instances file missing', argv: ['train', ...cfg, '--set', `data.instances=[${join(fx.dir, 'nope.jsonl')}]`, '--set', `runDir=${runs}`], says: /nope\.jsonl/ },
     { label: 'train: instances file with a BOM', argv: ['train', ...cfg, '--set', `data.instances=[${fx.bom}]`, '--set', `runDir=${runs}`], says: /BOM/ },
@@ -149,7 +151,7 @@ export function faultyInputs(fx: Fixtures): FaultyInput[] {
     { label: 'data validate: file missing', argv: ['data', 'validate', join(fx.dir, 'nope.jsonl')], code: 1, says: /nope\.jsonl/ },
     { label: 'data build: no --out', argv: ['data', 'build', fx.raw], says: /--out DIR/ },
     { label: 'data build: --out is a file', argv: ['data', 'build', fx.raw, '--out', fx.file], says: /is a file/ },
-    { label: 'data build: --out is the raw folder', argv: ['data', 'build', fx.raw, '--out', fx.raw], says: /raw folder/ },
+    { label: 'data build: --out is the raw folder', argv: ['data', 'build', fx.raw, '--out', fx.raw], says: /is the input/ },
     { label: 'data build: --out holds other files', argv: ['data', 'build', fx.raw, '--out', fx.nonEmpty], says: /--force/ },
     { label: 'data build: raw folder missing', argv: ['data', 'build', join(fx.dir, 'nope'), '--out', join(fx.dir, 'built')], says: /nope/ },
     { label: 'data build: --seed not a number', argv: ['data', 'build', fx.raw, '--out', join(fx.dir, 'built'), '--seed', 'x'], says: /--seed x/ },

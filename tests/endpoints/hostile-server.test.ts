@@ -43,6 +43,9 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     };
     res.on('close', () => (sent = 64));
     more();
+  } else if (kind === 'echo-key') {
+    // a server that quotes the key it was sent in its error, as some APIs do
+    res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `invalid key ${req.headers.authorization}; see https://user:${String(req.headers.authorization).slice(7)}@x.example/` } }));
   } else if (kind === 'retry-after') {
     const value = decodeURIComponent((req.url ?? '').split('/')[2] ?? '');
     if (hits[`ra:${value}`]) {
@@ -100,6 +103,25 @@ describe('an endpoint that misbehaves after its headers', () => {
   it('the policy server admin calls (waitForPolicyServer) run under the same deadline', async () => {
     const call = waitForPolicyServer(`${base}/stall/v1`, { maxRetries: 1, baseDelayMs: 1, timeoutMs: 300 });
     await expect(call).rejects.toThrow(/failed after 2 attempt\(s\): .*no complete reply within 300 ms/);
+  });
+});
+
+describe('a server that echoes the key', () => {
+  it('the key appears in no call record and no error message', async () => {
+    const key = `sk-test-${Math.random().toString(16).slice(2)}`;
+    process.env.GSTEER_TEST_ECHO_KEY = key;
+    try {
+      const deps = recordingDeps();
+      const call = createEndpoint(options(`${base}/echo-key/v1`, { apiKeyEnv: 'GSTEER_TEST_ECHO_KEY', maxRetries: 1 }), deps).chat(ask);
+      const err = await call.catch((e: Error) => e);
+      expect(err).toBeInstanceOf(TransientError);
+      expect(statuses(deps.records)).toEqual(['http_500', 'http_500']);
+      const out = `${(err as Error).message}\n${JSON.stringify(deps.records)}`;
+      expect(out).toContain('invalid key Bearer ***');
+      expect(out).not.toContain(key);
+    } finally {
+      delete process.env.GSTEER_TEST_ECHO_KEY;
+    }
   });
 });
 
