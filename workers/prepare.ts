@@ -1,6 +1,6 @@
-// Everything `gsteer train` checks before any process starts (STYLE.md §6: boundaries
-// validate): the dataset, the initial user states, the init adapter against cfg.lora, the
-// policy model folder (preflight.ts), and the run directory (not in use, not holding a run).
+// Everything `gsteer train` checks before any process starts (boundaries validate): the
+// dataset, the initial user states, the init adapter against cfg.lora, the policy model
+// folder (preflight.ts), and the run directory (not in use, not holding a run).
 // All problems are collected into one InputError. A new run gets a run id unique to it
 // (`<runName>-<8 hex>`): its Redis keys are its own (checkpoints/run-keys.ts).
 import { randomBytes } from 'node:crypto';

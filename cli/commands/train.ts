@@ -17,6 +17,7 @@ import { acquireRunLock } from '../../checkpoints/run-lock.ts';
 import { listCheckpoints } from '../../checkpoints/checkpoint.ts';
 import { countLines } from '../../util/jsonl.ts';
 import { endpointProblems } from '../../workers/preflight.ts';
+import { checkFits } from '../../trainer/plan-config.ts';
 
 export const summary = 'run GRPO or PPO (algorithm) on G-STEER or QREF (env): validate, start Redis/policy server/workers, train, checkpoint';
 export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
@@ -55,6 +56,8 @@ export async function run(argv: string[]): Promise<number> {
   const sets = [...(values.set ?? []), ...(values['init-adapter'] ? [`initAdapter=${values['init-adapter']}`] : [])];
   const cfg = loadConfig(values.config ?? [], sets);
   const prepared = validateRunInputs(cfg);
+  // The memory plan against the device (trainer/plan-config.ts): refused here, before anything starts.
+  console.error(`gsteer train: ${checkFits(cfg).summary}`);
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
   console.error(
     cfg.grpo.initialUserStates
