@@ -1,10 +1,10 @@
 // A run's names in Redis: queue names, job ids and every key. Every key of a run starts with
-// runKeyPrefix(queues.prefix, runId) (util/redis.ts): `gsteer:{<runId>}` by default, the run
+// runKeyPrefix(queues.prefix, runId) (util/redis-keys.ts): `gsteer:{<runId>}` by default, the run
 // id unique per run (`<runName>-<8 hex>`, workers/prepare.ts), so runs sharing a Redis and a
 // prefix never touch each other's queues, user states or streams, and a run's cleanup is one
 // SCAN pattern. BullMQ custom job ids must not contain ':'; ours are built from (run, epoch,
 // step, group, trajectory), so a retried or re-submitted job never duplicates work.
-import { runKeyPrefix } from '../util/redis.ts';
+import { globEscape, runKeyPrefix } from '../util/redis-keys.ts';
 
 export const QUEUE = { rollouts: 'rollouts', groups: 'groups', updates: 'updates' } as const;
 export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
@@ -42,6 +42,3 @@ export const ownerKey = (prefix: string, runId: string) => `${runNamespace(prefi
 export function runKeyPatterns(prefix: string, runId: string): string[] {
   return [`${globEscape(runKeyPrefix(prefix, runId))}:*`];
 }
-
-/** A literal string as a Redis glob (SCAN MATCH): `* ? [ ] \` escaped. */
-export const globEscape = (s: string) => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);

@@ -13,4 +13,4 @@ export { CallAggregator, summarizeCalls, percentileNearestRank } from './metrics
 export { type JsonSpec, jsonSchemaOf } from './request-body.ts';
 export { DEFAULT_RETRY_TIMING, backoffMs, parseRetryAfter, classifyFailure, type Failure } from './retry-rule.ts';
 export type { ChatMessage, ChatReply, ChatRequest, EmbedReply, EndpointOptions, JsonReply, ResponseFormatMode, RetryTiming, Usage } from './types.ts';
-export { runCallSink, withCallGroup, type RunCallRecord } from './call-group.ts';
+export { runCallSink, withCallEpisode, withCallGroup, type RunCallRecord } from './call-group.ts';

@@ -9,7 +9,7 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../util/atomic.ts';
 import { dirname } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { countLines } from '../util/jsonl.ts';
 import { openEventWriter } from './tensorboard.ts';
 
@@ -52,7 +52,7 @@ function cutTornTail(file: string): boolean {
   return true;
 }
 
-export function metricsSink(file: string, redis: Redis | null, streamKey: string): MetricsSink {
+export function metricsSink(file: string, redis: RedisClient | null, streamKey: string): MetricsSink {
   if (cutTornTail(file)) console.error(`gsteer: ${file}: cut a torn last line (a write cut short); the next record starts a line of its own`);
   let n = countLines(file);
   const events = openEventWriter(dirname(file), readMetrics(file));

@@ -9,7 +9,7 @@
 //   R:run:users   set of user ids (for dump/clear)
 // A write is one Lua script (compare-and-set on K:latest), so concurrent group workers
 // never lose an update and a reader never sees a half-written version.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import type { Encoder } from '../core/encoder.ts';
 import { runKeyPrefix } from '../util/redis.ts';
 import { fromDumped, toDumped, VersionedUserStore, type VersionRecord } from './user-store-base.ts';
@@ -32,7 +32,7 @@ export interface RedisUserStoreOptions {
 export class RedisUserStore extends VersionedUserStore {
   private readonly base: string;
 
-  constructor(private readonly redis: Redis, encoder: Encoder, opts: RedisUserStoreOptions) {
+  constructor(private readonly redis: RedisClient, encoder: Encoder, opts: RedisUserStoreOptions) {
     super(encoder);
     this.base = `${runKeyPrefix(opts.prefix, opts.runId)}:run`;
   }

@@ -13,17 +13,18 @@
 // last checkpoint once space is freed (every write is atomic, so nothing half-written stays).
 import { existsSync, rmSync } from 'node:fs';
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
-import { scheduleOf, type RunConfig } from '../configs/schema.ts';
+import { groupSizeOf, scheduleOf, type RunConfig } from '../configs/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
 import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { promoteGroup } from './group-worker.ts';
+import { cutLateGroups } from './late-cut.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
@@ -39,7 +40,7 @@ export interface ControllerDeps {
   info: RunInfo;
   instances: EnvInstance[];
   users: UserStatePart;
-  redis: Redis;
+  redis: RedisClient;
   sink: MetricsSink;
   policyUrl: string;
   startStep: number; // updates already done (0, or the checkpoint's step on resume)
@@ -56,6 +57,8 @@ interface InFlight {
   version: number;
   waitTrainerMs: number; // rollout side idle before admission (time/wait_trainer_s)
   groupsDoneAt?: number;
+  /** When the controller first saw a group of this update finished (grpo.groupDeadlineMs counts from it). */
+  firstGroupDoneAt?: number;
   afterStep?: number; // admitted before the group stage of this step was done
 }
 
@@ -119,6 +122,8 @@ export class RunController {
   private readonly started = Date.now();
   private readonly st: RunState;
   private readonly inflight = new Map<number, InFlight>();
+  /** Per update whose group stage is not done: the groups seen finished (completed, failed, or dropped as late). */
+  private readonly groupsFinished = new Map<number, Set<number>>();
   private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
@@ -245,15 +250,45 @@ export class RunController {
     return 'progress';
   }
 
-  /** (3) The group stage of the oldest update still rolling out: done when every group job finished. */
+  /**
+   * (3) The group stage of the oldest update still rolling out: done when every group job
+   * finished (or was dropped as late).
+   */
   private async groupStage(h: Handles): Promise<StageResult> {
     const { admitted, groupsDone } = this.st;
     if (groupsDone >= admitted) return 'idle';
     const s = groupsDone + 1;
     const { runId, epoch } = this.d.info;
-    const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(h.groups, jobId.group(runId, epoch, s, g))));
-    if (states.some((x) => x === null)) return await this.lost(`group jobs of update ${s}`);
-    if (!states.every((x) => x!.state === 'completed' || x!.state === 'failed')) return 'idle';
+    const groups = this.plan[s - 1]!.length;
+    const done = this.groupsFinished.get(s) ?? new Set<number>();
+    this.groupsFinished.set(s, done);
+    const state = (g: number) => h.groups.getJobState(jobId.group(runId, epoch, s, g));
+    // Group stages finish in group order (each waits for the one before), so the scan stops at
+    // the first group not finished: one or two states per turn, not one per group
+    // (orchestrator.sparseGroupPolls; off: every open group's state, as before bench/fleet).
+    const open = Array.from({ length: groups }, (_, g) => g).filter((g) => !done.has(g));
+    const sparse = this.d.cfg.orchestrator.sparseGroupPolls;
+    const seen = sparse ? [] : await Promise.all(open.map(state)); // off: every open group each turn
+    for (const [k, g] of open.entries()) {
+      const st = sparse ? await state(g) : seen[k]!;
+      if (st === 'unknown') return await this.lost(`group jobs of update ${s}`);
+      if (st !== 'completed' && st !== 'failed') {
+        if (sparse) break;
+        continue;
+      }
+      done.add(g);
+    }
+    const f = this.inflight.get(s);
+    if (f && done.size > 0) f.firstGroupDoneAt ??= Date.now();
+    const deadline = this.d.cfg.grpo.groupDeadlineMs;
+    if (deadline !== null && f?.firstGroupDoneAt !== undefined && Date.now() >= f.firstGroupDoneAt + deadline) {
+      const rest = open.filter((g) => !done.has(g));
+      const states = await Promise.all(rest.map(state));
+      const { cfg, info, layout, redis, log } = this.d;
+      await cutLateGroups({ cfg, info, layout, redis, groups: h.groups, log }, s, rest.filter((_, k) => states[k] === 'waiting-children'), done);
+    }
+    if (done.size < groups) return 'idle';
+    this.groupsFinished.delete(s);
     await this.dumpStates(s);
     this.st.groupsDone = s;
     // Group 0 of an update admitted early waits for this dump: start it now.
@@ -355,6 +390,7 @@ export class RunController {
       // The trainer waited when this update's groups finished after it was done with the previous one.
       waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
       waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
+      groupSize: groupSizeOf(cfg),
     });
     // llm/<role>/...: the calls this update's groups made, from RUN_DIR/llm_calls.jsonl
     Object.assign(rec, this.llmCalls.take(groupFiles.map((g) => g.groupId)));

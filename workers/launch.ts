@@ -54,7 +54,7 @@ const NODE_ARGS = ['--import', GUARD];
 const TS_NODE_ARGS = ['--import', TSX, ...NODE_ARGS];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

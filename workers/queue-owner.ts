@@ -7,7 +7,7 @@
 // taken over. Run directories copied with their run id meet here: the run-dir lock
 // (checkpoints/run-lock.ts) cannot see a copy.
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { ownerKey } from '../checkpoints/run-keys.ts';
 import { InputError } from '../util/errors.ts';
 import { isRunning } from '../util/pid.ts';
@@ -28,7 +28,7 @@ export interface QueueClaim {
 }
 
 /** The live owner of the run's queues (null: none, or one whose process is gone). */
-export async function liveOwner(redis: Redis, prefix: string, runId: string): Promise<QueueOwner | null> {
+export async function liveOwner(redis: RedisClient, prefix: string, runId: string): Promise<QueueOwner | null> {
   const raw = await redis.get(ownerKey(prefix, runId));
   if (!raw) return null;
   let o: QueueOwner;
@@ -43,7 +43,7 @@ export async function liveOwner(redis: Redis, prefix: string, runId: string): Pr
 export const describeQueueOwner = (o: QueueOwner) => `pid ${o.pid} on host ${o.host} (run directory ${o.runDir}, since ${o.startedAt})`;
 
 /** Claim the run's queues for this process, or throw InputError naming who uses them. */
-export async function claimQueues(redis: Redis, prefix: string, runId: string, runDir: string): Promise<QueueClaim> {
+export async function claimQueues(redis: RedisClient, prefix: string, runId: string, runDir: string): Promise<QueueClaim> {
   const key = ownerKey(prefix, runId);
   const me = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), runDir } satisfies QueueOwner);
   if ((await redis.set(key, me, 'PX', OWNER_TTL_MS, 'NX')) !== 'OK') {

@@ -5,12 +5,13 @@
 // registers in its hash `gsteer-local-redis:runs` (field = pid@host, value = when its
 // registration lapses, renewed every 10 s), and a run that ends with no other live
 // registration shuts it down (SHUTDOWN NOSAVE). A run killed outright lapses in 30 s.
-// A Redis gsteer did not start (no `gsteer-local-redis:started` key) is never stopped.
+// A Redis gsteer did not start (no `gsteer-local-redis:started` key) is never stopped. A
+// Redis Cluster URL is never started here: its operator starts it (tests/helpers/redis-cluster.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { InputError } from '../util/errors.ts';
-import { redisOptions, showUrl } from '../util/redis.ts';
+import { isClusterUrl, redisOptions, showUrl } from '../util/redis.ts';
 
 const STARTED = 'gsteer-local-redis:started';
 const RUNS = 'gsteer-local-redis:runs';
@@ -37,6 +38,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function redisProblem(url: string): Promise<string | null> {
   if (await pingRedis(url)) return null;
   const u = new URL(url);
+  // A cluster is started by its operator (tests/helpers/redis-cluster.ts starts a local one).
+  if (isClusterUrl(url)) return `no Redis Cluster node answers at ${showUrl(url)} (queues.redisUrl); start the cluster or point queues.redisUrl at one of its nodes`;
   const local = ['127.0.0.1', 'localhost', '::1'].includes(u.hostname);
   const installed = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
   if (local && installed) return null;

@@ -6,9 +6,8 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Router } from 'express';
-import { showUrl } from '../../util/redis.ts';
+import { showUrl, type RedisClient } from '../../util/redis.ts';
 import { QUEUE, queuePrefix } from '../../checkpoints/run-keys.ts';
 import { dashboardRedis, type ServedRun } from './served-run.ts';
 
@@ -21,8 +20,8 @@ export interface QueueCounts {
 }
 
 export class RunQueues {
-  private readonly conns = new Map<string, Redis>();
-  readonly queues: { prefix: string; queue: Queue; conn: Redis }[] = [];
+  private readonly conns = new Map<string, RedisClient>();
+  readonly queues: { prefix: string; queue: Queue; conn: RedisClient }[] = [];
 
   constructor(runs: readonly ServedRun[]) {
     const seen = new Set<string>();

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adapterBytes, cli, e2eConfig, killRun, metricLines, removeRuns, reproducibleMetrics, tempRun, waitFor, writeConfig } from './helpers.ts';
-import { globEscape, queuePrefix } from '../../checkpoints/run-keys.ts';
+import { globEscape } from '../../util/redis-keys.ts';
+import { queuePrefix } from '../../checkpoints/run-keys.ts';
 import { readRunInfo } from '../../checkpoints/run-info.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
 

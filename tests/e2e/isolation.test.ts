@@ -12,7 +12,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLayout } from '../../checkpoints/layout.ts';
 import { readRunInfo } from '../../checkpoints/run-info.ts';
-import { globEscape, runKeyPatterns } from '../../checkpoints/run-keys.ts';
+import { runKeyPatterns } from '../../checkpoints/run-keys.ts';
+import { globEscape } from '../../util/redis-keys.ts';
 import { runKeyPrefix } from '../../util/redis.ts';
 import { adapterBytes, cli, e2eConfig, metricLines, removeRuns, reproducibleMetrics, tempRun, waitFor, writeConfig } from './helpers.ts';
 
