@@ -39,6 +39,8 @@ export interface TrainSequence {
   reward?: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;
+  /** The adapter version that sampled the turn (method §5.7; its oldLogprobs are that version's). */
+  policyVersion?: number;
 }
 
 export interface TrainerPart {

@@ -110,7 +110,7 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
         vf = criticStep(model, critic, criticOpt, { inputIds, mask, oldValues: values, returns: targets.returns }, { lr: p.criticLearningRate, microBatchSize: mb, maxGradNorm: cfg.grpo.maxGradNorm, cliprangeValue: p.cliprangeValue, recompute: cfg.grpo.gradientCheckpointing });
       }
       // a warmup update reports no actor step: zero loss and gradient over the batch's tokens
-      const m: NonNullable<typeof actor> = actor ?? { loss: 0, grad_norm: 0, learning_rate: 0, num_tokens: inputIds.reduce((a, x) => a + x.length, 0), loss_tokens: 0, tokens_per_second: 0, step_time_s: 0, micro_batches: 0 };
+      const m: NonNullable<typeof actor> = actor ?? { loss: 0, grad_norm: 0, learning_rate: 0, num_tokens: inputIds.reduce((a, x) => a + x.length, 0), loss_tokens: 0, tokens_per_second: 0, step_time_s: 0, micro_batches: 0, nonfinite_skipped: 0 };
       const c = vf!;
       const t = targets.metrics;
       const diagnostics: Record<string, number> = {
@@ -121,6 +121,8 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
         'critic/values/mean': t.values_mean, 'critic/values/max': t.values_max, 'critic/values/min': t.values_min,
         'critic/advantages/mean': t.advantages_mean, 'critic/advantages/max': t.advantages_max, 'critic/advantages/min': t.advantages_min,
         'actor/reward_kl_penalty': t.kl_in_reward, 'actor/reward_kl_penalty_coeff': t.kl_coef, 'actor/warmup': warmup ? 1 : 0,
+        // issue 32: a NaN / infinite loss or grad norm skipped the actor's or the critic's step
+        'train/nonfinite_skipped': Math.max(m.nonfinite_skipped, c.nonfinite_skipped),
       };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: (performance.now() - t0) / 1000, diagnostics };
     },

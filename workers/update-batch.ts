@@ -36,6 +36,7 @@ export function buildUpdateBatch(groups: readonly GroupFile[], layout: RunLayout
           advantage,
           trajectory: trajectories,
           ...(turn.constraint ? { constraint: turn.constraint } : {}),
+          ...(turn.tokens.policyVersion !== undefined ? { policyVersion: turn.tokens.policyVersion } : {}),
         });
     });
   });
@@ -67,6 +68,7 @@ function ppoBatch(groups: readonly GroupFile[], layout: RunLayout): UpdateBatch 
         sequences.push({
           promptIds: turn.tokens.promptIds, completionIds: turn.tokens.completionIds, oldLogprobs: turn.tokens.logprobs, advantage: 0, trajectory, reward,
           ...(turn.constraint ? { constraint: turn.constraint } : {}),
+          ...(turn.tokens.policyVersion !== undefined ? { policyVersion: turn.tokens.policyVersion } : {}),
         });
     });
   return { sequences: sequences.filter((s) => s.completionIds.length > 0), advantageStats: { reward_std: populationStd(rewards) } };

@@ -30,6 +30,7 @@ import { evalSeed, runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
 import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';
 import { usage as compareUsage } from './eval-compare.ts';
+import { checkOutFile } from '../out-path.ts';
 import { usage as downstreamUsage } from './eval-downstream.ts';
 
 export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (method §8)';
@@ -210,6 +211,7 @@ export async function run(argv: string[]): Promise<number> {
       ids: { type: 'string' },
     },
   });
+  if (v.out) checkOutFile(v.out);
   const cfg = loadConfig(v.config ?? [], v.set ?? []);
   if (v.ids !== undefined && cfg.env !== 'qref') throw new InputError('--ids selects QREF questions (env qref); for G-STEER instances use --split');
   if (cfg.env === 'qref') return await runQrefEval(cfg, v); // method §13
