@@ -14,6 +14,7 @@ import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import type { Estimate } from '../../eval/bootstrap.ts';
 import { cli, REPO, removeRuns, tempRun } from './helpers.ts';
 import { connect } from '../../util/redis.ts';
+import { loadConfig } from '../../configs/load.ts';
 
 const t = tempRun('qref-demo');
 afterAll(() => removeRuns(t));
@@ -30,6 +31,8 @@ describe('e2e: gsteer demo with env qref', () => {
       'eval.episodesPerInstance=1', 'eval.bootstrap.samples=200',
     ];
     const args = ['--config', join(REPO, 'configs/qref-demo.yaml'), ...sets.flatMap((s) => ['--set', s])];
+    const trainIds = loadConfig([join(REPO, 'configs/qref-demo.yaml')]).grpo.trainIds!;
+    expect(trainIds).toHaveLength(8);
     const demo = await cli(['demo', ...args], { GSTEER_PARTS: 'real' }).done;
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stderr).toMatch(/policy base .*tiny-qref \(found: \d+ layers, grown by \d+ stage\(s\)/);
@@ -62,11 +65,13 @@ describe('e2e: gsteer demo with env qref', () => {
       for (const split of ['test', 'train']) {
         const out = join(t.dir, `eval-${label.split(' ')[0]}-${split}.json`);
         // eval.episodesPerInstance=1 is in args: the same settings as the demo's eval phase
-        const ev = await cli(['eval', ...args, '--adapter', adapter, '--split', split, '--out', out], { GSTEER_PARTS: 'real' }).done;
+        // the demo's train rows are the questions PPO and GRPO train on (grpo.trainIds)
+        const ids = split === 'train' ? ['--ids', trainIds.join(',')] : [];
+        const ev = await cli(['eval', ...args, '--adapter', adapter, '--split', split, ...ids, '--out', out], { GSTEER_PARTS: 'real' }).done;
         expect(ev.code, ev.stderr).toBe(0);
         const r = JSON.parse(readFileSync(out, 'utf8')) as { summary: Record<string, Estimate>; episodes: unknown[] };
         const s = r.summary;
-        const questions = split === 'test' ? 19 : 44;
+        const questions = split === 'test' ? 19 : trainIds.length;
         const row = `| ${label} | ${split} (${questions}) | ${r.episodes.length} | ${pm(s.recall_original!)} | ${pm(s.recall_refined!)} | ${pm(s.reward!)} | ${pm(s.invalid_rate!)} | ${pm(s.filter_precision!)} | ${pm(s.filter_recall!)} |`;
         expect(table.split('\n'), `${label} ${split}`).toContain(row);
       }
