@@ -58,8 +58,8 @@ describe('GRPO starts from grpo.initialUserStates, else empty', () => {
   writeFileSync(states, `${state('u1', 'offline')}\n`);
 
   it('data.userStates (the offline state) is not what GRPO starts from', () => {
-    expect(validateRunInputs(loadConfig([], [`data.instances=[${instances}]`, `data.userStates=${states}`])).states).toEqual([]);
-    expect(validateRunInputs(loadConfig([], [`data.instances=[${instances}]`, `grpo.initialUserStates=${states}`])).states.map((s) => s.userId)).toEqual(['u1']);
-    expect(() => validateRunInputs(loadConfig([], [`data.instances=[${instances}]`, `grpo.initialUserStates=${join(dir, 'missing.jsonl')}`]))).toThrow(/grpo.initialUserStates = .*missing.jsonl: file not found/);
+    expect(validateRunInputs(loadConfig([], ['policy.model=models/tiny-demo', `data.instances=[${instances}]`, `data.userStates=${states}`])).states).toEqual([]);
+    expect(validateRunInputs(loadConfig([], ['policy.model=models/tiny-demo', `data.instances=[${instances}]`, `grpo.initialUserStates=${states}`])).states.map((s) => s.userId)).toEqual(['u1']);
+    expect(() => validateRunInputs(loadConfig([], ['policy.model=models/tiny-demo', `data.instances=[${instances}]`, `grpo.initialUserStates=${join(dir, 'missing.jsonl')}`]))).toThrow(/grpo.initialUserStates = .*missing.jsonl: file not found/);
   });
 });
