@@ -8,6 +8,7 @@ import type { Policy } from './policy.ts';
 import { PAD_ID, padRows, type Rows } from './step-batch.ts';
 import { assert } from '../util/errors.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
+import type { TurnConstraint } from '../core/types.ts';
 
 /** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (method §5). */
 export interface GrpoBatch {
@@ -25,6 +26,8 @@ export interface GrpoBatch {
   refLogprobs?: number[][]; // reference policy (needed when betaKl > 0)
   /** Constrained turns: the allowed sets each was sampled under (null = unconstrained), [B]. */
   masks?: readonly (TokenMasks | null)[];
+  /** [B] the constraint each row's completion was sampled under (null = none): what a training engine replays into `masks` (method §5.12). */
+  constraints?: readonly (TurnConstraint | null)[];
 }
 
 /** SFT update data (method §7): targetMask is 1 on the Plan + Action + Execute tokens. */

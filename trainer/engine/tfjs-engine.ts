@@ -107,16 +107,19 @@ export class TfjsEngine implements TrainingEngine {
         const idx = order ? part.map((i) => order[i]!) : part;
         const dropoutSeed = g.dropoutSeed === undefined ? undefined : g.dropoutSeed + k;
         const run = (rows: number[]) => () => this.partLoss(seqs, rows, x, o, cfg, { dropoutSeed, masks: replay?.masks }, values);
-        // A datum whose loss input is all 0 has loss and gradient 0: scored without a tape, for its outputs
-        // (as the in-process step's idle rows, trainer/step.ts splitIdle).
-        const idle = o.forwardOnly ? idx : idx.filter((b) => isIdle(data[b]!, o.lossFn));
-        const active = o.forwardOnly ? [] : idx.filter((b) => !isIdle(data[b]!, o.lossFn));
-        if (idle.length > 0) {
-          const s = tf.tidy(run(idle));
+        // A datum whose loss input is all 0 has loss and gradient 0: scored without a tape, apart from the
+        // others (as the in-process step's idle rows, trainer/step.ts splitIdle). `forward` splits the same
+        // way, so a forward and a forward_backward of the same datums score the same layouts (dropout, trees).
+        const idle = idx.filter((b) => isIdle(data[b]!, o.lossFn));
+        const active = idx.filter((b) => !isIdle(data[b]!, o.lossFn));
+        const untaped = (rows: number[]) => {
+          const s = tf.tidy(run(rows));
           lossSum += s.dataSync()[0]!;
           s.dispose();
-        }
-        if (active.length > 0) this.accumulate(run(active), (v) => (lossSum += v));
+        };
+        if (idle.length > 0) untaped(idle);
+        if (active.length > 0 && o.forwardOnly) untaped(active);
+        else if (active.length > 0) this.accumulate(run(active), (v) => (lossSum += v));
       });
       const stats = replay?.stats() ?? {};
       const outputs = data.map((d, b) => ({
