@@ -12,7 +12,7 @@
 // Every datum asks for its completion's logprobs (gsteer `scored`) and carries the constraint its
 // completion was sampled under, so the engine scores under the same masks (method §5.6).
 import type { EngineDatum, TinkerLossFn } from '../engine/types.ts';
-import type { GrpoBatch } from '../step-loss.ts';
+import type { PolicyBatch } from '../step-loss.ts';
 import type { Rows } from '../step-batch.ts';
 import { firstColumn, rowDatum } from './datums.ts';
 import { fixedTisWeights, lossGradient, policyTerms, type PolicyLossOptions, type PolicyTerms } from './policy-terms.ts';
@@ -31,7 +31,7 @@ export type PolicyPlan =
 const mul = (a: Rows, b: Rows) => a.map((r, i) => r.map((x, t) => x * b[i]![t]!));
 
 /** The datums of a policy batch with the given per-column loss inputs. */
-export function policyDatums(batch: GrpoBatch, inputs: Record<string, Rows>): EngineDatum[] {
+export function policyDatums(batch: PolicyBatch, inputs: Record<string, Rows>): EngineDatum[] {
   return batch.inputIds.map((ids, b) => {
     const mask = batch.completionMask[b]!;
     const spec = batch.constraints?.[b] ?? null;
@@ -45,7 +45,7 @@ export function policyDatums(batch: GrpoBatch, inputs: Record<string, Rows>): En
   });
 }
 
-export function policyPlan(batch: GrpoBatch, o: PolicyLossOptions): PolicyPlan {
+export function policyPlan(batch: PolicyBatch, o: PolicyLossOptions): PolicyPlan {
   const x = policyTerms(batch, o);
   const tis = fixedTisWeights(x, o);
   const ac = mul(x.adv, x.coef); // A c [B][T]
@@ -62,7 +62,7 @@ export function policyPlan(batch: GrpoBatch, o: PolicyLossOptions): PolicyPlan {
  * token, the clip term only those with A != 0), so the engine scores both calls in the same
  * micro-batch layouts (dropout, prefix trees) and the forward's logp is the backward's.
  */
-function surrogate(batch: GrpoBatch, x: PolicyTerms, o: PolicyLossOptions, active: Rows): PolicyPlan {
+function surrogate(batch: PolicyBatch, x: PolicyTerms, o: PolicyLossOptions, active: Rows): PolicyPlan {
   return {
     kind: 'surrogate',
     forward: { lossFn: 'cross_entropy', data: policyDatums(batch, { weights: active }) },

@@ -12,7 +12,7 @@ import { InputError } from '../../util/errors.ts';
 import type { GrpoLossOptions } from '../grpo/loss.ts';
 import { lossUnits } from '../grpo/loss-units.ts';
 import { ZERO_SUMS, type GrpoTokenSums } from '../grpo/stats.ts';
-import type { GrpoBatch } from '../step-loss.ts';
+import type { PolicyBatch } from '../step-loss.ts';
 import type { Rows } from '../step-batch.ts';
 
 export type PolicyLossOptions = Omit<GrpoLossOptions, 'normalizer'>;
@@ -27,7 +27,7 @@ export interface PolicyTerms {
 }
 
 /** The per-token constants of a policy batch (the whole batch's normalizers, method §5.5). */
-export function policyTerms(batch: GrpoBatch, o: PolicyLossOptions): PolicyTerms {
+export function policyTerms(batch: PolicyBatch, o: PolicyLossOptions): PolicyTerms {
   const rowTokens = batch.completionMask.map((r) => r.reduce((s, x) => s + x, 0));
   const units = lossUnits(rowTokens, o.aggregation ?? 'turn', batch.trajectories);
   const tokens = rowTokens.reduce((s, n) => s + n, 0);

@@ -11,7 +11,7 @@ import type { Qwen3Config } from '../../../model/config.ts';
 import { createLora } from '../../../model/lora/lora.ts';
 import { TfjsEngine } from '../../../trainer/engine/tfjs-engine.ts';
 import { loraPolicy, scoreRows } from '../../../trainer/policy-lora.ts';
-import { accumulateGradients, type GrpoBatch, type StepOptions, type TrainBatch } from '../../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch, type StepOptions, type TrainBatch } from '../../../trainer/step.ts';
 import { contractForwardBackward } from '../../../trainer/update/contract-step.ts';
 import { policyPlan } from '../../../trainer/update/policy-plan.ts';
 import type { PolicyLossOptions } from '../../../trainer/update/policy-terms.ts';
@@ -53,7 +53,7 @@ const jitter = (seed: number, scale: number) => {
 // logp_old = current - d: rho = e^d; d = 0.22 puts rho at 1.246, clipped by epsilon 0.2 but not by epsilonHigh 0.28
 const SHIFTS = [0.22, -0.3, 0.05, 0.3, -0.24, 0.1];
 const old = current.map((row, b) => row.map((x, t) => (completionMask[b]![t] ? x - SHIFTS[t % SHIFTS.length]! : 0)));
-const base: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages, trajectories };
+const base: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages, trajectories };
 const policy = (o: Partial<PolicyLossOptions>): PolicyLossOptions => ({ lossType: 'grpo', aggregation: 'turn', epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 16, ...o });
 
 interface Variant {
@@ -117,11 +117,11 @@ describe('the Tinker mapping: gradient through the contract = the in-process ste
 
   for (const v of VARIANTS)
     it(v.name, async () => {
-      if (v.grpo && v.batch.kind === 'grpo') expect(policyPlan(v.batch, v.grpo).kind).toBe(v.plan);
+      if (v.grpo && v.batch.kind === 'policy') expect(policyPlan(v.batch, v.grpo).kind).toBe(v.plan);
       const r = await bothGradients(v);
       expect(norm(r.ref)).toBeGreaterThan(1e-4);
       expect(relDiff(r.contract, r.ref)).toBeLessThan(1e-6);
       expect(r.loss).toBeCloseTo(r.refLoss, 5);
-      if (v.batch.kind === 'grpo' && v.batch.oldLogprobs) expect(r.clipped).toBeGreaterThan(0); // the clip is exercised
+      if (v.batch.kind === 'policy' && v.batch.oldLogprobs) expect(r.clipped).toBeGreaterThan(0); // the clip is exercised
     });
 });

@@ -20,13 +20,13 @@ import { compileConstraint, qwen3Vocab, specHash, TokenConstraint, type Constrai
 import { replayTurnMasks } from '../../../trainer/constraint-masks.ts';
 import { TfjsEngine } from '../../../trainer/engine/tfjs-engine.ts';
 import { loraPolicy } from '../../../trainer/policy-lora.ts';
-import { accumulateGradients, type GrpoBatch } from '../../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch } from '../../../trainer/step.ts';
 import { contractForwardBackward } from '../../../trainer/update/contract-step.ts';
 import { Rng } from '../../../util/rng.ts';
 
 let root: string;
 let model: Qwen3Model;
-let batch: GrpoBatch;
+let batch: PolicyBatch;
 
 beforeAll(async () => {
   await selectBackend('cpu', () => {});
@@ -54,7 +54,7 @@ beforeAll(async () => {
   const { masks, stats } = await replayTurnMasks(turns, model);
   expect(stats['constraint/replay_rejected']).toBe(0);
   batch = {
-    kind: 'grpo',
+    kind: 'policy',
     inputIds: rows.map((r) => [...r.prompt, ...r.completion]),
     completionMask: rows.map((r) => [...r.prompt.map(() => 0), ...r.completion.map(() => 1)]),
     advantages: [1, -0.6, 0.4, -0.8],
@@ -79,7 +79,7 @@ const rel = (a: number[], b: number[]) => norm(a.map((x, i) => x - b[i]!)) / nor
 const grpo = { lossType: 'grpo' as const, aggregation: 'turn' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 const step = { microBatchSize: 2, lr: 1e-3, maxGradNorm: 1, adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 }, grpo, prefixGrouping: true };
 
-async function contract(b: GrpoBatch, extensions: boolean): Promise<number[]> {
+async function contract(b: PolicyBatch, extensions: boolean): Promise<number[]> {
   const e = new TfjsEngine(model, adapter(), { baseModel: 'tiny', microBatchSize: 2 });
   await contractForwardBackward(e, b, { ...step, extensions });
   const g = e.gradients()!.flatMap((t) => Array.from(t.dataSync()));
