@@ -36,6 +36,11 @@ export interface ForwardBackwardOptions {
   config?: Record<string, number>;
   /** forward only: no gradient is accumulated (Tinker `forward`). */
   forwardOnly: boolean;
+  /**
+   * gsteer's per-call extension as the client sent it (the JSON `gsteer` object or the protobuf
+   * `gsteer_json` field, trainer/tinker/README.md); absent from plain Tinker clients.
+   */
+  gsteer?: Record<string, unknown>;
 }
 
 export interface ForwardBackwardResult {
