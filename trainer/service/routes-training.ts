@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import { InputError } from '../../util/errors.ts';
 import type { TrainingEngine } from '../engine/types.ts';
-import { checkMetricKey, datumFromJson, type ForwardBackwardCall } from '../tinker/forward-backward.ts';
+import { datumFromJson, sdkMetrics, type ForwardBackwardCall } from '../tinker/forward-backward.ts';
 import { decodeForwardBackwardRequest } from '../tinker/proto-codec.ts';
 import { CreateModelRequestSchema, ForwardBackwardRequestSchema, ForwardRequestSchema, ModelIdRequestSchema, OptimStepRequestSchema } from '../tinker/wire.ts';
 import { engineDatum } from './engine-datum.ts';
@@ -110,8 +110,7 @@ const forwardBackwardRoute =
     const data = call.data.map((d, i) => engineDatum(d, i, route));
     const { requestId } = state.submit(route, req.idempotencyKey, async () => {
       const r = await engineOf(m).forwardBackward(data, { lossFn: call.lossFn, config: call.lossFnConfig, forwardOnly: call.forwardOnly, ...(call.gsteer ? { gsteer: call.gsteer } : {}) });
-      for (const k of Object.keys(r.metrics)) checkMetricKey(k);
-      return { kind: 'forward_backward', output: { lossFnOutputType: 'ArrayRecord', outputs: r.outputs, metrics: r.metrics } };
+      return { kind: 'forward_backward', output: { lossFnOutputType: 'ArrayRecord', outputs: r.outputs, metrics: sdkMetrics(r.metrics) } };
     }, { model: m, seq: call.seqId });
     return futureReply(requestId, m.id);
   };

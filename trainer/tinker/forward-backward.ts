@@ -42,6 +42,19 @@ export function checkMetricKey(key: string): void {
     throw new Error(`internal: metric "${key}" must be "name:reduction" with reduction one of ${METRIC_REDUCTIONS.join(', ')} (the Tinker SDK splits keys on ":" to merge chunked results)`);
 }
 
+/**
+ * Metrics as the SDK can merge them: a key without a known reduction (an engine diagnostic such
+ * as "constraint/turns") is sent as "<key>:unique", the SDK's reduction for values it cannot fold.
+ */
+export function sdkMetrics(metrics: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(metrics)) {
+    const [name, reduction, ...rest] = k.split(':');
+    out[name && !rest.length && (METRIC_REDUCTIONS as readonly string[]).includes(reduction ?? '') ? k : `${k.replace(/:/g, '/')}:unique`] = v;
+  }
+  return out;
+}
+
 /** ModelInput chunks -> token ids; non-text chunks are refused (gsteer's models read text only). */
 export function chunkTokens(chunks: readonly { type?: string; tokens?: number[] }[], field: string): number[] {
   const out: number[] = [];
