@@ -1,8 +1,8 @@
 // Wire datums -> the engine's records (trainer/engine/types.ts): Tinker's alignment is that
 // position i of the model input predicts target_tokens[i], so every loss input is 1-D with one
 // value per input token. Checked here, naming the datum, the input and the rule, so the engine
-// sees only well-formed data. gsteer's per-datum extension `constraint` becomes
-// EngineDatum.constraint (the engine checks its content against its own grammar).
+// sees only well-formed data. gsteer's per-datum extensions `constraint` and `scored` become
+// EngineDatum.constraint (the engine checks it against its own grammar) and EngineDatum.scored.
 import { InputError } from '../../util/errors.ts';
 import type { EngineDatum } from '../engine/types.ts';
 import type { WireDatum } from '../tinker/forward-backward.ts';
@@ -22,5 +22,8 @@ export function engineDatum(d: WireDatum, i: number, route: string): EngineDatum
   const constraint = d.gsteer?.constraint as EngineDatum['constraint'] | undefined;
   if (constraint !== undefined && (typeof constraint !== 'object' || !Number.isInteger(constraint.start) || constraint.start < 0 || constraint.start >= n))
     throw new InputError(`${at}: gsteer.constraint.start = ${JSON.stringify((constraint as { start?: unknown })?.start)} must be an index into model_input [0, ${n})`);
-  return { tokens: d.tokens, inputs, ...(constraint ? { constraint } : {}) };
+  const scored = d.gsteer?.scored;
+  if (scored !== undefined && (!Array.isArray(scored) || scored.length !== n || !scored.every((x) => x === 0 || x === 1)))
+    throw new InputError(`${at}: gsteer.scored must be [N] of 0 / 1 with N = ${n} (1 where the target logprob is wanted)`);
+  return { tokens: d.tokens, inputs, ...(constraint ? { constraint } : {}), ...(scored ? { scored: scored as number[] } : {}) };
 }

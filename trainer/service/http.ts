@@ -90,7 +90,9 @@ export function httpHandler(state: ServiceState) {
       const known = e instanceof ServiceError ? e : e instanceof InputError ? new ServiceError(400, e.message) : null;
       if (!known) log?.(`error in ${req.method} ${path}: ${(e as Error)?.stack ?? e}`);
       status = known?.status ?? 500;
-      send(res, status, { json: { detail: known?.message ?? `internal error: ${(e as Error)?.message ?? e}` } });
+      const detail = known?.message ?? `internal error: ${(e as Error)?.message ?? e}`;
+      // {detail} as FastAPI (Tinker's servers) writes it; {error: {message}} as OpenAI-style clients read it
+      send(res, status, { json: { detail, error: { message: detail, code: status } } });
     }
     if (state.opts.logRequests) log?.(`${req.method} ${path} ${status} ${Date.now() - started}ms`);
   };

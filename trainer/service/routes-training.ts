@@ -2,7 +2,8 @@
 // "<session>:train:<model_seq_id>" as the SDK derives it), get_info, unload_model,
 // forward_backward (protobuf, optionally zstd, as the 0.25 SDK sends it; or JSON), the JSON
 // forward route of older SDKs, and optim_step. Every call but get_info is a future ordered by
-// seq_id on its model (state.ts).
+// seq_id on its model (state.ts). Once a call names its model and seq_id, what is wrong with
+// the rest of it fails that call's future (category user), so the seq_ids after it still run.
 import { randomInt } from 'node:crypto';
 import { InputError } from '../../util/errors.ts';
 import type { TrainingEngine } from '../engine/types.ts';
@@ -107,8 +108,9 @@ const forwardBackwardRoute =
     const route = call.forwardOnly ? 'forward' : 'forward_backward';
     if (!call.data.length) throw badRequest(`${route}: no data; send at least one datum`);
     const m = state.model(call.modelId);
-    const data = call.data.map((d, i) => engineDatum(d, i, route));
+    // checked inside the future: a bad datum fails this seq_id's call, and the calls after it still run
     const { requestId } = state.submit(route, req.idempotencyKey, async () => {
+      const data = call.data.map((d, i) => engineDatum(d, i, route));
       const r = await engineOf(m).forwardBackward(data, { lossFn: call.lossFn, config: call.lossFnConfig, forwardOnly: call.forwardOnly, ...(call.gsteer ? { gsteer: call.gsteer } : {}) });
       return { kind: 'forward_backward', output: { lossFnOutputType: 'ArrayRecord', outputs: r.outputs, metrics: sdkMetrics(r.metrics) } };
     }, { model: m, seq: call.seqId });
@@ -124,9 +126,9 @@ export const optimStep: Handler = async (state, req) => {
   const r = parseBody(OptimStepRequestSchema, req);
   const m = state.model(r.model_id);
   const a = r.adam_params;
-  if (!(a.learning_rate >= 0) || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0) || !(a.weight_decay >= 0) || !(a.grad_clip_norm >= 0))
-    throw badRequest(`optim_step.adam_params = ${JSON.stringify(a)}: need learning_rate >= 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0, grad_clip_norm >= 0 (0 = no clipping)`);
   const { requestId } = state.submit('optim_step', req.idempotencyKey, async () => {
+    if (!(a.learning_rate >= 0) || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0) || !(a.weight_decay >= 0) || !(a.grad_clip_norm >= 0))
+      throw badRequest(`optim_step.adam_params = ${JSON.stringify(a)}: need learning_rate >= 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0, grad_clip_norm >= 0 (0 = no clipping)`);
     const out = await engineOf(m).optimStep(a);
     return json({ type: 'optim_step', metrics: out.metrics });
   }, { model: m, seq: r.seq_id ?? null });

@@ -25,17 +25,19 @@ export const saveWeights: Handler = async (state, req) => {
   const r = parseBody(SaveWeightsRequestSchema, req);
   const m = state.model(r.model_id);
   const name = r.path ?? `step-${randomUUID()}`;
-  checkName(name, 'save_weights.path');
-  const { requestId } = state.submit('save_weights', req.idempotencyKey, async () => json({ type: 'save_weights', path: await save(state, m, 'weights', name, r.overwrite) }), { model: m, seq: r.seq_id ?? null });
+  const { requestId } = state.submit('save_weights', req.idempotencyKey, async () => {
+    checkName(name, 'save_weights.path');
+    return json({ type: 'save_weights', path: await save(state, m, 'weights', name, r.overwrite) });
+  }, { model: m, seq: r.seq_id ?? null });
   return futureReply(requestId, m.id);
 };
 
 export const saveWeightsForSampler: Handler = async (state, req) => {
   const r = parseBody(SaveWeightsForSamplerRequestSchema, req);
   const m = state.model(r.model_id);
-  if (r.path) checkName(r.path, 'save_weights_for_sampler.path');
-  else if (r.sampling_session_seq_id == null) throw badRequest('save_weights_for_sampler: send a path (a name for the weights) or a sampling_session_seq_id (ephemeral weights behind a new sampling session)');
   const { requestId } = state.submit('save_weights_for_sampler', req.idempotencyKey, async () => {
+    if (r.path) checkName(r.path, 'save_weights_for_sampler.path');
+    else if (r.sampling_session_seq_id == null) throw badRequest('save_weights_for_sampler: send a path (a name for the weights) or a sampling_session_seq_id (ephemeral weights behind a new sampling session)');
     if (r.path) return json({ type: 'save_weights_for_sampler', path: await save(state, m, 'sampler_weights', r.path, true) });
     const path = await save(state, m, 'sampler_weights', `ephemeral-${randomUUID()}`, false);
     const id = `${m.sessionId}:sample:${r.sampling_session_seq_id}`;
@@ -48,8 +50,11 @@ export const saveWeightsForSampler: Handler = async (state, req) => {
 
 export const loadWeights: Handler = async (state, req) => {
   const r = parseBody(LoadWeightsRequestSchema, req);
-  const { dir, meta } = state.checkpoints.resolve(r.path, 'load_weights.path');
-  if (r.optimizer && !meta.optimizer) throw badRequest(`load_weights: ${r.path} holds no optimizer state (save_weights_for_sampler writes weights only); load it with optimizer = false (load_state)`);
+  const checkpoint = () => {
+    const c = state.checkpoints.resolve(r.path, 'load_weights.path');
+    if (r.optimizer && !c.meta.optimizer) throw badRequest(`load_weights: ${r.path} holds no optimizer state (save_weights_for_sampler writes weights only); load it with optimizer = false (load_state)`);
+    return c;
+  };
   let m: ServedModel;
   let seq: number | null;
   let build = false;
@@ -58,6 +63,7 @@ export const loadWeights: Handler = async (state, req) => {
     state.session(r.session_id);
     const id = `${r.session_id}:train:${r.model_seq_id}`;
     build = !state.models.has(id);
+    const { meta } = checkpoint();
     m = build ? state.addModel(r.session_id, r.model_seq_id, r.base_model ?? meta.base_model, meta.lora) : state.model(id);
     seq = 0;
   } else {
@@ -65,10 +71,11 @@ export const loadWeights: Handler = async (state, req) => {
     m = state.model(r.model_id);
     seq = r.seq_id ?? null;
   }
-  if (meta.base_model !== m.baseModel) throw badRequest(`load_weights: ${r.path} was trained on "${meta.base_model}", this model's base is "${m.baseModel}"`);
-  if (meta.lora.rank !== m.lora.rank) throw badRequest(`load_weights: ${r.path} has LoRA rank ${meta.lora.rank}, this model ${m.lora.rank}; create the model with rank ${meta.lora.rank} (weights_info tells it)`);
   const target = m;
   const { requestId } = state.submit('load_weights', req.idempotencyKey, async () => {
+    const { dir, meta } = checkpoint();
+    if (meta.base_model !== target.baseModel) throw badRequest(`load_weights: ${r.path} was trained on "${meta.base_model}", this model's base is "${target.baseModel}"`);
+    if (meta.lora.rank !== target.lora.rank) throw badRequest(`load_weights: ${r.path} has LoRA rank ${meta.lora.rank}, this model ${target.lora.rank}; create the model with rank ${meta.lora.rank} (weights_info tells it)`);
     if (build) {
       try {
         target.engine = await state.opts.createEngine({ baseModel: target.baseModel, lora: target.lora });

@@ -23,8 +23,8 @@ export const ChunkSchema = z.union([
 ]);
 export const ModelInputSchema = z.object({ chunks: z.array(ChunkSchema) });
 
-/** gsteer's per-datum extension (trainer/engine/types.ts EngineDatum.constraint). */
-export const DatumExtensionSchema = z.object({ constraint: z.record(z.string(), z.unknown()).optional() }).loose();
+/** gsteer's per-datum extensions (trainer/engine/types.ts EngineDatum.constraint, .scored). */
+export const DatumExtensionSchema = z.object({ constraint: z.record(z.string(), z.unknown()).optional(), scored: z.array(z.number()).optional() }).loose();
 /** gsteer's per-call extension (e.g. options for gsteer's own engine; passed through). */
 export const CallExtensionSchema = z.record(z.string(), z.unknown());
 

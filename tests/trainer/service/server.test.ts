@@ -178,8 +178,10 @@ describe('errors', () => {
     expect(await result(f.json.request_id)).toEqual({ error: 'token 99 is outside the toy vocabulary [0, 16)', category: 'user' });
     const short = { ...fbCall(modelId, 2), data: [{ ...datum, inputs: { target_tokens: { values: [2, 3], dtype: 'int64' as const, shape: [2] } } }] };
     const s = await post('forward_backward', encodeForwardBackwardRequest(short));
-    expect(s.status).toBe(400);
-    expect(s.json.detail).toMatch(/loss_fn_inputs.target_tokens has shape \[2\]; gsteer's engine takes 1-D inputs \[N\] with N = 4/);
+    // a bad call fails its own future; the seq_ids after it still run
+    expect(await result(s.json.request_id)).toEqual({ error: expect.stringMatching(/loss_fn_inputs.target_tokens has shape \[2\]; gsteer's engine takes 1-D inputs \[N\] with N = 4/), category: 'user' });
+    const after = await post('optim_step', { model_id: modelId, seq_id: 3, adam_params: adam });
+    expect((await result(after.json.request_id)).type).toBe('optim_step');
     expect((await post('retrieve_future', { request_id: 'req-nope' })).status).toBe(404);
   });
 });
