@@ -216,6 +216,12 @@ export const TrainerSchema = z
     baseModel: z.string().min(1).optional(),
     /** engine embedded: the service's port (0 = a free one). */
     port: z.number().int().min(0).max(65535).default(0),
+    /**
+     * The stale-adapter check (method §5.12; embedded and tinker engines): each `every` updates, up
+     * to `turns` turns of the newest sampling version scored under that adapter, the one before and
+     * the base; 0 turns = off.
+     */
+    samplerCheck: z.object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) }).strict().default({ turns: 2, every: 1 }),
   })
   .strict();
 

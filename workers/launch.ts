@@ -1,5 +1,6 @@
 // Start a run's processes and drive it: Redis (local one if needed), the policy server
-// (embedded child or external), the trainer / group / rollout workers as child processes,
+// (embedded child or external), the trainer service (trainer.engine embedded: `gsteer trainer
+// serve`, method §5.12), the trainer / group / rollout workers as child processes,
 // then the controller until done, stopped (SIGINT/SIGTERM) or failed. Used by `gsteer
 // train` and `gsteer resume`.
 import { createServer } from 'node:net';
@@ -14,7 +15,7 @@ import { summaryTable } from '../monitor/summary.ts';
 import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
 import { RunController, type Outcome } from './controller.ts';
 import { loadParts } from './load-parts.ts';
-import { waitForPolicyServer } from './policy-admin.ts';
+import { waitForPolicyServer, waitForTrainerService } from './policy-admin.ts';
 import { connect } from '../util/redis.ts';
 import { metricsStreamKey, QUEUE } from '../checkpoints/run-keys.ts';
 import { ensureRedis } from './redis-local.ts';
@@ -98,7 +99,17 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     } else {
       await waitForPolicyServer(policyUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs });
     }
-    writeRunInfo(layout, { ...o.info, policyUrl });
+    // Trainer service (method §5.12): gsteer's tfjs engine behind the Tinker API, as the policy server is started.
+    let trainerUrl: string | null = null;
+    if (parts.kind === 'real' && cfg.trainer.engine === 'embedded' && cfg.algorithm === 'grpo') {
+      const port = cfg.trainer.port || (await freePort());
+      const args = [...NODE_ARGS, CLI, 'trainer', 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--state-dir', layout.trainerService,
+        '--micro-batch-size', String(cfg.grpo.microBatchSize), ...(cfg.grpo.gradientCheckpointing ? ['--recompute'] : []), '--no-sampler', '--session-timeout-s', '0'];
+      sup.start({ name: 'trainer-service', args, logFile: layout.log('trainer-service') });
+      trainerUrl = `http://127.0.0.1:${port}`;
+      await Promise.race([waitForTrainerService(trainerUrl), died]);
+    }
+    writeRunInfo(layout, { ...o.info, policyUrl, trainerUrl });
     // A queue prefix belongs to one run at a time: clear what an earlier run or epoch left.
     for (const name of Object.values(QUEUE)) {
       const q = new Queue(name, { connection: redis, prefix: cfg.queues.prefix });

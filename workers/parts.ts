@@ -31,10 +31,17 @@ export interface RolloutPart {
 /** The trainer's side (trainer/update/part.ts): what an update needs and gives back. */
 export type { TrainerPart, TrainSequence } from '../trainer/update/part.ts';
 
+/** Where the trainer part finds the run: its folder (adapter versions, trainer_calls.jsonl) and the trainer service gsteer started. */
+export interface TrainerContext {
+  runDir: string;
+  trainerUrl: string | null;
+  log: (line: string) => void;
+}
+
 export interface Parts {
   kind: 'real' | 'synthetic';
   rollout(): Promise<RolloutPart>;
   reward(): Promise<RewardPart>;
   users(): Promise<UserStatePart>;
-  trainer(): Promise<TrainerPart>;
+  trainer(ctx?: TrainerContext): Promise<TrainerPart>;
 }

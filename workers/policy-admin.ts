@@ -1,4 +1,4 @@
-// Talking to the policy server as its operator: wait until it answers, load / unload LoRA
+// Talking to the policy server as its operator: wait until it answers (and the trainer service), load / unload LoRA
 // adapters at runtime (vLLM `POST /v1/load_lora_adapter {lora_name, lora_path}`, the same
 // on `gsteer serve`). Bounded retries with backoff; the final error names the URL.
 import { TransientError } from '../util/errors.ts';
@@ -45,4 +45,9 @@ export async function loadAdapter(baseUrl: string, name: string, path: string, o
 
 export async function unloadAdapter(baseUrl: string, name: string, o: AdminOptions): Promise<void> {
   await call(endpoint(baseUrl, 'unload_lora_adapter'), { method: 'POST', body: JSON.stringify({ lora_name: name }) }, o, `unloading adapter ${name} from`);
+}
+
+/** gsteer's trainer service (`gsteer trainer serve`, started by launch.ts): polls /api/v1/healthz while its model loads. */
+export async function waitForTrainerService(baseUrl: string): Promise<void> {
+  await call(endpoint(baseUrl, 'api/v1/healthz'), { method: 'GET' }, { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000 }, 'trainer service');
 }

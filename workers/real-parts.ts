@@ -6,6 +6,7 @@ import { scheduleOf, type RunConfig } from '../configs/schema.ts';
 import { environmentOf } from '../rollout/env/index.ts';
 import { runCallSink } from '../endpoints/index.ts';
 import type { Parts } from './parts.ts';
+import { runLayout } from '../checkpoints/layout.ts';
 
 /** `callsFile`: RUN_DIR/llm_calls.jsonl, where every LLM call of these parts is recorded (endpoints/call-group.ts). */
 export async function realParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
@@ -19,11 +20,20 @@ export async function realParts(cfg: RunConfig, runId: string, callsFile?: strin
     rollout: () => env.rollout(runId),
     reward: () => env.reward(),
     users: () => env.users(runId),
-    trainer: async () => {
+    trainer: async (ctx) => {
       const n = await total();
-      // method §13: PPO's actor + critic, or GRPO's LoRA step
+      // method §13: PPO's actor + critic (in process: the contract has no critic), or GRPO's LoRA step
       if (cfg.algorithm === 'ppo') return (await import('../trainer/update/ppo-part.ts')).ppoTrainerPart(cfg);
-      return (await import('../trainer/update/step-part.ts')).stepTrainerPart(cfg, () => n);
+      if (cfg.trainer.engine === 'inprocess') return (await import('../trainer/update/step-part.ts')).stepTrainerPart(cfg, () => n);
+      // method §5.12: through the Tinker contract, to gsteer's service or a remote engine
+      const embedded = cfg.trainer.engine === 'embedded';
+      const baseUrl = embedded ? ctx?.trainerUrl : cfg.trainer.baseUrl;
+      if (!ctx || !baseUrl) throw new Error(`internal: trainer.engine ${cfg.trainer.engine} without ${embedded ? "the trainer service's URL (gsteer train starts it)" : 'trainer.baseUrl'}`);
+      const layout = runLayout(ctx.runDir);
+      return (await import('../trainer/update/contract-part.ts')).contractTrainerPart({
+        cfg, runId, totalSteps: () => n, baseUrl, baseModel: embedded ? cfg.policy.model : cfg.trainer.baseModel!,
+        embedded: embedded ? { stateDir: layout.trainerService } : null, callsFile: layout.trainerCalls, versionDir: (v) => layout.adapter(v), log: ctx.log,
+      });
     },
   };
 }

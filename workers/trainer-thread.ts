@@ -14,6 +14,8 @@ import type { TrainerPart, TrainSequence } from './parts.ts';
 export interface ThreadData {
   cfg: RunConfig;
   runId: string;
+  runDir: string;
+  trainerUrl: string | null;
 }
 
 export type ThreadCall = { id: number } & (
@@ -30,8 +32,8 @@ export type ThreadReply = { id: number; ok: true; value: unknown } | { id: numbe
 const ENTRY = new URL('./trainer-thread.mjs', import.meta.url);
 
 /** A TrainerPart whose calls run in a worker thread; `close` ends the thread. */
-export async function threadTrainer(cfg: RunConfig, runId: string): Promise<TrainerPart & { close(): Promise<void> }> {
-  const worker = new Worker(ENTRY, { workerData: { cfg, runId } satisfies ThreadData });
+export async function threadTrainer(cfg: RunConfig, runId: string, where: { runDir: string; trainerUrl: string | null }): Promise<TrainerPart & { close(): Promise<void> }> {
+  const worker = new Worker(ENTRY, { workerData: { cfg, runId, ...where } satisfies ThreadData });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 0;
   let dead: Error | null = null;

@@ -13,6 +13,9 @@ import { policyPlan, type PlannedCall } from './policy-plan.ts';
 import { policyLoss, policyTerms } from './policy-terms.ts';
 import { sftCall } from './sft-plan.ts';
 
+/** What an update needs of an engine: the two Tinker training calls. */
+export type EngineCalls = Pick<TrainingEngine, 'forwardBackward' | 'optimStep'>;
+
 export interface ContractStepOptions extends StepOptions {
   adam: AdamWOptions;
   /** The engine reads gsteer's extensions (embedded): prefix trees, dropout seeds, entropy. A remote Tinker engine gets plain calls. */
@@ -31,7 +34,7 @@ export function adamParams(lr: number, adam: AdamWOptions, maxGradNorm: number):
 }
 
 /** Run the datums of a call; `plain` strips gsteer's datum extensions for a remote engine. */
-async function call(engine: TrainingEngine, c: PlannedCall, forwardOnly: boolean, o: ContractStepOptions): Promise<{ logp: number[][]; entropy?: number[][] }> {
+async function call(engine: EngineCalls, c: PlannedCall, forwardOnly: boolean, o: ContractStepOptions): Promise<{ logp: number[][]; entropy?: number[][] }> {
   const gsteer: GsteerCallOptions | undefined = o.extensions ? { prefixGrouping: o.prefixGrouping, dropoutSeed: o.dropoutSeed, withEntropy: o.withEntropy } : undefined;
   const data: EngineDatum[] = o.extensions ? c.data : c.data.map((d) => ({ tokens: d.tokens, inputs: d.inputs }));
   const r = await engine.forwardBackward(data, { lossFn: c.lossFn, config: c.config, forwardOnly, ...(gsteer ? { gsteer } : {}) });
@@ -47,7 +50,7 @@ export interface ContractGradients {
 }
 
 /** The batch's forward_backward calls: the engine holds its gradient afterwards (no optim_step). */
-export async function contractForwardBackward(engine: TrainingEngine, batch: TrainBatch, o: ContractStepOptions): Promise<ContractGradients> {
+export async function contractForwardBackward(engine: EngineCalls, batch: TrainBatch, o: ContractStepOptions): Promise<ContractGradients> {
   if (batch.kind === 'sft') {
     const c = sftCall(batch);
     const scored = await call(engine, c.call, false, o);
@@ -67,7 +70,7 @@ export async function contractForwardBackward(engine: TrainingEngine, batch: Tra
   return { loss: r.loss, lossTokens: r.sums.tokens, stats, logprobs: scored.logp };
 }
 
-export async function contractStep(engine: TrainingEngine, batch: TrainBatch, o: ContractStepOptions): Promise<ContractStepResult> {
+export async function contractStep(engine: EngineCalls, batch: TrainBatch, o: ContractStepOptions): Promise<ContractStepResult> {
   const t0 = performance.now();
   const g = await contractForwardBackward(engine, batch, o);
   const step = await engine.optimStep(adamParams(o.lr, o.adam, o.maxGradNorm));

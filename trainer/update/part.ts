@@ -18,6 +18,8 @@ export interface TrainSequence {
   reward?: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;
+  /** The adapter version that sampled it (the stale-adapter check, sampler-check.ts). */
+  policyVersion?: number;
 }
 
 /** Step statistics (TRL names); workers/payloads.ts TrainStatsSchema checks them at the queue. */

@@ -15,7 +15,7 @@ import type { EngineDatum, TinkerLossFn } from '../engine/types.ts';
 import type { PolicyBatch } from '../step-loss.ts';
 import type { Rows } from '../step-batch.ts';
 import { firstColumn, rowDatum } from './datums.ts';
-import { fixedTisWeights, lossGradient, policyTerms, type PolicyLossOptions, type PolicyTerms } from './policy-terms.ts';
+import { fixedTisWeights, lossGradient, policyTerms, scaledAdvantages, type PolicyLossOptions, type PolicyTerms } from './policy-terms.ts';
 
 export interface PlannedCall {
   lossFn: TinkerLossFn;
@@ -48,13 +48,12 @@ export function policyDatums(batch: PolicyBatch, inputs: Record<string, Rows>): 
 export function policyPlan(batch: PolicyBatch, o: PolicyLossOptions): PolicyPlan {
   const x = policyTerms(batch, o);
   const tis = fixedTisWeights(x, o);
-  const ac = mul(x.adv, x.coef); // A c [B][T]
   if (o.betaKl === 0 && tis && x.old) {
     const config = { clip_low_threshold: 1 - o.epsilon, clip_high_threshold: 1 + (o.epsilonHigh ?? o.epsilon) };
-    return { kind: 'builtin', call: { lossFn: 'ppo', config, data: policyDatums(batch, { logprobs: x.old, advantages: mul(ac, tis) }) } };
+    return { kind: 'builtin', call: { lossFn: 'ppo', config, data: policyDatums(batch, { logprobs: x.old, advantages: scaledAdvantages(x, tis) }) } };
   }
-  if (o.betaKl === 0 && o.tisCap === null) return { kind: 'builtin', call: { lossFn: 'cross_entropy', data: policyDatums(batch, { weights: ac }) } };
-  return surrogate(batch, x, o, o.betaKl > 0 ? x.coef : ac);
+  if (o.betaKl === 0 && tis) return { kind: 'builtin', call: { lossFn: 'cross_entropy', data: policyDatums(batch, { weights: scaledAdvantages(x, tis) }) } };
+  return surrogate(batch, x, o, o.betaKl > 0 ? x.coef : mul(x.adv, x.coef));
 }
 
 /**

@@ -20,6 +20,8 @@ export type PolicyLossOptions = Omit<GrpoLossOptions, 'normalizer'>;
 export interface PolicyTerms {
   mask: Rows; // [B][T] 1 on policy tokens
   coef: number[][]; // [B][T] c_bt (0 off the mask)
+  /** [B] d loss / d (a row token's loss) as the in-process step's backward computes it in float32 (see scaledAdvantages). */
+  rowGrad: number[];
   adv: number[][]; // [B][T] A of each token
   old?: Rows; // logp_old; absent = on-policy
   rollout?: Rows;
@@ -47,9 +49,23 @@ export function policyTerms(batch: PolicyBatch, o: PolicyLossOptions): PolicyTer
       }
     }
   };
+  const f = Math.fround;
+  // the chain rule of trainer/grpo/loss.ts aggregateLoss in float32: each division is one rounding
+  const rowGrad = (b: number): number => {
+    switch (o.lossType) {
+      case 'grpo':
+        return f(f(1 / Math.max(units.units, 1)) / Math.max(units.unitTokens[b]!, 1));
+      case 'bnpo':
+      case 'dapo':
+        return f(1 / Math.max(tokens, 1));
+      case 'dr_grpo':
+        return f(1 / f(units.units * o.maxCompletionLength!));
+    }
+  };
   return {
     mask: batch.completionMask,
     coef: batch.completionMask.map((r, b) => r.map((m) => m * rowCoef(b))),
+    rowGrad: batch.completionMask.map((_, b) => rowGrad(b)),
     adv: batch.completionMask.map((r, b) => r.map((_, t) => batch.tokenAdvantages?.[b]![t]! ?? batch.advantages[b]!)),
     ...(batch.oldLogprobs ? { old: batch.oldLogprobs } : {}),
     ...(batch.rolloutLogprobs ? { rollout: batch.rolloutLogprobs } : {}),
@@ -78,6 +94,17 @@ function token(x: PolicyTerms, o: PolicyLossOptions, b: number, t: number, logp:
 function check(x: PolicyTerms, o: PolicyLossOptions): void {
   if (o.tisCap !== null && !x.rollout) throw new InputError(`train batch: grpo.tisCap is ${o.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs or set grpo.tisCap=null`);
   if (o.betaKl > 0 && !x.ref) throw new InputError(`train batch: grpo.betaKl is ${o.betaKl} but the batch has no refLogprobs; score it under the reference first or set grpo.betaKl=0`);
+}
+
+/**
+ * The per-token advantage a built-in loss gets, A' = c w A, rounded as the in-process step's backward
+ * rounds d loss / d rho (float32: 1/units, then /unitTokens, then x w, then x A), so that Tinker's
+ * d(-A' r)/d r = -A' is the same float as trainStep's and the two gradients are the same bits (TIS
+ * aside: its weight comes from the backend's exp). `w` = fixedTisWeights.
+ */
+export function scaledAdvantages(x: PolicyTerms, w: Rows): number[][] {
+  const f = Math.fround;
+  return x.mask.map((r, b) => r.map((m, t) => (m ? f((w[b]![t] === 1 ? x.rowGrad[b]! : f(x.rowGrad[b]! * f(w[b]![t]!))) * f(x.adv[b]![t]!)) : 0)));
 }
 
 /** dL/dlogp [B][T] at the current logprobs (0 off the mask): the weights of the linear surrogate are its negative. */

@@ -27,31 +27,31 @@ const CRITIC_OPTIMIZER = `${CRITIC_PREFIX}optimizer.json`;
 const ACTOR_DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl'];
 
 export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }, critics, { criticStep, scoreValues }, { ppoTargets }, state] = await Promise.all([
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }, critics, { criticStep, scoreValues }, { ppoTargets }, state, { AdamW }] = await Promise.all([
     import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'), import('../policy-lora.ts'),
     import('../step-options.ts'), import('../step.ts'), import('../constraint-masks.ts'), import('../ppo/critic.ts'),
-    import('../ppo/critic-step.ts'), import('../ppo/batch.ts'), import('../optim/state-file.ts'),
+    import('../ppo/critic-step.ts'), import('../ppo/batch.ts'), import('../optim/state-file.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
   const p = cfg.ppo;
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
   let critic = critics.createCritic(model, cfg.lora, cfg.seed);
-  let actorOpt = opts.grpoOptimizer(cfg, adapter.variables());
-  let criticOpt = opts.grpoOptimizer(cfg, critic.variables());
+  let actorOpt = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
+  let criticOpt = new AdamW(critic.variables(), opts.grpoAdam(cfg));
   let reference: { path: string | null; adapter: ReturnType<typeof lora.createLora> | null } = { path: null, adapter: null };
 
   const useActor = (next: typeof adapter) => {
     actorOpt.dispose();
     adapter.dispose();
     adapter = next;
-    actorOpt = opts.grpoOptimizer(cfg, adapter.variables());
+    actorOpt = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
   };
   const useCritic = (next: typeof critic) => {
     criticOpt.dispose();
     critic.dispose();
     critic = next;
-    criticOpt = opts.grpoOptimizer(cfg, critic.variables());
+    criticOpt = new AdamW(critic.variables(), opts.grpoAdam(cfg));
   };
   const useReference = (path: string | null) => {
     reference.adapter?.dispose();

@@ -13,9 +13,9 @@ import { policyRows } from './sequences.ts';
 export const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
 
 export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }] = await Promise.all([
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }, { AdamW }] = await Promise.all([
     import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'),
-    import('../policy-lora.ts'), import('../step-options.ts'), import('../step.ts'), import('../replay-pool.ts'),
+    import('../policy-lora.ts'), import('../step-options.ts'), import('../step.ts'), import('../replay-pool.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
@@ -24,12 +24,12 @@ export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number):
   let pool: InstanceType<typeof ReplayPool> | null = null;
   if (cfg.rollout.constrained) (pool = new ReplayPool()).warm({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' }, model);
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
-  let optimizer = opts.grpoOptimizer(cfg, adapter.variables());
+  let optimizer = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
   const use = (next: typeof adapter) => {
     optimizer.dispose();
     adapter.dispose();
     adapter = next;
-    optimizer = opts.grpoOptimizer(cfg, adapter.variables());
+    optimizer = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
   };
   return {
     async init(initAdapter) {

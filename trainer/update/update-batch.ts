@@ -19,7 +19,7 @@ export interface UpdateBatch {
   advantageStats: Record<string, number>;
 }
 
-function sequenceOf(turn: Trajectory['turns'][number], advantage: number, trajectory: number, reward?: number): TrainSequence {
+function sequenceOf(traj: Trajectory, turn: Trajectory['turns'][number], advantage: number, trajectory: number, reward?: number): TrainSequence {
   return {
     promptIds: turn.tokens.promptIds,
     completionIds: turn.tokens.completionIds,
@@ -28,6 +28,7 @@ function sequenceOf(turn: Trajectory['turns'][number], advantage: number, trajec
     trajectory,
     ...(reward !== undefined ? { reward } : {}),
     ...(turn.constraint ? { constraint: turn.constraint } : {}),
+    policyVersion: traj.policyVersion,
   };
 }
 
@@ -40,7 +41,7 @@ export function updateBatch(groups: readonly ScoredGroup[], grpo: GrpoConfig, al
   groups.forEach((g, gi) =>
     g.trajectories.forEach((traj, i) => {
       trajectory += 1;
-      for (const turn of traj.turns) sequences.push(sequenceOf(turn, advantages[gi]?.[i] ?? 0, trajectory));
+      for (const turn of traj.turns) sequences.push(sequenceOf(traj, turn, advantages[gi]?.[i] ?? 0, trajectory));
     }),
   );
   const advantageStats = {
@@ -66,7 +67,7 @@ function ppoBatch(groups: readonly ScoredGroup[]): UpdateBatch {
       const reward = g.rewards[i] ?? 0;
       const trajectory = rewards.length;
       rewards.push(reward);
-      for (const turn of traj.turns) sequences.push(sequenceOf(turn, 0, trajectory, reward));
+      for (const turn of traj.turns) sequences.push(sequenceOf(traj, turn, 0, trajectory, reward));
     });
   return { sequences: sequences.filter((s) => s.completionIds.length > 0), advantageStats: { reward_std: populationStd(rewards) } };
 }
