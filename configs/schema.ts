@@ -207,7 +207,7 @@ export const TrainerSchema = z
      * remote Tinker-compatible engine (hosted Tinker, SkyRL, VeRL-Tinker) at trainer.baseUrl.
      * PPO trains in process under embedded (its critic has no place in the contract).
      */
-    engine: z.enum(['embedded', 'inprocess', 'tinker']).default('inprocess'),
+    engine: z.enum(['embedded', 'inprocess', 'tinker']).default('embedded'),
     /** engine tinker: the engine's URL (the SDK's base_url, e.g. https://tinker.thinkingmachines.dev/services/tinker-prod). */
     baseUrl: z.string().url().optional(),
     /** engine tinker: the environment variable holding the API key (never written anywhere). */
