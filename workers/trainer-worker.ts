@@ -6,7 +6,7 @@
 // (workers/run-file.ts: renamed whole; not fsynced, a checkpoint holds the durable copy).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
 import { adapterDirName, numberedName } from '../checkpoints/layout.ts';
 import type { RunContext } from './context.ts';
@@ -81,6 +81,8 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     } catch (e) {
       // The in-memory step may have run: go back to the last version on disk before a retry.
       await trainer.load(ctx.layout.adapter(current));
+      // The sampler served another adapter than the turns claim: a retry trains on the same wrong samples (method §5.12).
+      if ((e as Error).name === 'StaleAdapterError') throw new UnrecoverableError((e as Error).message);
       throw e;
     }
   };

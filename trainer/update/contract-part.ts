@@ -63,10 +63,12 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
   // Idempotency keys <run>:<this part's incarnation>:<model>:<seq>: a retried HTTP attempt resends its
   // call's key (never applied twice); a restarted worker opens a new session and reloads the last
   // version's state, so its calls must not alias the dead incarnation's.
-  const client = await TinkerClient.connect({
-    baseUrl: o.baseUrl, apiKeyEnv: o.embedded ? undefined : cfg.trainer.apiKeyEnv, keyPrefix: `${o.runId}:${randomUUID().slice(0, 8)}`,
-    sink: o.callsFile ? teeTrainerSinks(new JsonlTrainerCallSink(o.callsFile), calls) : calls,
-  });
+  const connect = () =>
+    TinkerClient.connect({
+      baseUrl: o.baseUrl, apiKeyEnv: o.embedded ? undefined : cfg.trainer.apiKeyEnv, keyPrefix: `${o.runId}:${randomUUID().slice(0, 8)}`,
+      sink: o.callsFile ? teeTrainerSinks(new JsonlTrainerCallSink(o.callsFile), calls) : calls,
+    });
+  let client = await connect();
   const lora: LoraSpec = { rank: cfg.lora.r, seed: cfg.seed, trainAttn: true, trainMlp: true, trainUnembed: false, alpha: cfg.lora.alpha, dropout: cfg.lora.dropout, targetModules: [...cfg.lora.targetModules] };
   const local = o.embedded ? new LocalStates(o.embedded.stateDir) : null;
   const extensions = local !== null;
@@ -135,7 +137,9 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
         await loadFrom(m, source, true);
       } catch (e) {
         if (!(e instanceof ModelLostError)) throw e;
-        o.log(`the trainer engine lost model ${m.modelId} (it restarted, or its session ended): created a new model and loaded the state of ${dir}`);
+        o.log(`the trainer engine lost model ${m.modelId} (it restarted, or its session ended): opened a new session, created a new model and loaded the state of ${dir}`);
+        client.close();
+        client = await connect();
         models.clear();
         m = await create('main');
         await loadFrom(m, source, true);
