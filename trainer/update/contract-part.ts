@@ -12,7 +12,7 @@
 //            created again first, and the log says so
 import { randomUUID } from 'node:crypto';
 import type { RunConfig } from '../../configs/schema.ts';
-import { InputError } from '../../util/errors.ts';
+import { InputError, TransientError } from '../../util/errors.ts';
 import type { EngineDatum, ForwardBackwardOptions, ForwardBackwardResult } from '../engine/types.ts';
 import type { LoraSpec } from '../service/types.ts';
 import { grpoAdam, grpoStepOptions } from '../step-options.ts';
@@ -74,6 +74,7 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
   const extensions = local !== null;
   const models = new Map<'main' | 'shadow' | 'base', TrainingModel>();
   let lastStep = 0;
+  let held: number | null = null; // the adapter version whose state the main model holds (saved in its folder)
   const create = async (role: 'main' | 'shadow' | 'base') => {
     const m = await client.createModel({ baseModel: o.baseModel, rank: lora.rank, seed: lora.seed, trainAttn: true, trainMlp: true, trainUnembed: false, gsteer: { lora_alpha: lora.alpha!, lora_dropout: lora.dropout!, target_modules: lora.targetModules! } });
     models.set(role, m);
@@ -123,6 +124,30 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     const cands: Candidate[] = [{ name: 'current', logprobs: cur }, { name: 'previous', logprobs: prev }, { name: 'base', logprobs: base }];
     return staleVerdict(seqs.map((s) => s.oldLogprobs), cands, c.version);
   };
+  /**
+   * The engine lost the main model (its service restarted, its session ended): wait until it answers,
+   * open a new session, create the model and load version v's state. Says so in the log.
+   */
+  const recover = async (v: number, why: string) => {
+    o.log(`the trainer engine lost model ${models.get('main')?.modelId ?? '?'} (${why}): opened a new session, created a new model and loaded the state of ${o.versionDir(v)}`);
+    client.close();
+    client = await reconnect(connect, o.log);
+    models.clear();
+    await loadFrom(await create('main'), stateOf(v), true);
+    held = v;
+  };
+  const update = async (batch: TrainSequence[], step: number): Promise<UpdateStats> => {
+    lastStep = step;
+    calls.takeWindow(); // this update's calls only
+    const rows = policyRows(batch, cfg.grpo.maxPolicyLag > 0, batch.map(() => null));
+    const so = { ...grpoStepOptions(cfg, step - 1, o.totalSteps()), adam: grpoAdam(cfg), extensions };
+    const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: toColumns((await main().forward(policyDatums(rows, { weights: rows.completionMask }), 'cross_entropy', undefined, { gsteer: { ...gsteer, reference: true } })).outputs.map((x) => x.logprobs!)) } : {};
+    const r = await contractStep(engineOf(main()), { ...rows, ...ref }, so);
+    const check = await staleCheck(batch, step, r.logprobs);
+    const m = r.metrics;
+    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow() };
+    return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
+  };
   return {
     async init(initAdapter) {
       const m = await create('main');
@@ -132,31 +157,24 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
       const rec = readEngineState(dir);
       const source = local ? dir : rec?.state;
       if (!source) throw new InputError(`${dir}: no engine-state.json; this adapter version was not saved through a Tinker engine (trained with trainer.engine=inprocess); resume with that engine`);
-      let m = models.get('main') ?? (await create('main'));
+      const v = versionOf(dir);
       try {
-        await loadFrom(m, source, true);
+        await loadFrom(models.get('main') ?? (await create('main')), source, true);
+        held = v;
       } catch (e) {
-        if (!(e instanceof ModelLostError)) throw e;
-        o.log(`the trainer engine lost model ${m.modelId} (it restarted, or its session ended): opened a new session, created a new model and loaded the state of ${dir}`);
-        client.close();
-        client = await connect();
-        models.clear();
-        m = await create('main');
-        await loadFrom(m, source, true);
+        if (!lost(e)) throw e;
+        await recover(v, (e as Error).message.slice(0, 120));
       }
     },
     async step(batch, step) {
-      lastStep = step;
-      calls.takeWindow(); // this update's calls only
-      const rows = policyRows(batch, cfg.grpo.maxPolicyLag > 0, batch.map(() => null));
-      const so = { ...grpoStepOptions(cfg, step - 1, o.totalSteps()), adam: grpoAdam(cfg), extensions };
-      const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: toColumns((await main().forward(policyDatums(rows, { weights: rows.completionMask }), 'cross_entropy', undefined, { gsteer: { ...gsteer, reference: true } })).outputs.map((x) => x.logprobs!)) } : {};
-      const r = await contractStep(engineOf(main()), { ...rows, ...ref }, so);
-      const check = await staleCheck(batch, step, r.logprobs);
-      const m = r.metrics;
-      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow() };
-      const stats: UpdateStats = { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
-      return stats;
+      try {
+        return await update(batch, step);
+      } catch (e) {
+        // the service restarted mid-update: nothing of this update survived it, so it runs again from the last version
+        if (!lost(e) || held === null) throw e;
+        await recover(held, (e as Error).message.slice(0, 120));
+        return await update(batch, step);
+      }
     },
     async save(dir) {
       const m = main();
@@ -165,9 +183,35 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
       const sampler = local ? null : await m.saveWeightsForSampler(name);
       if (local) local.export(state, dir);
       writeEngineState(dir, { state, sampler });
+      held = lastStep;
     },
     async close() {
       client.close();
     },
   };
+}
+
+/** The engine no longer has the model or session (ModelLostError), or could not be reached through the client's retries. */
+function lost(e: unknown): boolean {
+  return e instanceof ModelLostError || (e instanceof TransientError && /connection|ECONNREFUSED|ECONNRESET|socket|timed out/i.test(e.message));
+}
+
+/** A new client once the engine answers again (a restarted service loads its model first): up to 10 minutes. */
+async function reconnect(connect: () => Promise<TinkerClient>, log: (l: string) => void): Promise<TinkerClient> {
+  const until = Date.now() + 600_000;
+  for (let k = 0; ; k++) {
+    try {
+      return await connect();
+    } catch (e) {
+      if (Date.now() > until || !lost(e)) throw e;
+      if (k === 0) log(`waiting for the trainer engine to answer again (${(e as Error).message.slice(0, 120)})`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+/** The adapter version of a version folder (adapters/policy-vN). */
+function versionOf(dir: string): number {
+  const m = /policy-v(\d+)\/?$/.exec(dir);
+  return m ? Number(m[1]) : -1;
 }
