@@ -410,6 +410,8 @@ export const RunConfigSchema = z
         ctx.addIssue({ code: 'custom', path: ['algorithm'], message: "algorithm ppo needs a critic (a value head on its own LoRA), which the Tinker API has no place for; a Tinker engine trains the policy only. Use algorithm=grpo with trainer.engine=tinker, or trainer.engine=embedded (PPO trains in process)" });
       if (c.grpo.betaKl > 0)
         ctx.addIssue({ code: 'custom', path: ['grpo', 'betaKl'], message: `grpo.betaKl (${c.grpo.betaKl}) needs the reference model's logprobs, which only gsteer's own engine scores (a gsteer extension); set grpo.betaKl=0 (the paper's) ${fix}` });
+      if (c.policy.server === 'embedded')
+        ctx.addIssue({ code: 'custom', path: ['policy', 'server'], message: "trainer.engine is \"tinker\" but policy.server is \"embedded\": gsteer serve cannot load a remote engine's sampler weights; set policy.server=external and policy.baseUrl to the engine's OpenAI-compatible sampler (the rollouts name each version's sampler path as the model)" });
     }
     if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });

@@ -55,7 +55,10 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
     if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${files.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
     else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
   }
-  if (cfg.initAdapter) {
+  const enginePath = cfg.initAdapter?.startsWith('tinker://') ?? false; // a state the remote engine holds (method §5.12)
+  if (enginePath && cfg.trainer.engine !== 'tinker')
+    problems.push(`initAdapter = ${cfg.initAdapter}: a tinker:// path names a state on a remote Tinker engine; with trainer.engine=${cfg.trainer.engine} pass a local PEFT adapter folder`);
+  if (cfg.initAdapter && !enginePath) {
     if (!existsSync(cfg.initAdapter)) problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
     else problems.push(...loraMismatch(cfg.initAdapter, cfg).map((m) => `initAdapter = ${cfg.initAdapter}: ${m}`));
   }
@@ -76,7 +79,7 @@ export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo
   const layout = newRunLayout(cfg);
   mkdirSync(layout.logs, { recursive: true });
   writeFileAtomic(layout.config, stringify(cfg));
-  const info: RunInfo = { v: 1, runId: cfg.runName, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? resolve(cfg.initAdapter) : null };
+  const info: RunInfo = { v: 1, runId: cfg.runName, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? (cfg.initAdapter.startsWith('tinker://') ? cfg.initAdapter : resolve(cfg.initAdapter)) : null };
   writeRunInfo(layout, info);
   return { layout, info };
 }

@@ -23,7 +23,8 @@ turns, loss, grad_norm, seconds) above a progress bar with ETA (without a termin
 ETA ends each line). The run lives in runDir/runName (layout: checkpoints/README.md), with
 TensorBoard event files beside metrics.jsonl (tensorboard --logdir runDir).
 
-  --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output); its
+  --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output; with
+                       trainer.engine tinker also a tinker:// state the engine holds); its
                        rank, alpha and target modules must match lora.*
   sft.enabled: true    without --init-adapter: run the SFT stage first (gsteer sft train,
                        then the valid-turn check) and start GRPO from its adapter
