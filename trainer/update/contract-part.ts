@@ -163,7 +163,7 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
         held = v;
       } catch (e) {
         if (!lost(e)) throw e;
-        await recover(v, (e as Error).message.slice(0, 120));
+        await recover(v, reason(e));
       }
     },
     async step(batch, step) {
@@ -172,7 +172,7 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
       } catch (e) {
         // the service restarted mid-update: nothing of this update survived it, so it runs again from the last version
         if (!lost(e) || held === null) throw e;
-        await recover(held, (e as Error).message.slice(0, 120));
+        await recover(held, reason(e));
         return await update(batch, step);
       }
     },
@@ -194,6 +194,11 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
 /** The engine no longer has the model or session (ModelLostError), or could not be reached through the client's retries. */
 function lost(e: unknown): boolean {
   return e instanceof ModelLostError || (e instanceof TransientError && /connection|ECONNREFUSED|ECONNRESET|socket|timed out/i.test(e.message));
+}
+
+/** The engine's own words on why (the reply past the client's preamble), short. */
+function reason(e: unknown): string {
+  return (e as Error).message.replace(/^.*?(HTTP \d+: )/, '$1').slice(0, 200);
 }
 
 /** A new client once the engine answers again (a restarted service loads its model first): up to 10 minutes. */
