@@ -6,19 +6,15 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LoraSchema } from '../../../configs/schema.ts';
-import type { Qwen3Config } from '../../../model/config.ts';
 import { tokenLogprobs } from '../../../model/logprobs.ts';
 import { TfjsEngine } from '../../../trainer/engine/tfjs-engine.ts';
 import type { AdamParams, EngineDatum } from '../../../trainer/engine/types.ts';
 import { Rng } from '../../../util/rng.ts';
-import { randomQwen3 } from '../step-fixtures.ts';
+import { randomQwen3, TINY_QWEN3 } from '../step-fixtures.ts';
 
 await tf.setBackend('cpu');
 
-const cfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
-};
+const cfg = TINY_QWEN3;
 const model = randomQwen3(cfg, 11);
 const root = mkdtempSync(join(tmpdir(), 'gsteer-engine-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -8,7 +8,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { LoraSchema } from '../../../configs/schema.ts';
-import type { Qwen3Config } from '../../../model/config.ts';
 import { createLora } from '../../../model/lora/lora.ts';
 import { TfjsEngine } from '../../../trainer/engine/tfjs-engine.ts';
 import { loraPolicy, scoreRows } from '../../../trainer/policy-lora.ts';
@@ -17,14 +16,11 @@ import { contractForwardBackward } from '../../../trainer/update/contract-step.t
 import { policyPlan } from '../../../trainer/update/policy-plan.ts';
 import type { PolicyLossOptions } from '../../../trainer/update/policy-terms.ts';
 import { Rng } from '../../../util/rng.ts';
-import { randomQwen3 } from '../step-fixtures.ts';
+import { randomQwen3, TINY_QWEN3 } from '../step-fixtures.ts';
 
 await tf.setBackend('cpu');
 
-const cfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
-};
+const cfg = TINY_QWEN3;
 const model = randomQwen3(cfg, 11);
 const rng = new Rng(3);
 const ints = (n: number) => Array.from({ length: n }, () => rng.int(cfg.vocabSize));

@@ -9,21 +9,17 @@ import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunConfigSchema } from '../../../configs/schema.ts';
-import type { Qwen3Config } from '../../../model/config.ts';
 import { TfjsEngine } from '../../../trainer/engine/tfjs-engine.ts';
 import { startTrainerService, type RunningService } from '../../../trainer/service/server.ts';
 import { contractTrainerPart } from '../../../trainer/update/contract-part.ts';
 import type { TrainerPart, TrainSequence } from '../../../trainer/update/part.ts';
 import { StaleAdapterError } from '../../../trainer/update/sampler-check.ts';
 import { Rng } from '../../../util/rng.ts';
-import { randomQwen3 } from '../step-fixtures.ts';
+import { randomQwen3, TINY_QWEN3 } from '../step-fixtures.ts';
 
 await tf.setBackend('cpu');
 
-const qcfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
-};
+const qcfg = TINY_QWEN3;
 const model = randomQwen3(qcfg, 11);
 const cfg = RunConfigSchema.parse({
   seed: 7,
