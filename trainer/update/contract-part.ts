@@ -145,7 +145,8 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     const r = await contractStep(engineOf(main()), { ...rows, ...ref }, so);
     const check = await staleCheck(batch, step, r.logprobs);
     const m = r.metrics;
-    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow() };
+    const replay = Object.fromEntries(Object.entries(m).filter(([k]) => k.startsWith('constraint/'))); // the engine's mask replay
+    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay, ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow() };
     return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
   };
   return {

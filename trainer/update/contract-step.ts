@@ -34,12 +34,24 @@ export function adamParams(lr: number, adam: AdamWOptions, maxGradNorm: number):
 }
 
 /** Run the datums of a call; `plain` strips gsteer's datum extensions for a remote engine. */
-async function call(engine: EngineCalls, c: PlannedCall, forwardOnly: boolean, o: ContractStepOptions): Promise<{ logp: number[][]; entropy?: number[][] }> {
+/** What a call gives back: logprobs [B][T] (columns), entropy when asked, and the engine's own diagnostics (gsteer's engine: constraint/*). */
+interface Scored {
+  logp: number[][];
+  entropy?: number[][];
+  engine: Record<string, number>;
+}
+
+/** The engine's diagnostics under gsteer's names: the SDK-mergeable "name:unique" of the wire back to "name"; loss:sum left out. */
+function engineDiagnostics(metrics: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(metrics).flatMap(([k, v]) => (k.startsWith('constraint/') ? [[k.replace(/:unique$/, ''), v]] : [])));
+}
+
+async function call(engine: EngineCalls, c: PlannedCall, forwardOnly: boolean, o: ContractStepOptions): Promise<Scored> {
   const gsteer: GsteerCallOptions | undefined = o.extensions ? { prefixGrouping: o.prefixGrouping, dropoutSeed: o.dropoutSeed, withEntropy: o.withEntropy } : undefined;
   const data: EngineDatum[] = o.extensions ? c.data : c.data.map((d) => ({ tokens: d.tokens, inputs: d.inputs }));
   const r = await engine.forwardBackward(data, { lossFn: c.lossFn, config: c.config, forwardOnly, ...(gsteer ? { gsteer } : {}) });
   const entropy = r.outputs.every((x) => x.entropy) ? toColumns(r.outputs.map((x) => x.entropy!)) : undefined;
-  return { logp: toColumns(r.outputs.map((x) => x.logprobs!)), ...(entropy ? { entropy } : {}) };
+  return { logp: toColumns(r.outputs.map((x) => x.logprobs!)), ...(entropy ? { entropy } : {}), engine: engineDiagnostics(r.metrics) };
 }
 
 export interface ContractGradients {
@@ -54,18 +66,19 @@ export async function contractForwardBackward(engine: EngineCalls, batch: TrainB
   if (batch.kind === 'sft') {
     const c = sftCall(batch);
     const scored = await call(engine, c.call, false, o);
-    return { loss: weightedNll(scored.logp, c.weights), lossTokens: c.tokens, stats: {}, logprobs: scored.logp };
+    return { loss: weightedNll(scored.logp, c.weights), lossTokens: c.tokens, stats: scored.engine, logprobs: scored.logp };
   }
   assert(o.grpo, 'contractStep: a policy batch needs StepOptions.grpo');
   const plan = policyPlan(batch, o.grpo);
-  let scored: { logp: number[][]; entropy?: number[][] };
+  let scored: Scored;
   if (plan.kind === 'builtin') scored = await call(engine, plan.call, false, o);
   else {
     const fwd = await call(engine, plan.forward, true, o);
-    scored = { ...fwd, logp: (await call(engine, plan.backward(fwd.logp), false, o)).logp };
+    const bwd = await call(engine, plan.backward(fwd.logp), false, o);
+    scored = { ...fwd, logp: bwd.logp, engine: bwd.engine };
   }
   const r = policyLoss(policyTerms(batch, o.grpo), o.grpo, scored.logp, scored.entropy);
-  const stats = grpoStatMeans(r.sums);
+  const stats = { ...grpoStatMeans(r.sums), ...scored.engine };
   if (!scored.entropy) delete stats.entropy; // a remote engine reports none
   return { loss: r.loss, lossTokens: r.sums.tokens, stats, logprobs: scored.logp };
 }
