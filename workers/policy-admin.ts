@@ -32,7 +32,7 @@ async function call(url: string, init: RequestInit, o: AdminOptions, what: strin
       last = (e as Error).cause ? String((e as Error).cause) : (e as Error).message;
     }
   }
-  throw new TransientError(`${what} ${url} failed after ${o.maxRetries + 1} attempt(s): ${last}; check that the policy server is up and reachable at that URL`);
+  throw new TransientError(`${what} ${url} failed after ${o.maxRetries + 1} attempt(s): ${last}; check that the server is up and reachable at that URL`);
 }
 
 export async function waitForPolicyServer(baseUrl: string, o: AdminOptions): Promise<void> {
