@@ -44,6 +44,7 @@ export async function startTrainerService(opts: ServiceOptions): Promise<Running
         const sweep = setInterval(() => server.closeIdleConnections(), 25);
         await stopped;
         clearInterval(sweep);
+        await state.futures.drain(10_000); // calls already running finish before their engines are freed (one waiting on a seq_id gap is dropped)
         state.close();
         await opts.sampler?.close();
       })()),
