@@ -5,7 +5,7 @@
 //      every SDK path the script walks, in ~2 s;
 //   2. the product: `gsteer trainer serve` (a separate process, real HTTP) over the tiny demo
 //      model and gsteer's tfjs engine, with the serve/ sampler: cross_entropy,
-//      importance_sampling and ppo, the loss falling, sampler logprobs = forward's, resume equal;
+//      importance_sampling, ppo, cispo and dro, the loss falling, sampler logprobs = forward's, resume equal;
 //      then gsteer's own TypeScript client against the same server (protobuf + zstd and JSON).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -64,7 +64,7 @@ describe.skipIf(missing !== null && !process.env.CI)('Tinker SDK 0.25.0 conforma
       const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
       // prompt <|im_start|>user\n (ids the demo's trimmed vocabulary keeps); the base samples the rest
       const res = await conformance(py(), ['--base-url', url, '--base-model', 'models/tiny-demo', '--prompt', '151644,872,198'], 120_000);
-      expect(res).toMatch(/^PASS forward_backward ppo:/m);
+      for (const loss of ['cross_entropy', 'importance_sampling', 'ppo', 'cispo', 'dro']) expect(res).toMatch(new RegExp(`^PASS forward_backward ${loss}:`, 'm'));
       expect(res).toMatch(/^ALL PASSED/m);
       expect(res).not.toMatch(/^FAIL/m);
       await tsClient(url);
