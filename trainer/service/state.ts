@@ -69,6 +69,8 @@ export class ServiceState {
   model(id: string | null | undefined, field = 'model_id'): ServedModel {
     const m = id ? this.models.get(id) : undefined;
     if (!m) throw notFound(`${field} = ${JSON.stringify(id)} is not loaded on this server (the server restarted, its session ended, or it was unloaded); create a model and load_state from your last checkpoint`);
+    const s = this.sessions.get(m.sessionId);
+    if (s) s.lastSeen = Date.now(); // a call on a model keeps its session alive, as a heartbeat does
     return m;
   }
 

@@ -185,3 +185,28 @@ describe('errors', () => {
     expect((await post('retrieve_future', { request_id: 'req-nope' })).status).toBe(404);
   });
 });
+
+describe('sessions', () => {
+  it('a session without heartbeats (or calls) ends after the timeout and its models are unloaded; heartbeats keep one alive', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gsteer-tinker-sessions-'));
+    const made: ToyEngine[] = [];
+    const s = await startTrainerService({ baseModel: 'toy', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir: dir, sessionTimeoutMs: 150, retrieveHoldMs: 50, createEngine: async ({ lora }) => made[made.push(new ToyEngine(lora.seed)) - 1]! });
+    const call = (route: string, body: unknown) => fetch(`${s.url}/api/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+    try {
+      const [quiet, kept] = [(await call('create_session', {})).json.session_id, (await call('create_session', {})).json.session_id];
+      const f = await call('create_model', { session_id: quiet, model_seq_id: 0, base_model: 'toy', lora_config: { rank: 2 } });
+      await call('retrieve_future', { request_id: f.json.request_id });
+      for (let i = 0; i < 100 && s.state.sessions.has(quiet); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
+      }
+      expect((await call('session_heartbeat', { session_id: quiet })).status).toBe(404);
+      expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
+      expect((await call('get_info', { model_id: f.json.model_id })).status).toBe(404);
+      expect(made[0]!.disposed).toBe(true);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
