@@ -8,7 +8,7 @@
 //      importance_sampling, ppo, cispo and dro, the loss falling, sampler logprobs = forward's, resume equal;
 //      then gsteer's own TypeScript client against the same server (protobuf + zstd and JSON).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -67,6 +67,9 @@ describe.skipIf(missing !== null && !process.env.CI)('Tinker SDK 0.25.0 conforma
       for (const loss of ['cross_entropy', 'importance_sampling', 'ppo', 'cispo', 'dro']) expect(res).toMatch(new RegExp(`^PASS forward_backward ${loss}:`, 'm'));
       expect(res).toMatch(/^ALL PASSED/m);
       expect(res).not.toMatch(/^FAIL/m);
+      // save_weights_for_sampler wrote a PEFT adapter folder (what vLLM and gsteer serve --adapter load)
+      const run = readdirSync(stateDir).find((d) => existsSync(join(stateDir, d, 'sampler_weights', 'conformance-sampler')))!;
+      expect(readdirSync(join(stateDir, run, 'sampler_weights', 'conformance-sampler')).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'tinker_checkpoint.json']);
       await tsClient(url);
       serve.proc.kill('SIGTERM');
       expect((await serve.done).code).toBe(0);

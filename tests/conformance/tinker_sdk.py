@@ -11,7 +11,8 @@ TrainingClient, SamplingClient, RestClient), as a Tinker user would:
   3. optim_step; on a fixed batch the cross_entropy loss falls over --steps steps
   4. save_weights_for_sampler, then a SamplingClient on that path samples tokens whose
      logprobs equal the trainer's forward logprobs of the same tokens (within --logprob-tol)
-     and are far from the base model's (the sampler serves the trained adapter, not a stale one)
+     and are far from the base model's (the sampler serves the trained adapter, not a stale one);
+     save_weights_and_get_sampling_client (ephemeral weights) samples the same
   5. save_state, then load_state_with_optimizer on a fresh training client (weights_info +
      create_model + load), then one more step equals the uninterrupted run's step (within
      --resume-tol); load_state without the optimizer gives a different step (Adam's moments
@@ -130,6 +131,9 @@ def main() -> int:
     trainer_lp = f1[len(prompt) - 1 :]
     diff = max(abs(x - y) for x, y in zip(slp or [], trainer_lp)) if slp else float("inf")
     check("sampler logprobs equal forward's", slp is not None and len(slp) == len(st) and diff <= a.logprob_tol, f"{saved.path}: {len(st)} sampled tokens, max |sampler - forward| = {diff:.3g} (tol {a.logprob_tol:g})")
+    eph = tc.save_weights_and_get_sampling_client()  # ephemeral weights behind a new sampling session
+    s2 = eph.sample(types.ModelInput.from_ints(prompt), 1, types.SamplingParams(max_tokens=a.sample_tokens, temperature=1.0, seed=5)).result()
+    check("save_weights_and_get_sampling_client samples the same weights", s2.sequences[0].tokens == st and s2.sequences[0].logprobs == slp, f"{len(s2.sequences[0].tokens)} tokens, same ids and logprobs as {saved.path} at the same seed")
     fresh = service.create_lora_training_client(base_model=a.base_model, rank=a.rank, seed=a.seed + 1)  # B = 0: the base model
     base_lp = logprobs_of(fresh.forward([datum(seq1[:-1], seq1[1:], weights=[1.0] * (len(seq1) - 1))], "cross_entropy").result())[0][len(prompt) - 1 :]
     d_base = max(abs(x - y) for x, y in zip(slp or [], base_lp))
