@@ -102,6 +102,12 @@ describe('futures, order and idempotency', () => {
     expect(clash.json.detail).toMatch(/seq_id 1 of model .* was used for optim_step, not forward_backward/);
     const info = await post('get_info', { model_id: modelId });
     expect(info.json).toMatchObject({ model_id: modelId, is_lora: true, lora_rank: 4, gsteer_next_seq_id: 2 });
+    // the same key on ANOTHER model (a client that reloaded its state into a new model) runs there
+    const other = await newModel();
+    const d = await post('optim_step', { model_id: other.modelId, seq_id: 1, adam_params: adam }, { 'x-idempotency-key': 'run1:u1:optim' });
+    expect(d.json.request_id).not.toBe(a.json.request_id);
+    await result(d.json.request_id);
+    expect(other.engine.log).toEqual(['optim_step']);
   });
 
   it('JSON forward_backward and the JSON result equal the protobuf ones; forward computes the toy model exactly', async () => {
