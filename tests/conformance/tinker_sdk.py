@@ -5,12 +5,14 @@ TrainingClient, SamplingClient, RestClient), as a Tinker user would:
 
   1. capabilities list --base-model; a LoRA training client is created; get_info agrees
   2. forward_backward with each loss in --losses returns per-token logprobs and elementwise
-     losses of the right length, loss:sum = their sum, and at ratio 1 the policy-gradient
-     losses equal -sum(advantages) (logprobs taken from a forward of the same weights)
+     losses of the right length, loss:sum = their sum, and at ratio 1 (sampling logprobs from
+     a forward of the same weights) the values the Tinker docs give: importance_sampling and
+     ppo -sum(A), cispo and dro -sum(logp * A)
   3. optim_step; on a fixed batch the cross_entropy loss falls over --steps steps
   4. save_weights_for_sampler, then a SamplingClient on that path samples tokens whose
      logprobs equal the trainer's forward logprobs of the same tokens (within --logprob-tol)
-     and are far from the base model's (the sampler serves the trained adapter, not a stale one)
+     and are far from the base model's (the sampler serves the trained adapter, not a stale one);
+     save_weights_and_get_sampling_client (ephemeral weights) samples the same
   5. save_state, then load_state_with_optimizer on a fresh training client (weights_info +
      create_model + load), then one more step equals the uninterrupted run's step (within
      --resume-tol); load_state without the optimizer gives a different step (Adam's moments
@@ -56,7 +58,7 @@ def main() -> int:
     ap.add_argument("--base-url", required=True)
     ap.add_argument("--base-model", required=True)
     ap.add_argument("--prompt", required=True, help="comma-separated prompt token ids")
-    ap.add_argument("--losses", default="cross_entropy,importance_sampling,ppo")
+    ap.add_argument("--losses", default="cross_entropy,importance_sampling,ppo,cispo,dro")
     ap.add_argument("--rank", type=int, default=4)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--sample-tokens", type=int, default=12)
@@ -101,8 +103,9 @@ def main() -> int:
         else:  # policy-gradient losses at ratio 1 (sampling logprobs = the current weights'): loss_t = -A_t
             now = logprobs_of(tc.forward([datum(tokens, targets, weights=weights)], "cross_entropy").result())[0]
             d = datum(tokens, targets, logprobs=now, advantages=adv)
-            want = -sum(adv)
-        cfg = {"clip_low_threshold": 0.8, "clip_high_threshold": 1.2} if loss == "ppo" else None
+            # importance_sampling, ppo: -r A = -A; cispo: -sg(clip(r)) p A = -p A; dro: -(p A - beta/2 (p - q)^2) = -p A
+            want = -sum(adv) if loss in ("importance_sampling", "ppo") else -sum(p * x for p, x in zip(now, adv))
+        cfg = {"clip_low_threshold": 0.8, "clip_high_threshold": 1.2} if loss in ("ppo", "cispo") else {"beta": 0.1} if loss == "dro" else None
         out = tc.forward_backward([d], loss, cfg).result()
         el = out.loss_fn_outputs[0]["elementwise_loss"].tolist()
         got = out.metrics["loss:sum"]
@@ -128,6 +131,9 @@ def main() -> int:
     trainer_lp = f1[len(prompt) - 1 :]
     diff = max(abs(x - y) for x, y in zip(slp or [], trainer_lp)) if slp else float("inf")
     check("sampler logprobs equal forward's", slp is not None and len(slp) == len(st) and diff <= a.logprob_tol, f"{saved.path}: {len(st)} sampled tokens, max |sampler - forward| = {diff:.3g} (tol {a.logprob_tol:g})")
+    eph = tc.save_weights_and_get_sampling_client()  # ephemeral weights behind a new sampling session
+    s2 = eph.sample(types.ModelInput.from_ints(prompt), 1, types.SamplingParams(max_tokens=a.sample_tokens, temperature=1.0, seed=5)).result()
+    check("save_weights_and_get_sampling_client samples the same weights", s2.sequences[0].tokens == st and s2.sequences[0].logprobs == slp, f"{len(s2.sequences[0].tokens)} tokens, same ids and logprobs as {saved.path} at the same seed")
     fresh = service.create_lora_training_client(base_model=a.base_model, rank=a.rank, seed=a.seed + 1)  # B = 0: the base model
     base_lp = logprobs_of(fresh.forward([datum(seq1[:-1], seq1[1:], weights=[1.0] * (len(seq1) - 1))], "cross_entropy").result())[0][len(prompt) - 1 :]
     d_base = max(abs(x - y) for x, y in zip(slp or [], base_lp))

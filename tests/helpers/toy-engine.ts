@@ -128,7 +128,7 @@ export class ToySampler implements Sampler {
       const tokens: number[] = [];
       const logprobs: number[] = [];
       let prev = r.prompt[r.prompt.length - 1] as number;
-      for (let k = 0; k < (r.maxTokens ?? 8); k++) {
+      for (let k = 0; k < r.maxTokens; k++) {
         const lp = toyLogprobs(W, prev);
         let u = rng.next();
         let next = TOY_VOCAB - 1;

@@ -97,6 +97,12 @@ export class FutureStore {
     for (const e of this.entries.values()) for (const w of [...e.waiters]) w();
   }
 
+  /** Resolves once no future is pending (or after `maxMs`): the calls in flight have finished. */
+  async drain(maxMs: number): Promise<void> {
+    const until = this.now() + maxMs;
+    while (this.pending > 0 && this.now() < until) await new Promise((r) => setTimeout(r, 25));
+  }
+
   get pending(): number {
     return [...this.entries.values()].filter((e) => e.state.state === 'pending').length;
   }

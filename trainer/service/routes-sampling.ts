@@ -58,7 +58,7 @@ export const asample: Handler = async (state, req) => {
     adapterDir: t.adapterDir,
     prompt: chunkTokens(r.prompt.chunks as { type?: string; tokens?: number[] }[], 'asample.prompt'),
     numSamples: r.num_samples,
-    maxTokens: p.max_tokens ?? null,
+    maxTokens: p.max_tokens ?? state.opts.defaultMaxTokens ?? 512,
     temperature: p.temperature,
     topP: p.top_p,
     topK: p.top_k,

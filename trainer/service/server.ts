@@ -28,7 +28,19 @@ export async function startTrainerService(opts: ServiceOptions): Promise<Running
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
   });
   const timeout = opts.sessionTimeoutMs ?? 10 * 60_000;
-  const sweeper = timeout > 0 ? setInterval(() => state.sweep(timeout, opts.log), Math.min(30_000, timeout)) : null;
+  // The engine computes on this thread: heartbeats that arrived during a long call are still
+  // queued when the timer fires late, so a late tick sweeps nothing (it would end live sessions).
+  const period = Math.min(30_000, timeout);
+  let lastTick = Date.now();
+  const sweeper =
+    timeout > 0
+      ? setInterval(() => {
+          const now = Date.now();
+          const late = now - lastTick > 2 * period;
+          lastTick = now;
+          if (!late) state.sweep(timeout, opts.log);
+        }, period)
+      : null;
   sweeper?.unref();
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
@@ -44,6 +56,7 @@ export async function startTrainerService(opts: ServiceOptions): Promise<Running
         const sweep = setInterval(() => server.closeIdleConnections(), 25);
         await stopped;
         clearInterval(sweep);
+        await state.futures.drain(10_000); // calls already running finish before their engines are freed (one waiting on a seq_id gap is dropped)
         state.close();
         await opts.sampler?.close();
       })()),

@@ -1,7 +1,7 @@
 // What the server holds: sessions (kept alive by heartbeats), models by id (one TrainingEngine
 // each, requests run in seq_id order), sampling sessions, futures, and the idempotency table.
 // Every call that becomes a future goes through `submit`, which makes retries safe:
-//   - the same X-Idempotency-Key gets the same future (never run twice);
+//   - the same X-Idempotency-Key gets the same future (never run twice; on a model, keys are the model's own);
 //   - on a model, the same seq_id gets the same future (the SDK's own retries of a submit
 //     send a fresh key but the same seq_id), and a different call at a used seq_id is refused.
 import { randomUUID } from 'node:crypto';
@@ -69,6 +69,8 @@ export class ServiceState {
   model(id: string | null | undefined, field = 'model_id'): ServedModel {
     const m = id ? this.models.get(id) : undefined;
     if (!m) throw notFound(`${field} = ${JSON.stringify(id)} is not loaded on this server (the server restarted, its session ended, or it was unloaded); create a model and load_state from your last checkpoint`);
+    const s = this.sessions.get(m.sessionId);
+    if (s) s.lastSeen = Date.now(); // a call on a model keeps its session alive, as a heartbeat does
     return m;
   }
 
@@ -98,7 +100,10 @@ export class ServiceState {
       if (hit.route !== route) throw badRequest(`${why} was used for ${hit.route}, not ${route}; use a new key / seq_id for a new request`);
       return { requestId: hit.requestId, fresh: false };
     };
-    const byKey = known(key ? this.keys.get(key) : undefined, `X-Idempotency-Key ${key}`);
+    // a model's calls are keyed within the model: a client that replays its keys on a new model (after
+    // reloading a state) runs them there, instead of getting the old model's futures back
+    const scoped = key && on ? `${on.model.id}|${key}` : key;
+    const byKey = known(scoped ? this.keys.get(scoped) : undefined, `X-Idempotency-Key ${key}`);
     if (byKey) return byKey;
     const bySeq = on && on.seq !== null ? known(on.model.bySeq.get(on.seq), `seq_id ${on.seq} of model ${on.model.id}`) : null;
     if (bySeq) return bySeq;
@@ -107,8 +112,8 @@ export class ServiceState {
     const requestId = this.futures.create(ordered, classifyFailure);
     const entry = { requestId, route };
     if (on) on.model.bySeq.set(on.seq ?? on.model.queue.nextSeq - 1, entry);
-    if (key) {
-      this.keys.set(key, entry);
+    if (scoped) {
+      this.keys.set(scoped, entry);
       if (this.keys.size > IDEMPOTENCY_KEPT) this.keys.delete(this.keys.keys().next().value as string);
     }
     return { requestId, fresh: true };

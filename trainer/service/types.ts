@@ -28,8 +28,8 @@ export interface SamplerRequest {
   adapterDir: string | null;
   prompt: number[];
   numSamples: number;
-  /** null: up to the model's context. */
-  maxTokens: number | null;
+  /** Tokens to sample at most (the request's max_tokens, or the server's default). */
+  maxTokens: number;
   temperature: number;
   topP: number;
   /** <= 0: off. */
@@ -75,6 +75,8 @@ export interface ServiceOptions {
   /** Settled futures are kept this long (default 15 min) and at most this many (default 4,096). */
   futureTtlMs?: number;
   maxFuturesKept?: number;
+  /** max_tokens of an asample that sends none (default 512; the SDK's default is none, i.e. up to the context). */
+  defaultMaxTokens?: number;
   /** Largest request body, raw or inflated (default 256 MiB). */
   maxBodyBytes?: number;
   log?: (line: string) => void;

@@ -102,6 +102,12 @@ describe('futures, order and idempotency', () => {
     expect(clash.json.detail).toMatch(/seq_id 1 of model .* was used for optim_step, not forward_backward/);
     const info = await post('get_info', { model_id: modelId });
     expect(info.json).toMatchObject({ model_id: modelId, is_lora: true, lora_rank: 4, gsteer_next_seq_id: 2 });
+    // the same key on ANOTHER model (a client that reloaded its state into a new model) runs there
+    const other = await newModel();
+    const d = await post('optim_step', { model_id: other.modelId, seq_id: 1, adam_params: adam }, { 'x-idempotency-key': 'run1:u1:optim' });
+    expect(d.json.request_id).not.toBe(a.json.request_id);
+    await result(d.json.request_id);
+    expect(other.engine.log).toEqual(['optim_step']);
   });
 
   it('JSON forward_backward and the JSON result equal the protobuf ones; forward computes the toy model exactly', async () => {
@@ -183,5 +189,30 @@ describe('errors', () => {
     const after = await post('optim_step', { model_id: modelId, seq_id: 3, adam_params: adam });
     expect((await result(after.json.request_id)).type).toBe('optim_step');
     expect((await post('retrieve_future', { request_id: 'req-nope' })).status).toBe(404);
+  });
+});
+
+describe('sessions', () => {
+  it('a session without heartbeats (or calls) ends after the timeout and its models are unloaded; heartbeats keep one alive', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gsteer-tinker-sessions-'));
+    const made: ToyEngine[] = [];
+    const s = await startTrainerService({ baseModel: 'toy', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir: dir, sessionTimeoutMs: 150, retrieveHoldMs: 50, createEngine: async ({ lora }) => made[made.push(new ToyEngine(lora.seed)) - 1]! });
+    const call = (route: string, body: unknown) => fetch(`${s.url}/api/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+    try {
+      const [quiet, kept] = [(await call('create_session', {})).json.session_id, (await call('create_session', {})).json.session_id];
+      const f = await call('create_model', { session_id: quiet, model_seq_id: 0, base_model: 'toy', lora_config: { rank: 2 } });
+      await call('retrieve_future', { request_id: f.json.request_id });
+      for (let i = 0; i < 100 && s.state.sessions.has(quiet); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
+      }
+      expect((await call('session_heartbeat', { session_id: quiet })).status).toBe(404);
+      expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
+      expect((await call('get_info', { model_id: f.json.model_id })).status).toBe(404);
+      expect(made[0]!.disposed).toBe(true);
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

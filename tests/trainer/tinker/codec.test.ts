@@ -85,6 +85,15 @@ describe.skipIf(missing !== null && !process.env.CI)('bytes gsteer writes, read 
     }
   });
 
+  it("gsteer's extension fields (1001) round-trip in gsteer's codec and are skipped by the SDK's descriptor", () => {
+    const call = { ...decodeForwardBackwardRequest(sdkProto), gsteer: { prefixGrouping: true } };
+    call.data[0] = { ...call.data[0]!, gsteer: { scored: [0, 1, 1, 1] } };
+    const bytes = encodeForwardBackwardRequest(call);
+    expect(decodeForwardBackwardRequest(bytes)).toMatchObject({ gsteer: { prefixGrouping: true }, data: [{ gsteer: { scored: [0, 1, 1, 1] } }, {}] });
+    const parsed = sdkCodec(py(), 'parse_request', { b64: Buffer.from(bytes).toString('base64') }) as { data: { tokens: number[] }[] };
+    expect(parsed.data[0]?.tokens).toEqual([151644, 872, 198, 9707]);
+  });
+
   it('ForwardBackwardOutput: the SDK reads per-datum arrays, dtype, shape and metrics', () => {
     const out: ForwardBackwardOutput = {
       lossFnOutputType: 'ArrayRecord',

@@ -43,6 +43,7 @@ export interface SampleOptions {
 export class TinkerClient {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private samplingSeq = 0;
+  private reads = 0;
 
   private constructor(
     readonly http: TinkerHttp,
@@ -97,11 +98,11 @@ export class TinkerClient {
   }
 
   getInfo(modelId: string): Promise<{ model_id: string; lora_rank?: number | null; model_data: { model_name?: string | null; tokenizer_id?: string | null }; gsteer_next_seq_id?: number }> {
-    return this.http.json('get_info', { model_id: modelId, type: 'get_info' }, { key: null, modelId });
+    return this.http.json('get_info', { model_id: modelId, type: 'get_info' }, { key: `${this.ctx.keyPrefix}:${this.sessionId}:get_info:${this.reads++}`, modelId });
   }
 
   weightsInfo(tinkerPath: string): Promise<{ base_model: string; is_lora: boolean; lora_rank?: number | null }> {
-    return this.http.json('weights_info', { tinker_path: tinkerPath }, { key: null });
+    return this.http.json('weights_info', { tinker_path: tinkerPath }, { key: `${this.ctx.keyPrefix}:${this.sessionId}:weights_info:${this.reads++}` });
   }
 
   /** asample against a tinker:// path (or the base model); tokens, their logprobs and stop reasons. */
