@@ -108,6 +108,11 @@ if (batches.length > 1) {
   const over = sum(1) - sum(0);
   console.log(`| 2..${batches.length} | | ${sum(0).toFixed(2)} | ${sum(1).toFixed(2)} | ${over.toFixed(2)} | ${((100 * over) / sum(1)).toFixed(1)}% | ${sum(2).toFixed(2)} | ${((100 * (sum(2) - sum(1))) / sum(2)).toFixed(1)}% | | |`);
 }
+if (batches.length > 2) {
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const share = (i: number, j: number) => med(cells[0]!.slice(1).map((_, u) => (total(cells[i]![u + 1]!) - total(cells[j]![u + 1]!)) / total(cells[i]![u + 1]!)));
+  console.log(`\nmedian over updates 2..${batches.length}: HTTP overhead ${(100 * share(1, 0)).toFixed(1)}% of the HTTP update; the stale check ${(100 * share(2, 1)).toFixed(1)}% of the checked update`);
+}
 console.log(`\nadapter sha256 after update ${files.length}: ${paths.map((p) => `${p.name} ${sha(p)}`).join(', ')}`);
 console.log(`load average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 for (const p of paths) await p.part.close?.();
