@@ -2,7 +2,7 @@
 // A folder may import only from folders below it in LAYERS (type-only imports too:
 // tsPreCompilationDeps), and nothing may form a cycle. tests/, bench/ and docs/ sit above
 // everything and are not checked. A violation prints the importing file, the imported file
-// and the rule's name, e.g. "layer-configs: configs/schema.ts → serve/structured/spec.ts".
+// and the rule's name, e.g. "layer-configs: configs/schema.ts → serve/server.ts".
 /** Bottom to top. */
 const LAYERS = [
   'util',

@@ -40,13 +40,17 @@ export const DownstreamAgentSchema = z
 
 export const DownstreamJudgeSchema = z
   .object({
-    /** embedded: deterministic rubric stand-in; llm: PQR-style LLM judge through /v1/chat/completions with a JSON schema. */
+    /**
+     * PDR-Bench's PQR protocol (eval/downstream/pqr.ts): llm: dimension weights and criteria generated per
+     * task (and persona for P), a separate scorer per round, hierarchical averaging, each step one
+     * /v1/chat/completions call under a JSON schema; embedded: a deterministic stand-in with the same steps.
+     */
     kind: z.enum(['embedded', 'llm']).default('embedded'),
     model: z.string().min(1).default('gpt-5.4-2026-03-05'), // paper
     ...endpointFields,
     apiKeyEnv: z.string().min(1).default('GSTEER_DOWNSTREAM_JUDGE_API_KEY'),
     timeoutMs: positiveInt.default(300_000),
-    rounds: positiveInt.default(3), // paper: three scoring rounds per report and metric, averaged
+    rounds: positiveInt.default(3), // paper: three scoring rounds per report and metric, averaged (the criteria are generated once per instance)
     /** Sampling temperature of each round; null = the server's default (OpenAI reasoning models accept no other). */
     temperature: z.number().min(0).max(2).nullable().default(null),
     maxTokens: positiveInt.nullable().default(null),

@@ -1,9 +1,9 @@
 // Config fragment for PPO with GAE and a critic (issue 23), to be mounted as `ppo:` in
 // configs/schema.ts (`ppo: PpoSchema.default(PpoSchema.parse({}))`). Defaults: the QREF paper
-// where it gives a value (seeds/qref-paper.md, RL settings: "batch size of 64", "actor and
+// where it gives a value (the QREF paper, method §13, RL settings: "batch size of 64", "actor and
 // critic learning rates are 1e-6 and 1e-5", "one rollout per prompt", "one epoch", "KL
 // regularization is applied through the reward, while an additional actor KL loss is
-// disabled", prompt and response up to 2,048 tokens), otherwise verl's ppo_trainer.yaml, the
+// disabled"), otherwise verl's ppo_trainer.yaml, the
 // framework the paper trained with. Names follow verl (in comments).
 import { z } from 'zod';
 
@@ -18,10 +18,11 @@ export const PpoSchema = z
     criticLearningRate: z.number().positive().default(1e-5), // paper (verl critic.optim.lr)
     batchSize: positiveInt.default(64), // paper (verl data.train_batch_size)
     rolloutsPerPrompt: positiveInt.default(1), // paper (verl rollout.n)
-    epochs: positiveInt.default(1), // paper: one pass over the data (verl trainer.total_epochs)
+    /** Passes over the training prompts under PPO (the schedule's pass count; grpo.passes is GRPO's). */
+    epochs: positiveInt.default(1), // paper: "train for one epoch" (verl trainer.total_epochs)
     ppoEpochs: positiveInt.default(1), // verl actor.ppo_epochs: updates per batch
-    maxPromptTokens: positiveInt.default(2048), // paper
-    maxResponseTokens: positiveInt.default(2048), // paper
+    // The paper's 2,048-token prompt and response limits are not keys of their own: a turn's
+    // response is capped by rollout.maxTokens (method §13.3).
     gamma: z.number().min(0).max(1).default(1.0), // verl algorithm.gamma (paper: GAE, no value)
     gaeLambda: z.number().min(0).max(1).default(1.0), // verl algorithm.lam (paper: GAE, no value)
     whitenAdvantages: z.boolean().default(true), // verl whitens GAE advantages over the response mask

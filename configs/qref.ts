@@ -1,4 +1,4 @@
-// Config fragment for the QREF environment (issue 23; seeds/qref-paper.md), to be mounted as
+// Config fragment for the QREF environment (issue 23; the QREF paper, method §13), to be mounted as
 // `qref:` in configs/schema.ts (`qref: QrefSchema.default(QrefSchema.parse({}))`). Every
 // default names its source; "ours" marks a choice the paper does not make.
 import { z } from 'zod';

@@ -1,9 +1,10 @@
-// The one run config (STYLE.md §4). `RunConfigInput` is what users write (every field
+// The one run config (one zod schema, the single source of settings). `RunConfigInput` is what users write (every field
 // optional); `RunConfig` is the resolved shape the code reads. Defaults are the paper's
-// (seeds/g-steer-paper.md, Implementation Details; the docs/method.md sections, cited as method §n, named per field).
+// (the G-STEER paper's Implementation Details; the docs/method.md sections, cited as method §n, named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
+import { ExternalBaselinesSchema } from './baselines.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
@@ -36,7 +37,7 @@ export const PolicySchema = z
     port: z.number().int().min(0).max(65535).default(0),
     /** Name of the environment variable holding the API key (the key itself never goes in a config). */
     apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
-    /** Per-request timeout and bounded retries with backoff (STYLE.md §6). */
+    /** Per-request timeout and bounded retries with backoff (endpoints/ retry rule, method §14.6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
     concurrency: positiveInt.default(64), // policy requests in flight per rollout process
@@ -52,6 +53,10 @@ export const SimulatorSchema = z
     apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
+    // ---- issue 33 (h-paper) ----
+    /** method §3.5: a retrieved memory covers a target (and so activates its late children) at this cosine (paper's coverage threshold 0.55). */
+    memoryThreshold: z.number().min(-1).max(1).default(0.55),
+    // ---- end issue 33 ----
     // paper, "User Simulator": temperature 0.7, top-p 1.0, at most 768 new tokens
     temperature: z.number().min(0).max(2).default(0.7),
     topP: z.number().gt(0).max(1).default(1.0),
@@ -75,7 +80,7 @@ export const EncoderSchema = z
     /** embedded: dimension of the hashed n-gram space. */
     dim: positiveInt.default(512),
     batchSize: positiveInt.default(64),
-    /** http: per-request timeout and bounded retries (STYLE.md §6; same shape as policy/simulator). */
+    /** http: per-request timeout and bounded retries (method §14.6; same shape as policy/simulator). */
     timeoutMs: positiveInt.default(30_000),
     maxRetries: z.number().int().min(0).default(3),
     /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
@@ -222,6 +227,14 @@ export const TrainerSchema = z
      * the base; 0 turns = off.
      */
     samplerCheck: z.object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) }).strict().default({ turns: 2, every: 1 }),
+    // ---- issue 33 (h-paper) ----
+    /**
+     * The GPU the trainer runs on (backend gpu): a name of trainer/plan.ts GPUS (A100-40GB,
+     * A100-80GB, H100-80GB). `gsteer train` refuses at start, with the memory plan, a config that
+     * does not fit it (trainer/plan-config.ts); wasm / cpu / node are checked against their own memory.
+     */
+    device: z.string().min(1).optional(),
+    // ---- end issue 33 ----
   })
   .strict();
 
@@ -250,6 +263,14 @@ export const SftSchema = z
     evalMaxExamples: positiveInt.default(256), // held-out examples scored per evaluation (the first N, fixed)
     evalTurns: z.number().int().min(0).default(16), // held-out turns sampled after SFT for the valid-turn rate (0 = skip; above the held-out count, each prompt is sampled again)
     maxSeqLen: positiveInt.default(1024),
+    // ---- issue 33 (h-paper) ----
+    /**
+     * method §7.8: an example over maxSeqLen (Qwen3 tokens) keeps its target whole and loses its
+     * oldest history entries until it fits (`trim`), or is left out (`drop`); one that does not fit
+     * even with no history is left out either way. Every case is counted per action and printed.
+     */
+    overBudget: z.enum(['trim', 'drop']).default('trim'),
+    // ---- end issue 33 ----
   })
   .strict();
 
@@ -287,6 +308,10 @@ export const EvalSchema = z
       .prefault({}),
     /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
     downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
+    // ---- issue 33 (h-paper) ----
+    /** The released-checkpoint baselines (Mistral-Interact, CEP-Clarify+Rewrite; method §8.5; configs/baselines.ts). */
+    baselines: ExternalBaselinesSchema.prefault({}),
+    // ---- end issue 33 ----
   })
   .strict();
 
@@ -302,7 +327,7 @@ export const RunConfigSchema = z
      * STATE, its own menu grammar, no profile or memory, q* written from the dialogue alone.
      */
     variant: z.enum(['gsteer', 'clarifier']).default('gsteer'),
-    /** The task the policy is trained on (rollout/env.ts): G-STEER's clarification loop or the QREF refiner (issue 23). */
+    /** The task the policy is trained on (rollout/env/, method §13.1): G-STEER's clarification loop or the QREF refiner (issue 23). */
     env: z.enum(['gsteer', 'qref']).default('gsteer'),
     /** grpo: group-normalized advantages (method §5); ppo: GAE with a critic (method §13, configs/ppo.ts). */
     algorithm: z.enum(['grpo', 'ppo']).default('grpo'),
@@ -332,7 +357,7 @@ export const RunConfigSchema = z
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
         /** BullMQ prefix; wrap in {braces} (hash tag) for Redis Cluster, e.g. "{gsteer}". */
         prefix: z.string().min(1).default('gsteer'),
-        // Orchestration knobs (workers/; not from the paper). Attempts/backoff: STYLE.md §6
+        // Orchestration knobs (workers/; not from the paper). Attempts/backoff: bounded retries
         // bounded retries; after the last attempt a rollout's group is dropped and logged.
         attempts: positiveInt.default(3),
         backoffMs: positiveInt.default(1000), // exponential: 1 s, 2 s, 4 s ...
@@ -430,5 +455,7 @@ export type EnvName = RunConfig['env'];
 export const groupSizeOf = (c: Pick<RunConfig, 'algorithm' | 'rollout' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.rolloutsPerPrompt : c.rollout.groupSize);
 /** Prompts per update: grpo.groupsPerUpdate under GRPO, ppo.batchSize under PPO (paper: 64). */
 export const groupsPerUpdateOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.batchSize : c.grpo.groupsPerUpdate);
-/** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size. */
-export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c) });
+/** Passes over the training instances: grpo.passes under GRPO (paper: 2), ppo.epochs under PPO (paper: 1). */
+export const passesOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.epochs : c.grpo.passes);
+/** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size and pass count. */
+export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c), passes: passesOf(c) });

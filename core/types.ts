@@ -47,6 +47,9 @@ export type InvalidReason =
 
 export type ParseResult = { ok: true; turn: PolicyTurn } | { ok: false; reason: InvalidReason; detail: string };
 
+/** The simulator's reply when neither the targets nor the persona support an answer (method §3.5): no evidence. */
+export const NON_COMMITTAL = "I don't have a particular preference on that.";
+
 /** What the environment returned after a turn. */
 export type Observation =
   | { kind: 'memory'; query: string; results: { name: string; purpose: string; value: string; score: number }[] }

@@ -1,4 +1,4 @@
-// One data problem, located well enough to fix by hand (STYLE.md §6): file, 1-based line
+// One data problem, located well enough to fix by hand (errors name the input, the value, the rule and the fix): file, 1-based line
 // (0 = the file as a whole), the record's id, the field path, and a message naming the
 // value, the rule and the fix.
 

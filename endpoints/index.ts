@@ -2,6 +2,7 @@
 export { createEndpoint, type Endpoint, type EndpointDeps } from './endpoint.ts';
 export { withRequestCache, requestKey } from './cache.ts';
 export { isQwen3Model, defaultChatTemplateKwargs } from './qwen3.ts';
+export { isOpenAiReasoningModel, modelFamily, type ModelFamily } from './model-family.ts';
 export { openaiClient, endpointUrl, maskUrl } from './client.ts';
 export { BadReply, ReplyError, type ReplyErrorKind } from './errors.ts';
 export type { AttemptOutcome } from './call-loop.ts';

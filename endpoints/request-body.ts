@@ -1,7 +1,10 @@
 // The request bodies sent to /v1/chat/completions and /v1/embeddings. Absent sampling fields
-// are not sent (the server's defaults apply); chat_template_kwargs only when configured.
+// are not sent (the server's defaults apply); chat_template_kwargs only when configured; the
+// sampling and length fields follow the model family's rule (model-family.ts: no temperature /
+// top_p and max_completion_tokens for OpenAI reasoning models).
 // The same body (plus what the reply is read as) is what the request cache hashes.
 import { z } from 'zod';
+import { familyFields } from './model-family.ts';
 import type { ChatMessage, ChatRequest, EndpointOptions } from './types.ts';
 
 /** A JSON answer: its schema (zod: one source for the JSON schema sent and the validation of the reply). */
@@ -40,13 +43,10 @@ export function chatBody(o: EndpointOptions, req: ChatRequest, messages: ChatMes
     ...defined({
       model: o.model,
       messages,
-      temperature: req.temperature,
-      top_p: req.topP,
-      max_tokens: req.maxTokens,
+      ...familyFields(o.model, { temperature: req.temperature, top_p: req.topP, max_tokens: req.maxTokens, chat_template_kwargs: o.chatTemplateKwargs }),
       seed: req.seed,
       stop: req.stop,
       response_format: responseFormat,
-      chat_template_kwargs: o.chatTemplateKwargs,
     }),
   };
 }

@@ -69,7 +69,6 @@ export async function runEvalEpisodes(env: EpisodeEnv, instances: readonly Insta
             constrained: o.rollout.constrained ?? false, // evaluated as it is trained
           },
           ...(o.baseline.actions ? { actions: o.baseline.actions } : {}),
-          ...('dialogueOnly' in o.baseline && o.baseline.dialogueOnly ? { dialogueOnly: true } : {}),
         },
       );
       bar.tick(1, out[k].termination);

@@ -12,6 +12,7 @@ import type { RewardBreakdown, RewardInput } from './types.ts';
 
 export type { RewardBreakdown, RewardInput, MatchedPair } from './types.ts';
 export { rewardInputFromTrajectory } from './input.ts';
+export { dialogueSlots } from './dialogue-slots.ts';
 
 function checkInput(input: RewardInput, where: string): void {
   if (input.targets.length === 0)

@@ -4,18 +4,24 @@ import { z } from 'zod';
 import type { Instance } from '../data/schema.ts';
 import type { Trajectory } from '../core/types.ts';
 import { InputError } from '../util/errors.ts';
+import { dialogueSlots } from './dialogue-slots.ts';
 import type { RewardInput } from './types.ts';
 
 /** The trajectory part of a RewardInput; the targets come from the instance. */
 export type TrajectorySummary = Omit<RewardInput, 'targets' | 'instanceId'>;
 
-export function rewardInputFromTrajectory(traj: Trajectory, instance: Pick<Instance, 'id' | 'targets'>): RewardInput {
+/**
+ * `evidence`: `state` (G-STEER: the final evidence state's covered slots) or `dialogue` (the
+ * IntentRL-style clarifier, which tracks no slots: one slot per informative answer,
+ * dialogue-slots.ts).
+ */
+export function rewardInputFromTrajectory(traj: Trajectory, instance: Pick<Instance, 'id' | 'targets'>, evidence: 'state' | 'dialogue' = 'state'): RewardInput {
   if (traj.instanceId !== instance.id)
     throw new InputError(`trajectory ${traj.groupId}/${traj.index} is for instance "${traj.instanceId}" but was scored against instance "${instance.id}"; pass the matching instance`);
   return {
     instanceId: instance.id,
     targets: instance.targets,
-    finalSlots: traj.finalSlots,
+    finalSlots: evidence === 'dialogue' ? dialogueSlots(traj) : traj.finalSlots,
     askedQuestions: traj.askedQuestions,
     askCount: traj.askCount,
     retrieveCount: traj.retrieveCount,

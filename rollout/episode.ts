@@ -49,8 +49,6 @@ export interface EpisodeOptions {
    * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
    */
   actions?: readonly ActionKind[];
-  /** The Ask/Stop clarifier (variant clarifier): the policy sees no profile (and has no Retrieve): q* from the dialogue alone. */
-  dialogueOnly?: boolean;
 }
 
 /** A parsed turn whose action is not on the menu is invalid, like an unknown action. */
@@ -68,7 +66,8 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
   const snap = parseSnapshotId(opts.snapshotId);
   assert(snap.userId === instance.userId, `snapshot ${opts.snapshotId} is not of user ${instance.userId} (instance ${instance.id})`);
   const userState = await deps.store.read(snap.userId, snap.version);
-  const profile = opts.dialogueOnly ? '' : policyProfile(instance, userState.profile);
+  // Every method sees the profile, the IntentRL-style clarifier too (paper: "a frozen user profile").
+  const profile = policyProfile(instance, userState.profile);
   const { maxTurns } = opts.rollout;
   // A baseline samples under its own menu grammar (core/turn/menu-grammar.ts): an action off its
   // menu cannot be sampled; unconstrained, checkMenu makes it an invalid turn.
@@ -120,6 +119,8 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
       break;
     }
     if (t.action === 'RETRIEVE') retrieveCount++;
+    // What Retrieve found counts for late activation as a dialogue answer does (method §3.5).
+    if (observation.kind === 'memory') (dialogue.memory ??= []).push(...observation.results.map(({ name, purpose, value }) => ({ name, purpose, value })));
     if (observation.kind === 'answer') {
       asked.push(t.execute);
       dialogue.turns.push({ question: t.execute, answer: observation.answer, targetId: observation.targetId });

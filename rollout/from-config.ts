@@ -12,7 +12,7 @@ import type { MemoryJudge } from './memory-judge.ts';
 import { OpenAIPolicyClient, type PolicyClient } from './policy-client.ts';
 import { LlmSimulator } from './simulator-llm.ts';
 import { SeedSimulator } from './simulator-seed.ts';
-import type { UserSimulator } from './simulator.ts';
+import { LateActivation, type UserSimulator } from './simulator.ts';
 import { RedisUserStore } from './user-store-redis.ts';
 
 const depsOf = (sink?: CallSink) => (sink ? { sink } : {});
@@ -32,10 +32,13 @@ export function simulatorFrom(cfg: RunConfig, encoder: Encoder, sink?: CallSink)
   const s = cfg.simulator;
   switch (s.kind) {
     case 'embedded':
-      return new SeedSimulator(encoder, s.answerThreshold);
+      return new SeedSimulator(encoder, s.answerThreshold, s.memoryThreshold);
     case 'llm':
       // configs/schema.ts guarantees baseUrl when kind = llm
-      return new LlmSimulator({ endpoint: createEndpoint(endpointOptions('simulator', s), depsOf(sink)), temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens });
+      return new LlmSimulator({
+        endpoint: createEndpoint(endpointOptions('simulator', s), depsOf(sink)), temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens,
+        activation: new LateActivation(encoder, s.memoryThreshold),
+      });
     default: {
       const never: never = s.kind;
       throw new Error(`internal: simulator kind ${String(never)}`);

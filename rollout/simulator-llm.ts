@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { personaLines } from '../data/persona.ts';
 import type { Instance, Target } from '../data/schema.ts';
 import { ReplyError, type Endpoint } from '../endpoints/index.ts';
-import { activeTargets, NON_COMMITTAL, type DialogueSoFar, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
+import { activeTargets, NON_COMMITTAL, type DialogueSoFar, type LateActivation, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
 import type { ChatMessage } from '../core/tokenizer.ts';
 
 export interface LlmSimulatorConfig {
@@ -22,6 +22,8 @@ export interface LlmSimulatorConfig {
   temperature: number;
   topP: number;
   maxTokens: number;
+  /** Which targets retrieved memories cover (late activation, simulator.ts); absent: only the dialogue activates. */
+  activation?: LateActivation;
   log?: (msg: string) => void;
 }
 
@@ -50,8 +52,9 @@ Rules:
 Reply with one JSON object and nothing else: {"target_id": "<id of the item you used, or null>", "answer": "<your reply>"}`;
 }
 
-export function simulatorMessages(question: string, instance: Instance, dialogue?: DialogueSoFar): ChatMessage[] {
-  const messages: ChatMessage[] = [{ role: 'system', content: simulatorSystemPrompt(instance, activeTargets(instance, dialogue)) }];
+/** `active`: the targets the user can speak to now (default: those the dialogue activated). */
+export function simulatorMessages(question: string, instance: Instance, dialogue?: DialogueSoFar, active = activeTargets(instance, dialogue)): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: simulatorSystemPrompt(instance, active) }];
   for (const t of dialogue?.turns ?? []) {
     messages.push({ role: 'user', content: t.question }, { role: 'assistant', content: JSON.stringify({ target_id: t.targetId, answer: t.answer }) });
   }
@@ -64,8 +67,8 @@ export class LlmSimulator implements UserSimulator {
   constructor(private readonly cfg: LlmSimulatorConfig) {}
 
   async answer(question: string, instance: Instance, dialogue?: DialogueSoFar): Promise<SimulatorAnswer> {
-    const active = activeTargets(instance, dialogue);
-    const req = { messages: simulatorMessages(question, instance, dialogue), temperature: this.cfg.temperature, topP: this.cfg.topP, maxTokens: this.cfg.maxTokens };
+    const active = this.cfg.activation ? await this.cfg.activation.active(instance, dialogue) : activeTargets(instance, dialogue);
+    const req = { messages: simulatorMessages(question, instance, dialogue, active), temperature: this.cfg.temperature, topP: this.cfg.topP, maxTokens: this.cfg.maxTokens };
     try {
       const r = await this.cfg.endpoint.chatJson(req, { name: 'user_answer', schema: simulatorAnswerSchema(active.map((t) => t.id)) });
       const answer = r.value.answer.trim();

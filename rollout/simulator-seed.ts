@@ -1,5 +1,6 @@
 // The embedded, deterministic user simulator (method §3) for tests and the demo. For a
-// question it takes the active target (simulator.ts) whose "description + seed question"
+// question it takes the active target (simulator.ts: late targets once a parent is covered in
+// the dialogue or by a retrieved memory) whose "description + seed question"
 // has the highest encoder cosine to the question (ties: the earlier target). If that
 // cosine >= simulator.answerThreshold it answers with the target's seed answer verbatim
 // (grounded by construction). Otherwise the persona may answer: the persona fact
@@ -10,7 +11,7 @@
 import { personaLines } from '../data/persona.ts';
 import type { Instance, Target } from '../data/schema.ts';
 import { cosine, type Encoder } from '../core/encoder.ts';
-import { activeTargets, NON_COMMITTAL, type DialogueSoFar, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
+import { LateActivation, NON_COMMITTAL, type DialogueSoFar, type SimulatorAnswer, type UserSimulator } from './simulator.ts';
 
 export function targetMatchText(t: Target): string {
   return `${t.description} ${t.seedQuestion}`;
@@ -35,7 +36,12 @@ export class SeedSimulator implements UserSimulator {
   // Target and persona-fact vectors per instance (instances are immutable during a run).
   private readonly cache = new Map<string, InstanceVectors>();
 
-  constructor(private readonly encoder: Encoder, private readonly answerThreshold: number) {}
+  private readonly activation: LateActivation;
+
+  /** `memoryThreshold`: the cosine at which a retrieved memory covers a target (late activation, simulator.ts). */
+  constructor(private readonly encoder: Encoder, private readonly answerThreshold: number, memoryThreshold = 0.55) {
+    this.activation = new LateActivation(encoder, memoryThreshold);
+  }
 
   private async vectors(instance: Instance): Promise<InstanceVectors> {
     let vecs = this.cache.get(instance.id);
@@ -53,7 +59,7 @@ export class SeedSimulator implements UserSimulator {
     if (!question.trim()) return { answer: NON_COMMITTAL, targetId: null };
     const vecs = await this.vectors(instance);
     const [q] = (await this.encoder.embed([question])) as [Float32Array];
-    const target = best(q, activeTargets(instance, dialogue), (t) => vecs.targets.get(t.id) as Float32Array);
+    const target = best(q, await this.activation.active(instance, dialogue), (t) => vecs.targets.get(t.id) as Float32Array);
     if (target.item && target.score >= this.answerThreshold && target.item.seedAnswer.trim()) return { answer: target.item.seedAnswer, targetId: target.item.id };
     const fact = best(q, vecs.facts, (f) => f.vec);
     if (fact.item && fact.score >= this.answerThreshold) return { answer: fact.item.text, targetId: null };

@@ -2,7 +2,10 @@
 // instance's targets (description, seed question, seed answer) and persona, never
 // inventing a preference. Embedded seed-grounded version: simulator-seed.ts; LLM-backed
 // version (Qwen3-32B in the paper): simulator-llm.ts.
-import type { Instance, Target } from '../data/schema.ts';
+import { isActive } from '../data/ieg.ts';
+import { memoryText } from '../data/sft/memory.ts';
+import { targetText, type Instance, type Target } from '../data/schema.ts';
+import { cosine, type Encoder } from '../core/encoder.ts';
 
 export interface SimulatorAnswer {
   answer: string;
@@ -17,9 +20,11 @@ export interface SimulatorAnswer {
   replyError?: string;
 }
 
-/** What the user already said in this episode (both simulators use it). */
+/** What the user already said in this episode, and what the policy retrieved from memory (both simulators use it). */
 export interface DialogueSoFar {
   turns: { question: string; answer: string; targetId: string | null }[];
+  /** The memories Retrieve returned in this episode so far (a parent covered from memory activates its late children). */
+  memory?: { name: string; purpose: string; value: string }[];
 }
 
 export interface UserSimulator {
@@ -27,20 +32,46 @@ export interface UserSimulator {
 }
 
 /** The reply when neither the targets nor the persona support an answer (method §3). */
-export const NON_COMMITTAL = "I don't have a particular preference on that.";
+export { NON_COMMITTAL } from '../core/types.ts';
 
 /**
- * Targets the user can speak to at this point of the dialogue. A late-activatable target
- * (method §2/§7) stays inactive until one of its IEG parents has been answered in this
- * episode; a late-activatable target without parents hangs off the query root and is
- * active from the start. Inactive targets are invisible to both simulators, so the user
- * does not volunteer a decision that only arises after its parent is settled.
+ * Targets the user can speak to at this point of the episode (method §3.5). A late-activatable
+ * target stays inactive until one of its IEG parents is covered, in the dialogue (the user
+ * answered it) or from memory (`fromMemory`: targets a retrieved memory covers, LateActivation):
+ * the same rule, data/ieg.ts isActive, that the SFT walk follows (method §7.4). Inactive
+ * targets are invisible to both simulators, so the user does not volunteer a decision that only
+ * arises after its parent is settled.
  */
-export function activeTargets(instance: Instance, dialogue?: DialogueSoFar): Target[] {
-  const answered = new Set((dialogue?.turns ?? []).map((t) => t.targetId).filter((id): id is string => id !== null));
-  return instance.targets.filter((t) => {
-    if (!t.lateActivatable) return true;
-    const parents = instance.edges.filter(([, child]) => child === t.id).map(([parent]) => parent);
-    return parents.length === 0 || parents.some((p) => answered.has(p));
-  });
+export function activeTargets(instance: Instance, dialogue?: DialogueSoFar, fromMemory: ReadonlySet<string> = new Set()): Target[] {
+  const covered = new Set(fromMemory);
+  for (const t of dialogue?.turns ?? []) if (t.targetId !== null) covered.add(t.targetId);
+  return instance.targets.filter((t) => isActive(instance, t.id, covered));
+}
+
+/**
+ * Which targets the memories retrieved in an episode cover: a memory covers a target when
+ * cos(phi(g_i), phi("name purpose value")) >= `threshold` (simulator.memoryThreshold, 0.55: the
+ * paper's coverage threshold). Target vectors are kept per instance.
+ */
+export class LateActivation {
+  private readonly cache = new Map<string, Float32Array[]>();
+
+  constructor(private readonly encoder: Encoder, private readonly threshold: number) {}
+
+  async fromMemory(instance: Instance, dialogue?: DialogueSoFar): Promise<Set<string>> {
+    const memory = dialogue?.memory ?? [];
+    const out = new Set<string>();
+    if (!memory.length || !instance.targets.some((t) => t.lateActivatable)) return out;
+    let targets = this.cache.get(instance.id);
+    if (!targets) this.cache.set(instance.id, (targets = await this.encoder.embed(instance.targets.map(targetText))));
+    const mem = await this.encoder.embed(memory.map((m) => memoryText({ name: m.name, purpose: m.purpose, value: m.value })));
+    instance.targets.forEach((t, i) => {
+      if (mem.some((m) => cosine(targets[i] as Float32Array, m) >= this.threshold)) out.add(t.id);
+    });
+    return out;
+  }
+
+  async active(instance: Instance, dialogue?: DialogueSoFar): Promise<Target[]> {
+    return activeTargets(instance, dialogue, await this.fromMemory(instance, dialogue));
+  }
 }

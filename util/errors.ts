@@ -1,4 +1,4 @@
-// Two kinds of failure (STYLE.md §6): bad input that must not be retried, and transient
+// Two kinds of failure (errors name the input, the value, the rule and the fix): bad input that must not be retried, and transient
 // trouble (timeouts, a restarting server) that gets bounded backoff.
 
 /** Bad data or config: never retried. The message names the input, the value, the rule and the fix. */

@@ -1,4 +1,4 @@
-// The run controller (ARCHITECTURE.md): admits updates as BullMQ flows while the policy lag
+// The run controller (method §10.2, workers/README.md): admits updates as BullMQ flows while the policy lag
 // allows, follows each update through its group stage and the trainer, loads every new
 // adapter into the policy server, records metrics, checkpoints, and stops cleanly.
 //

@@ -1,4 +1,4 @@
-// The seams between the queues and the work they carry (STYLE.md §8): the rollout worker
+// The seams between the queues and the work they carry (interfaces in front of infrastructure): the rollout worker
 // runs an episode, the group stage scores a group and updates user state, the trainer
 // worker steps the LoRA (trainer/update/: in process, or through the Tinker contract). Two
 // implementations sit behind these interfaces:

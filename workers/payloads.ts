@@ -1,4 +1,4 @@
-// Queue payloads (STYLE.md §7): versioned, read-only records. Bulky arrays (token ids,
+// Queue payloads (method §10.1): versioned, read-only records. Bulky arrays (token ids,
 // logprobs, trajectories, advantages) live in the run directory; jobs carry their paths.
 // One update = a three-level BullMQ flow:
 //   update (queue `updates`) <- groups (queue `groups`) <- G rollouts (queue `rollouts`).

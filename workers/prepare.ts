@@ -1,4 +1,4 @@
-// Everything `gsteer train` checks before any process starts (STYLE.md §6: boundaries
+// Everything `gsteer train` checks before any process starts (boundaries
 // validate): the dataset, the initial user states, the init adapter against cfg.lora, and
 // the run directory. All problems are collected into one InputError.
 import { existsSync, mkdirSync } from 'node:fs';

@@ -59,6 +59,9 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   for (const reason of [...new Set(episodes.flatMap((e) => (e.invalidReason ? [e.invalidReason] : [])))].sort())
     rec[`invalid/${reason}`] = mean(episodes.map((e) => (e.invalidReason === reason ? 1 : 0)));
   const turns = episodes.reduce((n, e) => n + e.turns, 0);
+  // The share of policy turns cut at rollout.maxTokens (TRL's completions/clipped_ratio): a cut turn
+  // ends its episode (invalid, `truncated`), so it is the truncated episodes over all turns (method §5.9).
+  rec['completions/clipped_ratio'] = turns ? episodes.filter((e) => e.invalidReason === 'truncated').length / turns : 0;
   if (episodes.some((e) => e.constrainedTurns !== undefined)) rec['turns/constrained_share'] = turns ? episodes.reduce((n, e) => n + (e.constrainedTurns ?? 0), 0) / turns : 0;
   // Prefill the policy server computed vs took from its prefix cache (0 cached when it does not report it).
   const prompt = episodes.reduce((n, e) => n + (e.promptTokens ?? 0), 0);

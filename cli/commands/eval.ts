@@ -26,7 +26,7 @@ import { seededResampler } from '../../eval/bootstrap.ts';
 import { Intrinsic, table2Groups } from '../../eval/compare-tables.ts';
 import { formatSweep, formatTable, type EvalReport } from '../../eval/report.ts';
 import { toMarkdown } from '../../eval/table.ts';
-import { runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
+import { evalSeed, runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
 import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';
 import { usage as compareUsage } from './eval-compare.ts';
@@ -50,7 +50,11 @@ export const usage = `usage: gsteer eval --config FILE [--set key=value ...] [--
                       for --trajectories)
   --baseline B        action menu and prompt: gsteer (default; the trained policy's prompt),
                       direct (Stop), memory_rag (Retrieve/Stop), clarify (Ask/Stop),
-                      memory_clarify (all three, generic prompt)
+                      memory_clarify (all three, generic prompt), clarifier_trained (the
+                      IntentRL-style clarifier's adapter); or a released checkpoint behind its
+                      own endpoint, mapped to Ask/Stop: mistral_interact
+                      (eval.baselines.mistralInteract), cep_rewrite (CEP's consultant at
+                      eval.baselines.cep, q* rewritten by eval.baselines.cep.rewriter, Qwen3-8B)
   --run RUN_DIR       freeze the final user states of that GRPO run (its last
                       steps/step-N/user_states.jsonl; the paper's protocol)
   --user-states FILE  freeze these user states instead (e.g. a checkpoint's user_states.jsonl);
@@ -107,6 +111,17 @@ export function frozenStatesSource(cfg: RunConfig, v: Pick<EpisodeFlags, 'user-s
 
 async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], all: Instance[], encoder: Encoder, calls: CallSink) {
   const baseline = baselineNamed(v.baseline ?? 'gsteer');
+  if ('external' in baseline && baseline.external) {
+    // A released checkpoint behind its own endpoint (method §8.5): no policy server, no user state.
+    if (v.adapter || v['policy-model'] || v.run || v['user-states']) throw new InputError(`--baseline ${baseline.name} runs a released checkpoint (eval.baselines); --adapter, --policy-model, --run and --user-states do not apply: drop them`);
+    const { externalAgentFrom, runExternalEpisodes } = await import('../../eval/external/run.ts');
+    const agent = externalAgentFrom(cfg, baseline.external, calls);
+    const trajs = await runExternalEpisodes(agent, simulatorFrom(cfg, encoder, calls), selected, {
+      runId: `${cfg.runName}-eval`, maxTurns: cfg.rollout.maxTurns, concurrency: cfg.eval.concurrency, episodesPerInstance: cfg.eval.episodesPerInstance,
+      seedOf: (id, e) => evalSeed(cfg.seed, id, e),
+    });
+    return { trajs, method: { baseline: baseline.name, label: v.label ?? baseline.label, model: agent.model, source: 'episodes' as const } };
+  }
   const source = frozenStatesSource(cfg, v);
   console.error(`gsteer eval: frozen user states: ${source.file ?? '(none)'} (${source.why})`);
   const states = await frozenUserStates(source.file ? [source.file] : [], all, encoder);

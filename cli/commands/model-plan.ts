@@ -8,6 +8,9 @@ import { readQwen3Config } from '../../model/config.ts';
 import { readVocabMap } from '../../model/vocab-map.ts';
 import { PROJ_NAMES, type ProjName } from '../../model/lora/types.ts';
 import { fmtBytes, planMemory, verdicts, type PlanLine } from '../../trainer/plan.ts';
+import { fitReport, modelShape, stagePlans } from '../../trainer/plan-config.ts';
+import { loadConfig } from '../../configs/load.ts';
+import { QWEN3_SHAPES } from '../../model/qwen3-shapes.ts';
 import { InputError } from '../../util/errors.ts';
 
 const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wasm's maximum)
@@ -24,10 +27,26 @@ function table(lines: PlanLine[]): string {
   return lines.map((l) => `  ${l.item.padEnd(w)}  ${fmtBytes(l.bytes).padStart(11)}  ${l.note}`).join('\n');
 }
 
+/** `gsteer model plan --config FILE...`: the plan of a run config's stages (trainer/plan-config.ts) and each on the known GPUs. */
+async function runConfigPlan(files: string[], sets: string[]): Promise<number> {
+  const cfg = loadConfig(files, sets);
+  const shape = modelShape(cfg.policy.model);
+  if (!shape) throw new InputError(`model plan: policy.model = ${cfg.policy.model} has no config.json and is no published Qwen3 size (${Object.keys(QWEN3_SHAPES).join(', ')}); put its config.json there or pass --model DIR`);
+  const r = fitReport(cfg);
+  console.log(r.text);
+  console.log('\nverdict per stage (90% of the card usable):');
+  for (const s of stagePlans(cfg, shape.config))
+    console.log(`  ${s.stage.padEnd(5)} ${fmtBytes(s.total).padStart(11)}  ${verdicts(s.total).map((v) => `${v.gpu} ${v.fits ? 'fits' : 'does not fit'}`).join(', ')}`);
+  console.log(`\n${r.summary}`);
+  return 0;
+}
+
 export async function runPlan(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
+      config: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
       model: { type: 'string' },
       'seq-len': { type: 'string' },
       'micro-batch': { type: 'string' },
@@ -42,7 +61,8 @@ export async function runPlan(argv: string[]): Promise<number> {
       'shared-prefix': { type: 'string' },
     },
   });
-  if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json)');
+  if (values.config) return runConfigPlan(values.config, values.set ?? []);
+  if (!values.model) throw new InputError('model plan: --model DIR is required (a folder with config.json), or --config FILE to plan a run config');
   const cfg = readQwen3Config(values.model);
   const vocab = readVocabMap(values.model, cfg.vocabSize);
   const targets = (values.targets ?? PROJ_NAMES.join(',')).split(',').map((s) => s.trim());

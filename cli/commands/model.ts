@@ -43,6 +43,14 @@ ${PRETRAIN_USAGE}
       Prints per-token logprobs as JSON: one array per input sequence, element t =
       log p(id_t | id_<t), element 0 = 0. FILE is JSON (an array of id arrays) or JSONL
       (one id array, or {"input_ids": [...]}, per line).
+  gsteer model plan --config FILE... [--set key=value ...]
+      The plan of a run config: each stage it trains (SFT when sft.enabled, then GRPO or
+      PPO) at sft.maxSeqLen tokens with its micro-batch (sft.microBatchSize,
+      grpo.microBatchSize), recompute (grpo.gradientCheckpointing) and LoRA, against its
+      device (trainer.device for backend gpu, the wasm heap, or RAM) and each known GPU.
+      The model's config.json, or the published shape of a Qwen3 size its folder is named
+      after (models/Qwen3-8B). gsteer train and gsteer sft train make the same check at
+      start and refuse (exit 2, with this plan) a config that does not fit its device.
   gsteer model plan --model DIR --seq-len N --micro-batch B
         [--lora-r 8] [--targets q_proj,k_proj,...] [--no-dropout]
         [--backend gpu|node|wasm|cpu] [--recompute]

@@ -18,7 +18,10 @@ build  Scenario-controlled trajectories from every TRAIN instance's IEG (method 
        config: sft.optionalRatios, sft.ordersPerSubgraph, sft.order (ieg | random), rollout.maxTurns,
        rollout.retrieveCandidates/retrieveTopK, encoder (memory similarity), judge
        (teacher for the refined query: rule = template, llm = judge endpoint).
-       Prints trajectory / step counts per scenario kind. Format: data/sft/README.md.
+       Prints trajectory / step counts per scenario kind, and every example over the
+       length budgets per action kind (Qwen3 tokens; sft.maxSeqLen: kept whole, trimmed by
+       its oldest history, or dropped, as training will; rollout.maxTokens: turns that
+       fit). Format: data/sft/README.md.
 train  LoRA SFT with masked cross-entropy on the target tokens (sft.* in the config),
        held-out loss, checkpoints every checkpoint.every updates; writes the PEFT
        adapter to <runDir>/<runName>/sft/adapter. --resume continues from the newest
@@ -56,6 +59,7 @@ async function build(argv: string[]): Promise<number> {
     candidates: cfg.rollout.retrieveCandidates,
     encoder: createEncoder(cfg.encoder),
     teacher: teacherFromConfig(cfg),
+    budget: { maxSeqLen: cfg.sft.maxSeqLen, maxTokens: cfg.rollout.maxTokens, trim: cfg.sft.overBudget === 'trim' }, // method §7.8: counted with the Qwen3 tokenizer
   });
   console.log(`wrote ${values.out}\n${formatCounts(counts)}`);
   return 0;

@@ -9,6 +9,7 @@ import { waitForPolicyServer } from '../../workers/policy-admin.ts';
 import { redisProblem } from '../../workers/redis-local.ts';
 import { createRunDir, newRunLayout, validateRunInputs } from '../../workers/prepare.ts';
 import { trainDashboard } from '../../monitor/dashboard/beside-run.ts';
+import { checkFits } from '../../trainer/plan-config.ts';
 
 export const summary = 'run GRPO or PPO (algorithm) on G-STEER or QREF (env): validate, start Redis/policy server/workers, train, checkpoint';
 export const usage = `usage: gsteer train --config FILE [--config FILE ...] [--set key=value ...] [--init-adapter DIR]
@@ -48,6 +49,9 @@ export async function run(argv: string[]): Promise<number> {
   const sets = [...(values.set ?? []), ...(values['init-adapter'] ? [`initAdapter=${values['init-adapter']}`] : [])];
   const cfg = loadConfig(values.config ?? [], sets);
   const prepared = validateRunInputs(cfg);
+  // The memory plan against the device (trainer/plan-config.ts): refused here, before anything starts.
+  // (trainer.engine tinker: a remote engine trains on its own GPUs, method §5.12)
+  console.error(`gsteer train: ${cfg.trainer.engine === 'tinker' ? `memory plan: not checked (trainer.engine tinker: ${cfg.trainer.baseUrl} trains on its own devices)` : checkFits(cfg).summary}`);
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
   console.error(
     cfg.grpo.initialUserStates

@@ -13,6 +13,7 @@ import { PROMPTS } from './prompts.ts';
 import { rubricWeights, type ProfileSource } from './rules.ts';
 import type { Placement } from './split.ts';
 import { StepError, type BuildSteps } from './steps.ts';
+import { taskFacts } from './task-facts.ts';
 import type { BuiltTarget, Candidate, DropReason, RawInstance, Slot } from './types.ts';
 
 export interface CandidateFate {
@@ -85,8 +86,8 @@ function toInstance(b: Built, split: 'train' | 'test', offlineProfile: string | 
     split,
     query: raw.query,
     profile: raw.user.profile,
-    // The simulator sees the persona and the dynamic context, one fact per line.
-    persona: [...personaLines(raw.user.persona), ...raw.user.context],
+    // The simulator sees the task-relevant persona facts and context snippets, one per line (task-facts.ts).
+    persona: taskFacts([...personaLines(raw.user.persona), ...raw.user.context], raw.query, b.targets),
     targets: b.targets.map((t) => ({
       id: t.id,
       description: t.description,

@@ -4,6 +4,8 @@
 // the user's persona and context.
 import { personaLines } from '../persona.ts';
 import type { RubricItem } from '../raw/schema.ts';
+import { FactGrounding } from './grounding.ts';
+import { describe, seedQuestion } from './phrasing.ts';
 import { contentWords, jaccard, oneLine, shared, snakeName, stems, uniqueName } from './text.ts';
 import type { BuiltTarget, Candidate, Decision, DropReason, Ieg, RawInstance, Seed, Slot } from './types.ts';
 
@@ -25,17 +27,10 @@ export const RULES = {
   profileItems: 3,
 };
 
-const OPENERS = /^(accounts? for|respects?|considers?|matches|fits|reflects|builds on|suggests|keeps within|keeps|uses|covers|presents|cites|includes|recommends|addresses|takes into account)\s+/i;
-const CONDITION = /^(if|when|once|where|given|depending on)\b[^,]*,\s*/i;
+export { describe } from './phrasing.ts';
+
 const PRESENTATION = /\b(format\w*|headings?|tone|layout|readab\w*|concise|short|length|bullet\w*|table|style)\b/i;
 const CONDITIONAL = /\b(if|when|whether|once|depending|given)\b/i;
-
-const capital = (s: string) => (s ? s[0]!.toUpperCase() + s.slice(1) : s);
-
-/** The target description of a criterion: a leading condition clause and rubric verb removed. */
-export function describe(criterion: string): string {
-  return capital(oneLine(criterion).replace(CONDITION, '').replace(OPENERS, '').replace(/[.;]+$/, ''));
-}
 
 /**
  * Candidates: each rubric item is one candidate, split at semicolons and sentence breaks
@@ -78,14 +73,15 @@ const candidateText = (c: Candidate) => `${c.description} ${c.criterion}`;
  *  narrow       fewer than RULES.minStems content stems
  *  in_query     >= RULES.inQueryShare of its stems occur in the query (already specified)
  *  redundant    stem Jaccard >= RULES.redundantJaccard with a kept (heavier) candidate
- *  ungrounded   no persona fact or context snippet of this user shares a stem with it:
- *               nothing about this user bears on it, so its answer does not vary with the
- *               user and a seed answer would be invented
+ *  ungrounded   no persona fact or context snippet of this user speaks to it (grounding.ts:
+ *               shared words weighted by rarity, shared topics): nothing about this user bears
+ *               on it, so its answer does not vary with the user and a seed answer would be
+ *               invented
  * Essential: the top ceil(RULES.essentialShare * kept) kept candidates by weight.
  */
 export function ruleValidate(inst: RawInstance, cands: readonly Candidate[], weights: ReadonlyMap<string, number>): Decision[] {
   const queryStems = stems(inst.query);
-  const factStems = userFacts(inst).map(stems);
+  const grounding = new FactGrounding(userFacts(inst), inst.query);
   const byWeight = [...cands].sort((a, b) => (weights.get(b.id) ?? 0) - (weights.get(a.id) ?? 0));
   const kept: Candidate[] = [];
   const verdict = new Map<string, DropReason | null>();
@@ -97,7 +93,7 @@ export function ruleValidate(inst: RawInstance, cands: readonly Candidate[], wei
     else if (s.size < RULES.minStems) reason = 'narrow';
     else if (shared(s, queryStems) / s.size >= RULES.inQueryShare) reason = 'in_query';
     else if (kept.some((k) => jaccard(s, stems(candidateText(k))) >= RULES.redundantJaccard)) reason = 'redundant';
-    else if (!factStems.some((f) => shared(s, f) > 0)) reason = 'ungrounded';
+    else if (grounding.ground(c.description, c.criterion, RULES.answerFacts).quoted.length === 0) reason = 'ungrounded';
     verdict.set(c.id, reason);
     if (!reason) kept.push(c);
   }
@@ -110,23 +106,18 @@ export function ruleValidate(inst: RawInstance, cands: readonly Candidate[], wei
 }
 
 /**
- * Seed Q/A: the question asks about the description ("the" -> "your"); the answer quotes
- * the RULES.answerFacts persona facts / context snippets sharing the most stems with the
- * target (ties: fact order), after the description: "<Description>: <fact>; <fact>."
+ * Seed Q/A: the question asks the user about the description in the second person
+ * (phrasing.ts); the answer quotes the facts the grounding rule picks for the target (at most
+ * RULES.answerFacts, best first; grounding.ts), after the description:
+ * "<Description>: <fact>; <fact>." (empty when no fact speaks to it).
  */
 export function ruleSeeds(inst: RawInstance, targets: readonly Pick<BuiltTarget, 'id' | 'description' | 'criterion'>[]): Seed[] {
   const facts = userFacts(inst);
+  const grounding = new FactGrounding(facts, inst.query);
   return targets.map((t) => {
-    const s = stems(`${t.description} ${t.criterion}`);
-    const ranked = facts
-      .map((f, i) => ({ f, i, n: shared(s, stems(f)) }))
-      .filter((x) => x.n > 0)
-      .sort((a, b) => b.n - a.n || a.i - b.i)
-      .slice(0, RULES.answerFacts);
-    const d = t.description.replace(/^the\s+/i, 'your ');
-    const question = `Could you tell me about ${d[0]!.toLowerCase()}${d.slice(1)}?`;
-    const answer = ranked.length ? `${t.description}: ${ranked.map((x) => x.f.replace(/[.;]+$/, '')).join('; ')}.` : '';
-    return { id: t.id, seedQuestion: question, seedAnswer: answer };
+    const { quoted } = grounding.ground(t.description, t.criterion, RULES.answerFacts);
+    const answer = quoted.length ? `${t.description}: ${quoted.map((i) => (facts[i] as string).replace(/[.;]+$/, '')).join('; ')}.` : '';
+    return { id: t.id, seedQuestion: seedQuestion(t.description), seedAnswer: answer };
   });
 }
 

@@ -1,8 +1,12 @@
 // Word-level text rules the embedded build steps share (data/build/README.md "Text rules").
 // A content word is a lowercase run of letters/digits of length >= 3 that is not a stop word
-// (function words plus the verbs rubric items open with: "considers", "respects" ...). Its
-// stem is its first four characters, so "diet"/"dietary", "allergy"/"allergies",
-// "budget"/"budgets" meet; two texts overlap when they share a stem.
+// (function words, the verbs rubric items open with: "considers", "respects" ..., and words
+// every rubric item and profile uses: "user", "current", "existing" ...). Its stem is Porter's
+// (npm `stemmer`, a maintained implementation of Porter's algorithm): "allergy"/"allergies",
+// "budget"/"budgets", "prefers"/"preference" meet, while "vision"/"visits" and
+// "medical"/"medium" no longer do (the first four letters did). Two texts overlap when they
+// share a stem.
+import { stemmer } from 'stemmer';
 
 const STOP = new Set(
   ('the and for with that this from into about their them they its are was were has have had not but can could would should will ' +
@@ -10,7 +14,15 @@ const STOP = new Set(
     'very other one ones each both via per e.g etc ' +
     'account accounts considers consider consideration respects respect matches match fits fit reflects reflect builds build suggests suggest ' +
     'keeps keep uses use covers cover presents present cites cite includes include recommends recommend recommendation recommendations ' +
-    'gives give giving provides provide addresses address takes take makes make being such options option').split(/\s+/),
+    'gives give giving provides provide addresses address takes take makes make being such options option ' +
+    // words every rubric item and profile line uses: they name no factor
+    'report reports should current currently existing main specific particular relevant related appropriate ' +
+    'needs need needed based whose into within toward towards around they them their there these those ' +
+    'aligns align tailors tailor adapts adapt prioritizes prioritize explains explain mentions mention discusses discuss ' +
+    'ensures ensure focuses focus suits suit takes taken account accounts ' +
+    // generic nouns that name no factor by themselves ("the type of the building")
+    'type types kind kinds level levels amount amounts way ways aspect aspects factor factors detail details ' +
+    'information situation situations status arrangement arrangements thing things').split(/\s+/),
 );
 
 /** Content words of `text`, in order, lowercase. */
@@ -18,9 +30,29 @@ export function contentWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length >= 3 && !STOP.has(w));
 }
 
-/** The distinct stems (first four characters) of the content words of `text`. */
+/**
+ * Runs of adjacent content words of `text` (a stop word or punctuation ends a run): the noun
+ * phrases a rubric item is made of, e.g. "travel budget", "income stability". [runs][words].
+ */
+export function contentRuns(text: string): string[][] {
+  const runs: string[][] = [];
+  for (const piece of text.toLowerCase().split(/[^\p{L}\p{N}\s]+/u)) {
+    let run: string[] = [];
+    for (const w of piece.match(/[\p{L}\p{N}]+/gu) ?? []) {
+      if (w.length >= 3 && !STOP.has(w)) run.push(w);
+      else if (run.length) (runs.push(run), (run = []));
+    }
+    if (run.length) runs.push(run);
+  }
+  return runs;
+}
+
+/** The Porter stem of one content word (numbers stay as they are). */
+export const stemOf = (w: string): string => (/\d/.test(w) ? w : stemmer(w));
+
+/** The distinct Porter stems of the content words of `text`. */
 export function stems(text: string): Set<string> {
-  return new Set(contentWords(text).map((w) => w.slice(0, 4)));
+  return new Set(contentWords(text).map(stemOf));
 }
 
 export function shared(a: ReadonlySet<string>, b: ReadonlySet<string>): number {

@@ -1,4 +1,4 @@
-// QREF records (issue 23; seeds/qref-paper.md): the corpus a search backend indexes, the
+// QREF records (issue 23; the QREF paper, method §13): the corpus a search backend indexes, the
 // questions (one search step of an agent each: the paper's (x, tau_t, Q_t) plus the evidence
 // that step needs), and the refiner demonstrations for SFT (the paper's (x_i, tau_i, Q_i,
 // o_i^ref) with o^ref = (rationale rho_i, refined batch Q~_i)). One JSON object per line; the

@@ -1,6 +1,6 @@
 // Validation of QREF files (data/qref/schema.ts): every problem of every line at once, each
 // as `file:line: [id] field: message` where the message names the value found, the rule and
-// the fix (STYLE.md §6). Record rules come from the zod schemas; the rules across records
+// the fix. Record rules come from the zod schemas; the rules across records
 // are checked here: unique ids, evidence ids that name corpus documents, refined batches
 // within the refiner's turn caps, and demonstrations whose inputs match their question.
 import type { z } from 'zod';

@@ -2,7 +2,7 @@
 // final evidence state. Real runs use an LLM through the endpoints/ layer (cfg.judge's
 // server, role "teacher"); the embedded default is a documented template: the query
 // followed by each covered slot's value phrased as a constraint, in slot order.
-import type { EvidenceSlot } from '../../core/types.ts';
+import { NON_COMMITTAL, type EvidenceSlot } from '../../core/types.ts';
 import type { Endpoint } from '../../endpoints/index.ts';
 import { llmTurnRenderer, type RenderedTurn, type TurnRenderInput } from './render.ts';
 import { InputError } from '../../util/errors.ts';
@@ -11,6 +11,16 @@ export interface TeacherInput {
   query: string;
   profile: string;
   slots: readonly EvidenceSlot[];
+  /**
+   * The dialogue's question-answer pairs: the IntentRL-style clarifier's evidence (it tracks no
+   * slots, so q* is written from the answers it got; method §8.5). Absent or empty for G-STEER.
+   */
+  dialogue?: readonly DialogueTurn[];
+}
+
+export interface DialogueTurn {
+  question: string;
+  answer: string;
 }
 
 export interface Teacher {
@@ -23,25 +33,35 @@ export interface Teacher {
 
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
+/** The answers that carry evidence: non-blank and not the simulator's non-committal line. */
+export const informativeAnswers = (dialogue: readonly DialogueTurn[] = []): DialogueTurn[] =>
+  dialogue.filter((d) => d.answer.trim() && d.answer.trim() !== NON_COMMITTAL);
+
 /**
  * The embedded teacher: `{query} Constraints from the user: {purpose}: {value}; ...` over
- * the covered (and partial) slots; the query alone when nothing is covered. Uncovered slots
- * add nothing (q* only states what the evidence supports).
+ * the covered (and partial) slots, then `From the user's answers: {answer}; ...` over the
+ * dialogue's informative answers (the clarifier's evidence); the query alone when there is
+ * neither. Uncovered slots add nothing (q* only states what the evidence supports).
  */
-export function templateRefine({ query, slots }: TeacherInput): string {
+export function templateRefine({ query, slots, dialogue }: TeacherInput): string {
   const known = slots.filter((s) => s.status !== 'uncovered' && s.value.trim());
-  const q = oneLine(query);
-  if (known.length === 0) return q;
-  const body = known.map((s) => `${oneLine(s.purpose)}: ${oneLine(s.value)}`).join('; ');
-  return `${q} Constraints from the user: ${body}.`;
+  const answers = informativeAnswers(dialogue);
+  const parts = [oneLine(query)];
+  if (known.length) parts.push(`Constraints from the user: ${known.map((s) => `${oneLine(s.purpose)}: ${oneLine(s.value)}`).join('; ')}.`);
+  if (answers.length) parts.push(`From the user's answers: ${answers.map((d) => oneLine(d.answer).replace(/[.;]+$/, '')).join('; ')}.`);
+  return parts.join(' ');
 }
 
 export const templateTeacher: Teacher = { name: 'template', refine: async (i) => templateRefine(i) };
 
 /** The prompt the LLM teacher gets (paper: "the teacher model refines the initial query using the final evidence state"). */
-export function teacherMessages({ query, profile, slots }: TeacherInput): { role: 'system' | 'user'; content: string }[] {
+export function teacherMessages({ query, profile, slots, dialogue }: TeacherInput): { role: 'system' | 'user'; content: string }[] {
   const known = slots.filter((s) => s.status !== 'uncovered' && s.value.trim());
-  const evidence = known.length ? known.map((s) => `- ${s.name} (${s.purpose}): ${s.value} [${s.source}]`).join('\n') : '(none)';
+  const lines = [
+    ...known.map((s) => `- ${s.name} (${s.purpose}): ${s.value} [${s.source}]`),
+    ...informativeAnswers(dialogue).map((d) => `- asked "${oneLine(d.question)}", the user answered: ${oneLine(d.answer)} [dialogue]`),
+  ];
+  const evidence = lines.length ? lines.join('\n') : '(none)';
   return [
     {
       role: 'system',

@@ -43,7 +43,10 @@ export interface WalkContext {
   topK: number;
   /** false: the random-order ablation (sft.order = random): targets are acquired in schedule order, parents or not. */
   respectIeg?: boolean;
-  /** The Ask/Stop clarifier (variant = clarifier): no Retrieve, empty STATE, q* from the dialogue alone (no profile). */
+  /**
+   * The IntentRL-style Ask/Stop clarifier (variant = clarifier; method §8.5): no Retrieve, empty
+   * STATE; it sees the frozen profile, and q* is written from the dialogue (the answers it got).
+   */
   clarifier?: boolean;
 }
 
@@ -148,8 +151,7 @@ async function retrieveTurn(ctx: WalkContext, w: WalkState, ids: string[], hits:
 async function rendered(ctx: WalkContext, w: WalkState, action: 'RETRIEVE' | 'ASK' | 'STOP', ids: readonly string[], state: EvidenceSlot[], draft: { plan: string; execute: string }) {
   if (!ctx.teacher.turn) return draft;
   const slots = ids.map((id) => ({ ...slotOf(w.target(id)), seedQuestion: w.target(id).seedQuestion }));
-  const profile = ctx.clarifier ? '' : sftProfile(ctx.instance);
-  return ctx.teacher.turn({ action, query: ctx.instance.query, profile, state, slots, draft });
+  return ctx.teacher.turn({ action, query: ctx.instance.query, profile: sftProfile(ctx.instance), state, slots, draft });
 }
 
 /** One Ask for `id` (the seed question, or the teacher's); the seed answer covers it from dialogue. */
@@ -180,7 +182,9 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
     const state = ctx.clarifier ? [] : slots; // the clarifier writes no evidence slots
     const stop = stopReason(w, scenario, acquisitions, turn, ctx.maxTurns);
     if (stop) {
-      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: ctx.clarifier ? '' : sftProfile(ctx.instance), slots: state });
+      // The clarifier tracks no slots: its evidence is the dialogue so far (question, answer).
+      const dialogue = ctx.clarifier ? steps.flatMap((s) => (s.observation.kind === 'answer' ? [{ question: s.observation.question, answer: s.observation.answer }] : [])) : [];
+      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: sftProfile(ctx.instance), slots: state, ...(dialogue.length ? { dialogue } : {}) });
       const { plan } = await rendered(ctx, w, 'STOP', [], state, { plan: planText(changes, { kind: 'stop', reason: stop }, w.name), execute });
       const turnOut: PolicyTurn = { state, plan, action: 'STOP', execute };
       steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });

@@ -36,7 +36,7 @@ async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Prom
       return await withCallGroup(job.groupId, () => runEpisode(deps, asInstance(instance), {
         runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
         snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
-        ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS, dialogueOnly: true } : {}), // the Ask/Stop clarifier (method §8.5)
+        ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS } : {}), // the Ask/Stop clarifier (method §8.5)
       }));
     },
     async close() {
@@ -51,7 +51,9 @@ async function rewardPart(cfg: RunConfig, sink?: CallSink): Promise<RewardPart> 
   const encoder = await encoderOf(cfg, sink);
   return {
     async score(traj, instance) {
-      const b = await withCallGroup(traj.groupId, () => computeReward(rewardInputFromTrajectory(traj, asInstance(instance)), cfg.reward, encoder));
+      // The clarifier's coverage comes from what its dialogue gathered (method §8.5).
+      const evidence = cfg.variant === 'clarifier' ? 'dialogue' : 'state';
+      const b = await withCallGroup(traj.groupId, () => computeReward(rewardInputFromTrajectory(traj, asInstance(instance), evidence), cfg.reward, encoder));
       const components: Record<string, number> = {};
       for (const [k, v] of Object.entries(b)) if (typeof v === 'number' && k !== 'reward') components[k] = v;
       return { reward: b.reward, components };

@@ -1,4 +1,4 @@
-// The QREF refiner as an environment (method §13; seeds/qref-paper.md; the plugin interface is
+// The QREF refiner as an environment (method §13, the QREF paper; the plugin interface is
 // rollout/env/types.ts). One instance = one search step of an agent (data/qref/schema.ts
 // Question: the question x, the reasoning trace tau_t, the candidate batch Q_t and the
 // evidence ids the step needs). One episode = one policy turn:

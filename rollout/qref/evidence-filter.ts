@@ -1,4 +1,4 @@
-// The evidence filter F_psi (seeds/qref-paper.md): for one refined query, look at its result
+// The evidence filter F_psi (the QREF paper, method §13): for one refined query, look at its result
 // list given the question x and the reasoning trace tau_t, and keep the indices I_t,j of the
 // results worth showing the agent (D_t,j = {d_t,j,k : k in I_t,j}). Two implementations
 // behind this interface: the embedded lexical rule (filter-rule.ts) and an LLM (filter-llm.ts;

@@ -1,4 +1,4 @@
-// The LLM evidence filter F_psi (method §13; seeds/qref-paper.md: "The Evidence Filter F_psi
+// The LLM evidence filter F_psi (method §13; the QREF paper: "The Evidence Filter F_psi
 // evaluates each result list conditioned on x, tau_t, and the active refined query q~_t,j, and
 // predicts a kept-index set I_t,j"; the paper uses Qwen3-8B) through the endpoints/ layer, as
 // the LLM judge (rollout/judge-llm.ts). One call per refined query's result list:

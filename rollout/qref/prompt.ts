@@ -1,4 +1,4 @@
-// The refiner's input (seeds/qref-paper.md: R_phi takes the original question x, the current
+// The refiner's input (the QREF paper, method §13: R_phi takes the original question x, the current
 // reasoning trace tau_t and the candidate batch Q_t). One system message with the task and
 // the output format, one user message with the three inputs; the SFT examples
 // (sft-example.ts) and the rollouts use this same function, so SFT trains on exactly what

@@ -1,4 +1,4 @@
-// The retrieval-grounded reward of a refiner turn (seeds/qref-paper.md: "the retrieval
+// The retrieval-grounded reward of a refiner turn (the QREF paper, method §13: "the retrieval
 // outcomes of Q~ are compared against those of the original queries ... encouraging the model
 // to produce refined queries that recover more of the required evidence than the agent's own
 // queries"; GPT-5.2's gains "largely driven by generating substantially more queries" are why

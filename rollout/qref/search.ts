@@ -1,5 +1,5 @@
 // QREF search backends (issue 23): what executes the original and the refined query batches.
-// Two implementations behind one interface (STYLE.md §8): `bm25.ts`, an embedded BM25 index
+// Two implementations behind one interface (one conformance suite for both): `bm25.ts`, an embedded BM25 index
 // over a local corpus (the default on a fresh machine), and `http-search.ts`, any JSON search
 // API (Serper, Elasticsearch, a Pyserini server) through a configurable request and response
 // mapping. A search never throws for what the backend does: a bad reply, a timeout or a

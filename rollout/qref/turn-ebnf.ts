@@ -2,7 +2,7 @@
 // gsteer serve take; compiled by serve/structured/compile.ts like the G-STEER policy grammar).
 // Written from turn.ts's constants; the number of queries is bounded by nesting optional
 // groups maxQueries deep (a handful of rules, no counted repetition); lengths are not in the
-// grammar (turn.ts says why). Only ASCII character classes (rollout/grammar.ts says why).
+// grammar (turn.ts says why). Only ASCII character classes (core/turn/grammar.ts says why).
 // `rollout/qref/turn.ebnf` is this text for the default of 5 queries, committed for servers
 // that read a file (tests/rollout/qref/turn.test.ts keeps the two equal).
 import { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from './turn.ts';

@@ -1,4 +1,4 @@
-// The refiner's turn (issue 23; seeds/qref-paper.md: R_phi outputs a short rationale rho_t
+// The refiner's turn (issue 23; the QREF paper, method §13: R_phi outputs a short rationale rho_t
 // and the refined batch Q~_t). The text the refiner emits, the SFT target, and what the
 // environment parses:
 //
@@ -12,7 +12,7 @@
 //   QUERIES: with nothing after it on its line; then 1..maxQueries lines "- {query}", each
 //   with a non-space character (`missing_queries`, `no_queries`, `empty_query`,
 //   `too_many_queries`). Headers are upper-case and start their line.
-// - Tolerated as in the G-STEER turn (rollout/grammar.ts, whose whitespace rules and
+// - Tolerated as in the G-STEER turn (core/turn/grammar.ts, whose whitespace rules and
 //   trimField this reuses): trailing ASCII whitespace (CRLF too) and blank lines anywhere.
 //   Anything else is `unexpected_line`; an all-blank output is `empty`.
 // - Lengths, in code points: rationale <= maxRationaleChars, each query <= maxQueryChars

@@ -45,6 +45,7 @@ const PAPER: [line: string, path: string, value: unknown][] = [
   ['GRPO: repeated-question cosine threshold 0.86', 'reward.repetitionThreshold', 0.86],
   ['GRPO samples turns unconstrained (invalid turns penalized)', 'rollout.constrained', false],
   ['GRPO begins with empty memory and profile states', 'grpo.initialUserStates', undefined],
+  ['Compute Environment: GRPO on one A100-SXM4-80GB (the plan must fit it, trainer/plan-config.ts)', 'trainer.device', 'A100-80GB'],
   // User Simulator
   ['User Simulator: Qwen3-32B', 'simulator.model', 'Qwen/Qwen3-32B'],
   ['User Simulator: an LLM, not the embedded stand-in', 'simulator.kind', 'llm'],

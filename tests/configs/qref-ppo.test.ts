@@ -8,7 +8,7 @@ describe('PpoSchema', () => {
   it("defaults to the paper's PPO settings, verl's where the paper gives none", () => {
     expect(PpoSchema.parse({})).toEqual({
       actorLearningRate: 1e-6, criticLearningRate: 1e-5, batchSize: 64, rolloutsPerPrompt: 1, epochs: 1, ppoEpochs: 1,
-      maxPromptTokens: 2048, maxResponseTokens: 2048, gamma: 1, gaeLambda: 1, whitenAdvantages: true,
+      gamma: 1, gaeLambda: 1, whitenAdvantages: true,
       useKlInReward: true, klCoef: 0.001, klEstimator: 'k1', clipRatio: 0.2, cliprangeValue: 0.5,
     });
   });
@@ -36,5 +36,19 @@ describe('QrefSchema', () => {
     expect(r.error?.issues[0]).toMatchObject({ path: ['search', 'http'], message: expect.stringMatching(/qref\.search\.http is not set; set qref\.search\.http\.url/) });
     const ok = QrefSchema.parse({ search: { kind: 'http', http: { url: 'https://google.serper.dev/search', method: 'POST', results: 'organic', id: 'link', text: 'snippet' } } });
     expect(ok.search.http).toMatchObject({ queryParam: 'q', timeoutMs: 10_000, apiKeyHeader: 'Authorization' });
+  });
+});
+
+describe('the PPO schedule (ppo.epochs is read)', () => {
+  it('makes one pass over the training prompts by default (the paper), ppo.epochs passes when set; GRPO keeps grpo.passes', async () => {
+    const { RunConfigSchema, scheduleOf } = await import('../../configs/schema.ts');
+    const { updateSchedule } = await import('../../workers/schedule.ts');
+    const instances = Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, userId: 'u', split: 'train' }));
+    const updates = (over: Record<string, unknown>) => updateSchedule(instances, scheduleOf(RunConfigSchema.parse(over)), 1).length;
+    expect(updates({ algorithm: 'ppo', ppo: { batchSize: 4 } })).toBe(3); // ceil(1 x 10 / 4)
+    expect(updates({ algorithm: 'ppo', ppo: { batchSize: 4, epochs: 2 } })).toBe(5); // ceil(2 x 10 / 4)
+    expect(updates({ algorithm: 'grpo' })).toBe(20); // grpo.passes 2 x 10 groups of one
+    // the paper's limits on prompt and response length are not keys: refused as unknown
+    expect(RunConfigSchema.safeParse({ ppo: { maxResponseTokens: 2048 } }).success).toBe(false);
   });
 });

@@ -90,6 +90,23 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     expect(again.map((p) => p.field)).toEqual([`memories[${first.memories.length - 1}].value`, 'memories[0].sourceInstance']);
   });
 
+  it('data validate finds a test value planted without its description prefix, but not a value a training target of the user shares', async () => {
+    const inst = lines(join(out, 'instances.jsonl')) as Instance[];
+    const states = (readFileSync(join(out, 'user_states.jsonl'), 'utf8').trim().split('\n')).map((l) => JSON.parse(l) as UserState);
+    const trainValues = new Set(inst.filter((i) => i.split === 'train').flatMap((i) => i.targets.map((t) => t.seedAnswer.slice(t.description.length + 1).trim())));
+    // a test target whose bare value no training target has (so its appearance is a leak)
+    const test = inst.filter((i) => i.split === 'test').flatMap((i) => i.targets.map((t) => ({ i, t }))).find(({ t }) => !trainValues.has(t.seedAnswer.slice(t.description.length + 1).trim()))!;
+    const bare = test.t.seedAnswer.slice(test.t.description.length + 1).trim(); // "<Description>: " removed
+    expect(test.t.seedAnswer.startsWith(`${test.t.description}: `)).toBe(true);
+    const planted = structuredClone(states);
+    planted[0]!.memories.push({ name: 'planted', purpose: 'a leak', value: `Remember: ${bare.replace(/\.$/, '')}` });
+    writeFileSync(join(root, 'bare-leak.jsonl'), planted.map((s) => `${JSON.stringify(s)}\n`).join(''));
+    const problems = validateFiles([join(out, 'instances.jsonl'), join(root, 'bare-leak.jsonl')]);
+    expect(problems.map((p) => [p.field, p.message.includes(`target "${test.t.id}"`)])).toEqual([[`memories[${planted[0]!.memories.length - 1}].value`, true]]);
+    // the built state as it is: every memory value is its training target's own, so nothing is reported
+    expect(validateFiles([join(out, 'instances.jsonl'), join(out, 'user_states.jsonl')])).toEqual([]);
+  });
+
   it('sft build takes the built instances; SFT trains on them for a few steps', async () => {
     const examples = join(root, 'examples.jsonl');
     vi.spyOn(console, 'log').mockImplementation(() => {});

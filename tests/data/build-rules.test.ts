@@ -15,7 +15,7 @@ const inst: RawInstance = {
     { criterion: 'Weather', weight: 0.2 },
     { criterion: 'Plans a trip to Lisbon', weight: 0.45 },
     { criterion: 'Keeps within the total budget limit', weight: 0.4 },
-    { criterion: "Considers the pet's needs", weight: 0.6 },
+    { criterion: "Considers the pet's care", weight: 0.6 },
   ],
 };
 
@@ -32,7 +32,7 @@ describe('embedded build rules (worked by hand)', () => {
       ['c4', 'Weather', 2],
       ['c5', 'Plans a trip to Lisbon', 3],
       ['c6', 'The total budget limit', 4],
-      ['c7', "The pet's needs", 5],
+      ['c7', "The pet's care", 5],
     ]);
     expect([...weights.values()]).toEqual([0.5, 0.5, 0.3, 0.2, 0.45, 0.4, 0.6]);
   });
@@ -42,9 +42,9 @@ describe('embedded build rules (worked by hand)', () => {
       ['c1', true, null, true],
       ['c2', true, null, false],
       ['c3', false, 'superficial', false],
-      ['c4', false, 'narrow', false], // one stem ("weat")
-      ['c5', false, 'in_query', false], // plan, trip, lisb all in the query
-      ['c6', false, 'redundant', false], // {tota, budg, limi} vs c1 {tota, budg}: Jaccard 2/3
+      ['c4', false, 'narrow', false], // one stem ("weather")
+      ['c5', false, 'in_query', false], // plan, trip, lisbon all in the query
+      ['c6', false, 'redundant', false], // {total, budget, limit} vs c1 {total, budget}: Jaccard 2/3
       ['c7', false, 'ungrounded', false], // no persona fact mentions a pet
     ]);
   });
@@ -54,7 +54,7 @@ describe('embedded build rules (worked by hand)', () => {
     { id: 'c2', description: 'The travel dates', criterion: 'considers the travel dates', weight: 0.5, essential: false, seedQuestion: '', seedAnswer: '' },
   ];
 
-  it('seed Q/A quote the persona facts sharing a stem', () => {
+  it('seed Q/A quote the persona facts the grounding rule picks (the budget fact for the budget, the dates for the dates)', () => {
     expect(ruleSeeds(inst, targets)).toEqual([
       { id: 'c1', seedQuestion: 'Could you tell me about your total budget?', seedAnswer: 'The total budget: budget: about 2000 euros.' },
       { id: 'c2', seedQuestion: 'Could you tell me about your travel dates?', seedAnswer: 'The travel dates: dates: travel dates in May.' },

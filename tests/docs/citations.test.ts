@@ -18,7 +18,7 @@ const specName = '\x53PEC';
 const notesName = '\x4eOTES';
 
 describe('the repository', () => {
-  it('cites only sections docs/method.md has, and no document outside the repository', () => {
+  it('cites only sections docs/method.md has, no document outside the repository, and only files it tracks', () => {
     expect(checkCitations(ROOT).map(formatProblem)).toEqual([]);
   });
 
@@ -44,6 +44,11 @@ describe('planted input', () => {
     write('src/a.ts', [`// fine: method ${S}1 and method ${S}1.2`, `// bad: method ${S}2.1 here`, `// list: method ${S}1, ${S}1.2/${S}7`, ''].join('\n'));
     write('notes/b.md', ['Intro', `see ${specName}.md for the rest`, `and ${notesName}.md`, `per ${specName} ${S}4 and the ${specName}'s rule`, ''].join('\n'));
     write('data/c.json', JSON.stringify({ x: `${specName}.md method ${S}99` }));
+    // file references (issue 33): src/a.ts and docs/method.md exist; src/gone.ts, docs/gone.md, seeds/paper.md and
+    // STYLE.md do not; other/x.py is no folder of this repository, runs/ and RUN_DIR/ are outputs
+    write('notes/refs.md', ['see src/a.ts, ./src/a.ts and docs/method.md', 'and src/gone.ts, docs/gone.md', 'not other/x.py, runs/r/table2.md, RUN_DIR/eval/t.md', 'per seeds/paper.md and STYLE.md', ''].join('\n'));
+    write('src/rel.ts', '// a.ts beside me: ./a.ts, and a missing sibling ./b.ts\n');
+    write('tests/t.ts', '// tests plant paths: src/planted.ts\n');
     write('bin.dat', Buffer.concat([Buffer.from([0, 1, 2]), Buffer.from(`${specName}.md`)]));
     execFileSync('git', ['add', '-A'], { cwd: dir });
     write('untracked.ts', `// method ${S}99 and ${specName}.md`); // not in the index: not scanned
@@ -60,9 +65,15 @@ describe('planted input', () => {
       { file: 'notes/b.md', line: 3, kind: 'outside', text: `${notesName}.md` },
       { file: 'notes/b.md', line: 4, kind: 'outside', text: `${specName} ${S}4` },
       { file: 'notes/b.md', line: 4, kind: 'outside', text: specName },
+      { file: 'notes/refs.md', line: 2, kind: 'missing_file', text: 'src/gone.ts' },
+      { file: 'notes/refs.md', line: 2, kind: 'missing_file', text: 'docs/gone.md' },
+      { file: 'notes/refs.md', line: 4, kind: 'missing_file', text: 'seeds/paper.md' },
+      { file: 'notes/refs.md', line: 4, kind: 'missing_file', text: 'STYLE.md' },
       { file: 'src/a.ts', line: 2, kind: 'unresolved', text: `method ${S}2.1` },
       // a section listed after a citation is checked too
       { file: 'src/a.ts', line: 3, kind: 'unresolved', text: `${S}7` },
+      // relative to the citing file: ./a.ts is src/a.ts; ./b.ts is missing
+      { file: 'src/rel.ts', line: 1, kind: 'missing_file', text: './b.ts' },
     ]);
   });
 

@@ -1,7 +1,9 @@
 // `gsteer eval downstream` end to end against a real HTTP OpenAI-compatible server (the fake
-// vLLM test server): the agent (chat kind) writes "REPORT FOR: <query>", the judge answers P
-// and Q from a formula of (method, instance, episode, round) read back from the report and
-// the request's seed. Every expected number below is worked by hand from that formula.
+// vLLM test server): the agent (chat kind) writes "REPORT FOR: <query>"; the judge follows the
+// PQR protocol (eval/downstream/pqr.ts): its weights and one criterion per dimension are fixed
+// below, and its scorer scores each criterion from a formula of (method, instance, episode,
+// round) read back from the report and the request's seed. Every expected number below is
+// worked by hand from that formula and the hierarchical average.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +12,8 @@ import { runDownstreamCommand } from '../../cli/commands/eval-downstream.ts';
 import { DownstreamScoresSchema, downstreamView, type DownstreamScores } from '../../eval/downstream-scores.ts';
 import { seededResampler } from '../../eval/bootstrap.ts';
 import type { View } from '../../eval/views.ts';
-import { standInScores, P_PROMPT } from '../../eval/downstream/judge.ts';
+import { PqrJudge } from '../../eval/downstream/judge.ts';
+import { StandInPqrSteps } from '../../eval/downstream/judge-standin.ts';
 import { standInReport } from '../../eval/downstream/agent.ts';
 import { InputError } from '../../util/errors.ts';
 import { readResultFile } from '../../eval/result-file.ts';
@@ -27,23 +30,30 @@ const INSTANCES = [
   { id: 'b1', userId: 'C', taskId: 'Z', split: 'test', query: 'orig b1', targets: [t('d')] },
 ];
 
-// The judge's formula: P = B[method] + I[instance] + episode + R[round]; Q = 4 + I[instance] + R[round].
+// The scorer's formula: F = B[method] + I[instance] + episode + R[round]; Q = 4 + I[instance] + R[round].
+// Weights: P goal 1, content 1, the others 0 (so P = the mean of goal and content = F); Q depth 1.
+// Criterion scores: goal F, content F, presentation 1, actionability 2R; depth Q, logic Q - 1, clarity Q.
 const B: Record<string, number> = { orig: 1, direct: 2, gsteer: 3 };
 const I: Record<string, number> = { s1: 0, u1: 1, t1: 2, b1: 3 };
-const R = [0, 0.5, 2.5]; // mean 1
+const R = [0, 1, 2]; // mean 1
 
 function judgeAnswer(req: FakeChatRequest): string {
+  const name = req.response_format?.json_schema?.name ?? '';
+  if (name === 'pqr_p_weights') return JSON.stringify({ rationale: 'r', weights: { goal: 1, content: 1, presentation: 0, actionability: 0 } });
+  if (name === 'pqr_q_weights') return JSON.stringify({ rationale: 'r', weights: { depth: 1, logic: 0, clarity: 0 } });
+  if (name.endsWith('_criteria')) return JSON.stringify({ criteria: [{ criterion: 'c', explanation: 'e', weight: 1 }] });
   const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
   const m = /REPORT FOR: (\S+) (\S+)(?: e(\d))?/.exec(user);
   if (!m) throw new Error(`no report in ${user}`);
   const k = R[req.seed as number] as number;
   const inst = I[m[2] as string] as number;
-  if ((req.messages[0]?.content ?? '') === P_PROMPT) {
-    const p = (B[m[1] as string] as number) + inst + Number(m[3] ?? 0) + k;
-    return JSON.stringify({ goal: p, content: p / 2, presentation: 1, actionability: 2 * k, overall: p });
+  const score = (id: string, n: number) => ({ id, analysis: 'a', score: n });
+  if (name === 'pqr_p_scores') {
+    const f = (B[m[1] as string] as number) + inst + Number(m[3] ?? 0) + k;
+    return JSON.stringify({ scores: [score('goal.1', f), score('content.1', f), score('presentation.1', 1), score('actionability.1', 2 * k)] });
   }
   const q = 4 + inst + k;
-  return JSON.stringify({ depth: q, logic: q - 1, clarity: q, overall: q });
+  return JSON.stringify({ scores: [score('depth.1', q), score('logic.1', q - 1), score('clarity.1', q)] });
 }
 
 let server: FakeVllm;
@@ -106,16 +116,22 @@ describe('gsteer eval downstream over HTTP', () => {
     scores = DownstreamScoresSchema.parse(JSON.parse(readFileSync(out(), 'utf8')));
   });
 
-  it('sends each distinct query once to the agent and judges every report 3 rounds x (P, Q) with seeds 0..2', () => {
+  it('sends each distinct query once to the agent; plans each instance once; scores every report 3 rounds x (P, Q) with seeds 0..2', () => {
     const agentCalls = server.requests.filter((q) => !q.body.response_format);
     // orig x4, direct x4, gsteer s1 e0, s1 e1, t1, b1 (u1 has no q*: the original's report, shared)
     expect(agentCalls.map((q) => (q.body.messages as { content: string }[]).at(-1)?.content).sort()).toEqual(
       ['direct b1', 'direct s1', 'direct t1', 'direct u1', 'gsteer b1', 'gsteer s1 e0', 'gsteer s1 e1', 'gsteer t1', 'orig b1', 'orig s1', 'orig t1', 'orig u1'],
     );
     const judgeCalls = server.requests.filter((q) => q.body.response_format);
-    // 13 scored reports, 12 distinct (G-STEER's u1 is the original's report: its judge calls are cache hits) x 3 rounds x (P, Q)
-    expect(judgeCalls.length).toBe(12 * 3 * 2);
-    expect(judgeCalls.map((q) => q.body.seed).sort()).toEqual([...Array(24).fill(0), ...Array(24).fill(1), ...Array(24).fill(2)]);
+    const named = (suffix: string) => judgeCalls.filter((q) => (q.body.response_format as { json_schema: { name: string } }).json_schema.name.endsWith(suffix));
+    // the plan: per evaluated instance (4) P weights + 4 P criteria + Q weights + 3 Q criteria, once (shared by every method's report)
+    expect(named('_weights').length + named('_criteria').length).toBe(4 * 9);
+    expect(named('_weights').every((q) => q.body.seed === undefined)).toBe(true);
+    // P's plan reads the persona, Q's does not
+    expect(named('_criteria').every((q) => JSON.stringify(q.body.messages).includes('USER PERSONA') === (q.body.response_format as { json_schema: { name: string } }).json_schema.name.startsWith('pqr_p'))).toBe(true);
+    // 13 scored reports, 12 distinct (G-STEER's u1 is the original's report: its scorer calls are cache hits) x 3 rounds x (P, Q)
+    expect(named('_scores').length).toBe(12 * 3 * 2);
+    expect(named('_scores').map((q) => q.body.seed).sort()).toEqual([...Array(24).fill(0), ...Array(24).fill(1), ...Array(24).fill(2)]);
     expect(scores.methods.map((m) => [m.name, m.original])).toEqual([['Original Query', true], ['Direct Rewrite', false], ['G-STEER', false]]);
     expect(scores.agent).toEqual({ name: 'Fake DR', model: 'Qwen/Qwen3-32B', standIn: false });
     expect(scores.judge).toEqual({ model: 'Qwen/Qwen3-32B', standIn: false, rounds: 3 });
@@ -123,9 +139,9 @@ describe('gsteer eval downstream over HTTP', () => {
 
   it('keeps each round as the judge gave it', () => {
     const g = scores.scores.find((s) => s.method === 'G-STEER' && s.instanceId === 's1' && s.episode === 1);
-    expect(g?.rounds.map((r) => r.p.overall)).toEqual([4, 4.5, 6.5]); // 3 + 0 + 1 + R
+    expect(g?.rounds.map((r) => r.p.overall)).toEqual([4, 5, 6]); // 3 + 0 + 1 + R
     const u = scores.scores.find((s) => s.method === 'G-STEER' && s.instanceId === 'u1');
-    expect(u?.rounds.map((r) => r.p.overall)).toEqual([2, 2.5, 4.5]); // no q*: the original's report, 1 + 1 + R
+    expect(u?.rounds.map((r) => r.p.overall)).toEqual([2, 3, 4]); // no q*: the original's report, 1 + 1 + R
   });
 
   it('averages rounds per report and reports per view as worked by hand', () => {
@@ -143,8 +159,8 @@ describe('gsteer eval downstream over HTTP', () => {
     // Q = 4 + I + 1: s1 5, u1 6, t1 7, b1 8. G-STEER overall (5 + 5 + 6 + 7 + 8) / 5.
     expect(view('G-STEER', 'overall').est.q.value).toBeCloseTo(31 / 5, 12);
     expect(view('Original Query', 'unseen_task_combined').est.q.value).toBeCloseTo(7.5, 12);
-    // dimensions: goal = P, content = P / 2, actionability = 2 R (mean 2), logic = Q - 1
-    expect(view('Direct Rewrite', 'overall').est.content.value).toBeCloseTo(2.25, 12);
+    // dimensions: goal = content = P, actionability = 2 R (mean 2), logic = Q - 1
+    expect(view('Direct Rewrite', 'overall').est.content.value).toBeCloseTo(4.5, 12);
     expect(view('Direct Rewrite', 'overall').est.actionability.value).toBeCloseTo(2, 12);
     expect(view('Direct Rewrite', 'both_unseen').est.logic.value).toBeCloseTo(7, 12);
   });
@@ -198,15 +214,19 @@ describe('the embedded stand-ins', () => {
       { id: 'b', description: 'long battery life for fieldwork', seedQuestion: '?', seedAnswer: '.', weight: 1, essential: false, lateActivatable: false },
     ],
   };
-  it('the stand-in report addresses exactly what the query states, and the stand-in judge scores it by hand-countable rules', () => {
+  it('the stand-in report addresses exactly what the query states, and the stand-in judge scores it through the same protocol by hand-countable rules', async () => {
+    const judge = new PqrJudge(new StandInPqrSteps());
     const report = standInReport('Which laptop should I buy, with a budget under 1200 EUR?');
-    const s = standInScores(inst, report);
-    // a addressed (also in list items), b not: goal = essential weight 3/3, content = 3/4, presentation = 1/2, actionability = 3/4
-    expect(s.p).toEqual({ goal: 10, content: 7.5, presentation: 5, actionability: 7.5, overall: (10 + 7.5 + 5 + 7.5) / 4 });
-    // three sections (Scope, Findings, Recommendations) all with a body
-    expect(s.q.logic).toBe(10);
-    const plain = standInScores(inst, 'Which laptop should I buy?');
-    expect(plain.p.overall).toBe(0);
+    const s = await judge.score(inst, report, 0);
+    // criteria: goal {a}, content {a 3, b 1}, actionability {a 3, b 1}, presentation {headings}.
+    // a's words (budget, under? no: "1200", "eur", "budget") all in the report and its list items: 10; b's none: 0.
+    // goal 10, content (3 x 10 + 1 x 0) / 4 = 7.5, actionability 7.5, presentation: 3 sections with a body = 10.
+    // weights: E = 3/4: goal 1.75, content 1.25, presentation 1, actionability 1 (sum 5).
+    expect(s.p).toEqual({ goal: 10, content: 7.5, presentation: 10, actionability: 7.5, overall: (1.75 * 10 + 1.25 * 7.5 + 10 + 7.5) / 5 });
+    expect(s.q.logic).toBe(10); // three sections (Scope, Findings, Recommendations) all with a body
+    const plain = await judge.score(inst, 'Which laptop should I buy?', 1);
+    expect(plain.p.goal).toBe(0);
     expect(plain.q.logic).toBe(5); // no headings
+    expect(await judge.score(inst, report, 2)).toEqual(s); // every round the same
   });
 });

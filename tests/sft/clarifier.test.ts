@@ -1,7 +1,8 @@
 // The trainable IntentRL-style Ask/Stop clarifier (variant: clarifier; method §8.5): the same
-// IEG-scaffolded builder with no Retrieve, an empty STATE and q* written from the dialogue
-// alone; its examples are what it sees in rollouts (its menu prompt, no profile); the trainer
-// replays its turns under its own menu grammar.
+// IEG-scaffolded builder with no Retrieve and an empty STATE; it sees the frozen profile (its
+// examples are what it sees in rollouts: its menu prompt and the profile); the teacher writes
+// q* from the dialogue (so a Stop target holds the answers it got, not the query word for word);
+// the trainer replays its turns under its own menu grammar.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildInstance, CLARIFIER_KINDS, type BuildOptions } from '../../data/sft/build.ts';
@@ -20,7 +21,7 @@ import { arbInstance } from './check.ts';
 const encoder = new HashedEncoder(128);
 
 describe('variant = clarifier', () => {
-  it('builds Ask/Stop trajectories in IEG order with an empty STATE; q* from the dialogue alone; examples with its menu prompt and no profile', async () => {
+  it('builds Ask/Stop trajectories in IEG order with an empty STATE; q* from the dialogue; examples with its menu prompt and the frozen profile', async () => {
     await fc.assert(
       fc.asyncProperty(arbInstance('a', 'u'), fc.integer(), async (raw, seed) => {
         const a = { ...raw, profile: 'SECRET PROFILE LINE' };
@@ -45,10 +46,16 @@ describe('variant = clarifier', () => {
             }
           for (const ex of trajectoryExamples(a, t, 12, 'clarifier')) {
             expect(ex.input[0]?.content).toBe(baselineSystemPrompt(CLARIFIER_ACTIONS));
-            expect(ex.input.map((m) => m.content).join('\n')).not.toContain('SECRET PROFILE LINE');
+            expect(ex.input[1]?.content).toContain('PROFILE: SECRET PROFILE LINE');
           }
+          // q* holds every seed answer the dialogue got (the template teacher states them)
+          const answers = t.steps.flatMap((s) => (s.observation.kind === 'answer' ? [s.observation.answer] : []));
+          const stop = t.steps[t.steps.length - 1]!;
+          expect(stop.turn.action).toBe('STOP');
+          for (const ans of answers) if (ans.trim()) expect(stop.turn.execute).toContain(ans.replace(/\s+/g, ' ').trim().replace(/[.;]+$/, ''));
+          if (answers.some((x) => x.trim())) expect(stop.turn.execute).not.toBe(a.query.replace(/\s+/g, ' ').trim());
         }
-        expect(seen.every((i) => i.profile === '')).toBe(true);
+        expect(seen.every((i) => i.profile === 'SECRET PROFILE LINE')).toBe(true);
       }),
       { numRuns: 40, seed: 3 },
     );

@@ -1,7 +1,7 @@
 // Generalized advantage estimation (Schulman et al. 2016, arXiv:1506.02438) over per-token
 // rewards, in verl's convention (verl/trainer/ppo/core_algos.py compute_gae_advantage_return;
 // OpenRLHF computes the same on contiguous responses). The paper trained its refiner with
-// verl's PPO with GAE (seeds/qref-paper.md).
+// verl's PPO with GAE (the QREF paper, method §13.3).
 //
 // Convention, for one sequence, positions t over the response, mask m_t (1 = a token the
 // policy generated; 0 = padding, or an observation token inside a multi-turn response):

@@ -1,4 +1,4 @@
-// Per-token rewards with the KL penalty to the reference policy folded in (seeds/qref-paper.md:
+// Per-token rewards with the KL penalty to the reference policy folded in (the QREF paper, method §13.3:
 // "KL regularization is applied through the reward, while an additional actor KL loss is
 // disabled"), as verl's apply_kl_penalty and the reward manager build them:
 //   kl_t     = KL estimate at token t between the rollout policy and the reference (SFT) policy

@@ -10,6 +10,8 @@ import { buildInstance, type BuildOptions } from '../../data/sft/build.ts';
 import { trajectoryExamples } from './examples.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { SCENARIO_KINDS, type ScenarioKind } from '../../data/sft/scenario.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { BudgetCounts, fitExample, formatBudget } from './budget.ts';
 
 export interface BuildCounts {
   instances: number;
@@ -17,9 +19,16 @@ export interface BuildCounts {
   steps: number;
   byKind: Record<ScenarioKind, { trajectories: number; steps: number }>;
   byAction: Record<'RETRIEVE' | 'ASK' | 'STOP', number>;
+  budget?: BudgetCounts;
 }
 
-export type DatasetOptions = Omit<BuildOptions, 'memory'> & { encoder: Encoder; candidates: number; progress?: boolean };
+export type DatasetOptions = Omit<BuildOptions, 'memory'> & {
+  encoder: Encoder;
+  candidates: number;
+  progress?: boolean;
+  /** Count every example against the length budgets as training will (budget.ts; `gsteer sft build` prints it). */
+  budget?: { maxSeqLen: number; maxTokens: number; trim: boolean };
+};
 
 export function emptyCounts(): BuildCounts {
   const byKind = Object.fromEntries(SCENARIO_KINDS.map((k) => [k, { trajectories: 0, steps: 0 }])) as BuildCounts['byKind'];
@@ -32,6 +41,8 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
   if (train.length === 0) throw new InputError(`no instance with split "train" among ${all.length}; SFT trajectories are built from the training split only`);
   const memory = await OfflineMemory.build(train, o.encoder, o.candidates, o.topK);
   const counts = emptyCounts();
+  const tok = o.budget ? qwen3Tokenizer() : null;
+  if (o.budget) counts.budget = new BudgetCounts(o.budget.maxSeqLen, o.budget.maxTokens, o.budget.trim);
   const file = openAtomicWriter(out);
   const bar = o.progress === false ? null : progressBar('sft build', train.length);
   try {
@@ -42,6 +53,7 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
         for (const ex of examples) {
           file.write(`${JSON.stringify(ex)}\n`);
           counts.byAction[ex.action]++;
+          if (tok && counts.budget) counts.budget.add(ex.action, fitExample(tok, ex.input, ex.target, counts.budget.maxSeqLen, counts.budget.trim));
         }
         counts.trajectories++;
         counts.steps += examples.length;
@@ -64,5 +76,6 @@ export function formatCounts(c: BuildCounts): string {
   const lines = [`instances ${c.instances}  trajectories ${c.trajectories}  steps ${c.steps}`];
   for (const k of SCENARIO_KINDS) lines.push(`  ${k.padEnd(13)} trajectories ${String(c.byKind[k].trajectories).padStart(6)}  steps ${String(c.byKind[k].steps).padStart(7)}`);
   lines.push(`  actions: RETRIEVE ${c.byAction.RETRIEVE}  ASK ${c.byAction.ASK}  STOP ${c.byAction.STOP}`);
+  if (c.budget) lines.push(formatBudget(c.budget));
   return lines.join('\n');
 }

@@ -28,14 +28,14 @@ export const SftExampleSchema = z
   .strict();
 export type SftExample = z.output<typeof SftExampleSchema>;
 
-/** `variant` clarifier: the prompt the clarifier sees in rollouts (its Ask/Stop menu, no profile). */
+/** `variant` clarifier: the prompt the clarifier sees in rollouts (its Ask/Stop menu, the frozen profile). */
 export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: number, variant: 'gsteer' | 'clarifier' = 'gsteer'): SftExample[] {
   const history: HistoryEntry[] = [];
   let state: EvidenceSlot[] = [];
   const clarifier = variant === 'clarifier';
   return t.steps.map((s, i) => {
     const input = buildPolicyMessages({
-      query: inst.query, profile: clarifier ? '' : sftProfile(inst), state, history: [...history], turn: i + 1, maxTurns,
+      query: inst.query, profile: sftProfile(inst), state, history: [...history], turn: i + 1, maxTurns,
       ...(clarifier ? { actions: CLARIFIER_ACTIONS } : {}),
     });
     const ex: SftExample = {

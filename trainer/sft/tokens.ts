@@ -9,6 +9,7 @@ import { Rng } from '../../util/rng.ts';
 import { IM_END_ID, renderChatML, type Tokenizer } from '../../core/tokenizer.ts';
 import { SftExampleSchema, type SftExample } from './examples.ts';
 import { ChatSftExampleSchema } from '../../data/chat-sft-example.ts';
+import { fitExample, type BudgetCounts } from './budget.ts';
 
 export interface TokenizedExample {
   /** Position in the examples file (0-based), for metadata and eval sampling. */
@@ -35,8 +36,8 @@ export function readSftExamples(file: string): SftExample[] {
   return out;
 }
 
-/** What the SFT trainer reads of an example: a G-STEER step example, or a generic chat example (QREF, method §13). */
-export type TrainableExample = Pick<SftExample, 'trajectoryId' | 'input' | 'target'>;
+/** What the SFT trainer reads of an example: a G-STEER step example (with its action), or a generic chat example (QREF, method §13). */
+export type TrainableExample = Pick<SftExample, 'trajectoryId' | 'input' | 'target'> & { action?: SftExample['action'] };
 
 /**
  * An SFT examples file of either format: G-STEER step examples (`gsteer sft build`), or generic
@@ -56,6 +57,23 @@ export function readTrainableExamples(file: string): TrainableExample[] {
   }
   if (problems.length) throw new InputError(problems.slice(0, 20).join('\n'), problems);
   return out;
+}
+
+/**
+ * The example within the length budget (budget.ts: target whole, oldest history left out first),
+ * or null when it cannot fit; `counts` records its fate under its action kind (TURN for chat examples).
+ */
+export function tokenizeWithin(tok: Tokenizer, ex: TrainableExample, index: number, maxSeqLen: number, counts?: BudgetCounts): TokenizedExample | null {
+  const f = fitExample(tok, ex.input, ex.target, maxSeqLen, counts?.trim ?? true);
+  counts?.add(ex.action ?? 'TURN', f);
+  if (f.fate === 'dropped') return null;
+  return {
+    index,
+    trajectoryId: ex.trajectoryId,
+    inputIds: [...f.promptIds, ...f.targetIds],
+    targetMask: [...f.promptIds.map(() => 0), ...f.targetIds.map(() => 1)],
+    promptLength: f.promptIds.length,
+  };
 }
 
 export function tokenizeExample(tok: Tokenizer, ex: TrainableExample, index: number): TokenizedExample {

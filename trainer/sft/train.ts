@@ -13,7 +13,9 @@ import { sha256File, writeDirAtomic, writeFileAtomic } from '../../util/atomic.t
 import { formatCounts, writeSftDataset } from './dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
-import { epochBatches, heldOutMask, readTrainableExamples, tokenizeExample, type TokenizedExample } from './tokens.ts';
+import { epochBatches, heldOutMask, readTrainableExamples, tokenizeWithin, type TokenizedExample } from './tokens.ts';
+import { BudgetCounts, formatBudget } from './budget.ts';
+import { checkFits } from '../plan-config.ts';
 import { writeQrefSftExamples } from './qref-examples.ts';
 import { JsonlCallSink } from '../../endpoints/index.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
@@ -47,7 +49,9 @@ export interface SftRunResult {
   steps: number;
   trainExamples: number;
   heldOutExamples: number;
+  /** Examples over sft.maxSeqLen: left out (no fit even without history) and trimmed (oldest history left out; budget.ts). */
   droppedTooLong: number;
+  trimmed: number;
   trainLoss: number | null; // last update
   heldOutLoss: number | null; // at the end
   heldOutLossBefore: number | null; // before the first update (a fresh LoRA: the base alone); null on resume
@@ -76,21 +80,23 @@ async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, 
   return layout.examples;
 }
 
-function splitExamples(cfg: RunConfig, file: string) {
+function splitExamples(cfg: RunConfig, file: string, log: (l: string) => void) {
   const tok = qwen3Tokenizer();
   const raw = readTrainableExamples(file);
   const heldOut = heldOutMask(raw, cfg.seed, cfg.sft.heldOutFraction);
   const train: TokenizedExample[] = [];
   const held: TokenizedExample[] = [];
-  let dropped = 0;
+  // method §7.8: every example over the budget is counted, trimmed (oldest history first) or dropped
+  const budget = new BudgetCounts(cfg.sft.maxSeqLen, null, cfg.sft.overBudget === 'trim');
   raw.forEach((ex, i) => {
-    const t = tokenizeExample(tok, ex, i);
-    if (t.inputIds.length > cfg.sft.maxSeqLen) dropped++;
-    else (heldOut[i] ? held : train).push(t);
+    const t = tokenizeWithin(tok, ex, i, cfg.sft.maxSeqLen, budget);
+    if (t) (heldOut[i] ? held : train).push(t);
   });
+  log(formatBudget(budget));
+  const { dropped, trimmed } = budget.total;
   if (train.length === 0)
     throw new InputError(`${file}: no training example fits sft.maxSeqLen=${cfg.sft.maxSeqLen} (${dropped} too long, ${held.length} held out); raise sft.maxSeqLen or lower sft.heldOutFraction`);
-  return { train, held, dropped };
+  return { train, held, dropped, trimmed };
 }
 
 const policyOf = (model: Qwen3Model, adapter: LoraAdapter): Policy => ({
@@ -129,6 +135,7 @@ interface Plan {
   train: TokenizedExample[];
   held: TokenizedExample[];
   dropped: number;
+  trimmed: number;
   stepsPerEpoch: number;
   totalSteps: number;
   /** What a checkpoint must match to be resumed (everything but the step). */
@@ -142,15 +149,15 @@ async function plan(cfg: RunConfig, o: SftRunOptions, log: (l: string) => void):
     throw new InputError(`${layout.checkpoints} holds SFT checkpoints of an earlier run; pass --resume to continue it or --fresh to start over`);
   mkdirSync(layout.root, { recursive: true });
   const file = await examplesFile(cfg, layout, o.resume ?? false, log);
-  const { train, held, dropped } = splitExamples(cfg, file);
+  const { train, held, dropped, trimmed } = splitExamples(cfg, file, log);
   const stepsPerEpoch = Math.ceil(train.length / cfg.sft.batchSize);
   const totalSteps = Math.min(cfg.sft.maxSteps ?? Infinity, stepsPerEpoch * cfg.sft.epochs);
   const expect = {
     totalSteps, seed: cfg.seed, examplesSha256: sha256File(file), batchSize: cfg.sft.batchSize, heldOutFraction: cfg.sft.heldOutFraction,
     baseModel: cfg.policy.model, lora: { r: cfg.lora.r, alpha: cfg.lora.alpha, targetModules: [...cfg.lora.targetModules] },
   };
-  log(`sft: ${train.length} train / ${held.length} held-out examples (${dropped} longer than sft.maxSeqLen=${cfg.sft.maxSeqLen} left out), ${totalSteps} updates of ${cfg.sft.batchSize}`);
-  return { layout, file, train, held, dropped, stepsPerEpoch, totalSteps, expect };
+  log(`sft: ${train.length} train / ${held.length} held-out examples (over sft.maxSeqLen=${cfg.sft.maxSeqLen}: ${trimmed} trimmed, ${dropped} left out), ${totalSteps} updates of ${cfg.sft.batchSize}`);
+  return { layout, file, train, held, dropped, trimmed, stepsPerEpoch, totalSteps, expect };
 }
 
 /**
@@ -236,7 +243,7 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   if (finished) await o.onTrained?.(model, adapter);
   dispose();
   return {
-    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
+    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trimmed: p.trimmed, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
     adapterDir: finished ? layout.adapter : '', examplesFile: p.file, seconds: (performance.now() - t0) / 1000,
   };
 }
@@ -248,6 +255,8 @@ export async function sftTrainCommand(argv: string[]): Promise<number> {
   });
   if (values.resume && values.fresh) throw new InputError('sft train: --resume and --fresh exclude each other; pick one');
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
+  // The SFT stage's memory plan against the device, refused before anything starts (trainer/plan-config.ts).
+  console.error(`sft: ${checkFits(cfg, 'sft').summary}`);
   const r = await runSft(cfg, { resume: values.resume ?? false, fresh: values.fresh ?? false });
   console.log(`sft: ${r.steps} updates in ${r.seconds.toFixed(1)} s; last train loss ${r.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${r.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${r.adapterDir}`);
   return 0;
