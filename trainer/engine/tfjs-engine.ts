@@ -32,6 +32,8 @@ import { elementwiseLoss, lossConfig } from './losses.ts';
 import type { AdamParams, EngineDatum, ForwardBackwardOptions, ForwardBackwardResult, TrainingEngine } from './types.ts';
 
 export const OPTIMIZER_FILE = 'optimizer.json';
+/** gsteer's diagnostic: the call's compute time in the engine (the rest of a call's wall time is the contract's). */
+export const ENGINE_SECONDS = 'time/engine_seconds';
 
 export interface TfjsEngineOptions {
   /** base_model_name_or_path written into saved adapter configs (the model folder). */
@@ -90,6 +92,7 @@ export class TfjsEngine implements TrainingEngine {
   }
 
   async forwardBackward(data: readonly EngineDatum[], o: ForwardBackwardOptions): Promise<ForwardBackwardResult> {
+    const t0 = performance.now();
     const g = o.gsteer ?? {};
     const cfg = lossConfig(o.lossFn, o.config);
     if (data.length === 0) throw new InputError(`${o.forwardOnly ? 'forward' : 'forward_backward'}: no datums; send at least one`);
@@ -128,7 +131,7 @@ export class TfjsEngine implements TrainingEngine {
         ...(values.entropy ? { entropy: values.entropy[b]! } : {}),
         ...(d.scored ? { scored: x.scored[b]!.slice(1) } : {}),
       }));
-      return { outputs, metrics: { 'loss:sum': lossSum, ...stats } };
+      return { outputs, metrics: { 'loss:sum': lossSum, ...stats, [ENGINE_SECONDS]: (performance.now() - t0) / 1000 } };
     } finally {
       if (replay) this.pool().release(replay);
     }
@@ -175,6 +178,7 @@ export class TfjsEngine implements TrainingEngine {
   async optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }> {
     if (!(adam.learning_rate >= 0) || !(adam.grad_clip_norm >= 0))
       throw new InputError(`optim_step: learning_rate ${adam.learning_rate} and grad_clip_norm ${adam.grad_clip_norm} must be >= 0 (grad_clip_norm 0 = no clipping)`);
+    const t0 = performance.now();
     const vars = this.adapter.variables();
     const grads = this.grads ?? vars.map((v) => tf.zerosLike(v));
     this.grads = null;
@@ -183,7 +187,7 @@ export class TfjsEngine implements TrainingEngine {
     const clipped = adam.grad_clip_norm > 0 ? clipGradNorm(grads, adam.grad_clip_norm) : { grads, norm: globalNorm(grads) };
     this.optimizer.step(clipped.grads, adam.learning_rate, opts);
     tf.dispose(clipped.grads === grads ? grads : [...grads, ...clipped.grads]);
-    return { metrics: { grad_norm: clipped.norm, learning_rate: adam.learning_rate, 'optim/steps': this.optimizer.stepCount } };
+    return { metrics: { grad_norm: clipped.norm, learning_rate: adam.learning_rate, 'optim/steps': this.optimizer.stepCount, [ENGINE_SECONDS]: (performance.now() - t0) / 1000 } };
   }
 
   async save(dir: string, o: { optimizer: boolean }): Promise<void> {

@@ -146,7 +146,10 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     const check = await staleCheck(batch, step, r.logprobs);
     const m = r.metrics;
     const replay = Object.fromEntries(Object.entries(m).filter(([k]) => k.startsWith('constraint/'))); // the engine's mask replay
-    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay, ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow() };
+    // the update's calls: the engine's compute and the rest, the contract's own time (HTTP, encoding, futures)
+    const engineSeconds = m['time/engine_seconds'];
+    const overhead: Record<string, number> = engineSeconds !== undefined ? { 'trainer/engine_seconds': engineSeconds, 'trainer/overhead_seconds': m.step_time_s - engineSeconds } : {};
+    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay, ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow(), ...overhead };
     return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
   };
   return {

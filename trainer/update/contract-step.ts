@@ -43,8 +43,12 @@ interface Scored {
 
 /** The engine's diagnostics under gsteer's names: the SDK-mergeable "name:unique" of the wire back to "name"; loss:sum left out. */
 function engineDiagnostics(metrics: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(metrics).flatMap(([k, v]) => (k.startsWith('constraint/') ? [[k.replace(/:unique$/, ''), v]] : [])));
+  return Object.fromEntries(Object.entries(metrics).flatMap(([k, v]) => (k.startsWith('constraint/') || k.startsWith(ENGINE_TIME) ? [[k.replace(/:unique$/, ''), v]] : [])));
 }
+
+/** gsteer's engine reports each call's compute time (trainer/engine/tfjs-engine.ts ENGINE_SECONDS). */
+const ENGINE_TIME = 'time/engine_seconds';
+const engineTime = (m: Record<string, number>): number => m[ENGINE_TIME] ?? m[`${ENGINE_TIME}:unique`] ?? 0;
 
 async function call(engine: EngineCalls, c: PlannedCall, forwardOnly: boolean, o: ContractStepOptions): Promise<Scored> {
   const gsteer: GsteerCallOptions | undefined = o.extensions ? { prefixGrouping: o.prefixGrouping, dropoutSeed: o.dropoutSeed, withEntropy: o.withEntropy } : undefined;
@@ -75,7 +79,7 @@ export async function contractForwardBackward(engine: EngineCalls, batch: TrainB
   else {
     const fwd = await call(engine, plan.forward, true, o);
     const bwd = await call(engine, plan.backward(fwd.logp), false, o);
-    scored = { ...fwd, logp: bwd.logp, engine: bwd.engine };
+    scored = { ...fwd, logp: bwd.logp, engine: { ...bwd.engine, [ENGINE_TIME]: (fwd.engine[ENGINE_TIME] ?? 0) + (bwd.engine[ENGINE_TIME] ?? 0) } };
   }
   const r = policyLoss(policyTerms(batch, o.grpo), o.grpo, scored.logp, scored.entropy);
   const stats = { ...grpoStatMeans(r.sums), ...scored.engine };
@@ -88,6 +92,8 @@ export async function contractStep(engine: EngineCalls, batch: TrainBatch, o: Co
   const g = await contractForwardBackward(engine, batch, o);
   const step = await engine.optimStep(adamParams(o.lr, o.adam, o.maxGradNorm));
   const seconds = (performance.now() - t0) / 1000;
+  // the engine's compute of the update's calls (gsteer's engine says; absent from a remote one): the rest of step_time_s is the contract's
+  const engineSeconds: Record<string, number> = g.stats[ENGINE_TIME] !== undefined ? { [ENGINE_TIME]: g.stats[ENGINE_TIME]! + engineTime(step.metrics) } : {};
   const numTokens = batch.inputIds.reduce((s, r) => s + r.length, 0);
   const metrics: StepMetrics = {
     loss: g.loss,
@@ -99,6 +105,7 @@ export async function contractStep(engine: EngineCalls, batch: TrainBatch, o: Co
     step_time_s: seconds,
     micro_batches: Math.ceil(batch.inputIds.length / o.microBatchSize),
     ...g.stats,
+    ...engineSeconds,
   };
   return { metrics, logprobs: g.logprobs };
 }
