@@ -5,7 +5,9 @@
 // renewed, and a killed trainer's update goes back to the queue within seconds
 // (workers/reclaim.ts). Same code, same backend, same bytes as in the main thread. tfjs is
 // loaded in this one thread only (the main thread never imports it): tfjs-node's native addon
-// loads in the first thread that asks for it, not in a second (tensorflow/tfjs#8388).
+// loads in the first thread that asks for it, not in a second (tensorflow/tfjs#8388). With the
+// Tinker contract (trainer.engine embedded | tinker) the thread only builds requests and waits on
+// futures; the compute is the service's.
 import { Worker } from 'node:worker_threads';
 import type { RunConfig } from '../configs/schema.ts';
 import type { TrainStats } from './payloads.ts';
