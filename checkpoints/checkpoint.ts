@@ -1,13 +1,16 @@
 // Checkpoints (README.md in this folder): checkpoints/step-000010/{adapter/ (PEFT),
 // optimizer.*, trainer_state.json, user_states.jsonl, manifest.json}. Written under a temp
-// name and renamed whole, manifest last; verified (sha256 of every file, run config match)
-// before anything is loaded from one.
+// name and renamed whole, manifest last; verified (a readable manifest, sha256 of every file,
+// finite tensors and optimizer state, run config match) before anything is loaded from one.
+// A checkpoint holding a NaN is never written and never counts as a good one: pruning keeps
+// the newest `keep` checkpoints that verify, so a bad newer one never pushes out a good one.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import type { RunConfig } from '../configs/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { copyFileSynced, sha256File, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
+import { copyFileSynced, recoverReplacedIn, sha256File, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
+import { nonFiniteFile } from '../model/io/finite.ts';
 import { adapterDirName, numberedName, type RunLayout } from './layout.ts';
 
 export const TrainerStateSchema = z
@@ -78,6 +81,8 @@ export interface CheckpointInput {
 
 export async function writeCheckpoint(layout: RunLayout, input: CheckpointInput, keep: number): Promise<string> {
   const dir = layout.checkpoint(input.step);
+  const bad = [input.adapterVersionDir, ...input.laggedAdapters.map((l) => l.dir)].map(nonFiniteIn).find((x) => x !== null);
+  if (bad) throw new Error(`checkpoint step ${input.step} not written: ${bad}`);
   await writeDirAtomic(dir, (tmp) => {
     mkdirSync(join(tmp, 'adapter'));
     for (const name of readdirSync(input.adapterVersionDir)) {
@@ -102,22 +107,54 @@ export async function writeCheckpoint(layout: RunLayout, input: CheckpointInput,
 
 export function listCheckpoints(layout: RunLayout): number[] {
   if (!existsSync(layout.checkpoints)) return [];
+  recoverReplacedIn(layout.checkpoints); // a replacement a crash interrupted: the old copy back
   return readdirSync(layout.checkpoints)
     .map((n) => numberedName(n, 'step-'))
     .filter((n): n is number => n !== null)
     .sort((a, b) => a - b);
 }
 
+/**
+ * Keep the newest `keep` checkpoints that verify and everything newer than the oldest of
+ * them (a checkpoint that does not verify never counts toward `keep`, so it never pushes
+ * out a good one); remove the rest.
+ */
 export function pruneCheckpoints(layout: RunLayout, keep: number): void {
-  const steps = listCheckpoints(layout);
-  for (const s of steps.slice(0, Math.max(0, steps.length - keep))) rmSync(layout.checkpoint(s), { recursive: true, force: true });
+  const steps = listCheckpoints(layout).reverse(); // newest first
+  let good = 0;
+  for (const [i, s] of steps.entries()) {
+    if (verifyCheckpoint(layout.checkpoint(s)) === null) good++;
+    if (good >= keep) {
+      for (const older of steps.slice(i + 1)) rmSync(layout.checkpoint(older), { recursive: true, force: true });
+      return;
+    }
+  }
+}
+
+/** The first non-finite tensor or optimizer value in a folder's *.safetensors and optimizer / critic JSON files, or null. */
+export function nonFiniteIn(dir: string): string | null {
+  for (const f of listFiles(dir)) {
+    if (f.endsWith('.safetensors')) {
+      const bad = nonFiniteFile(f);
+      if (bad) return bad;
+    } else if (/optimizer[^/]*\.json$/.test(f) && /[[,:]null[\],}]/.test(readFileSync(f, 'utf8'))) {
+      return `${f}: holds null where a number belongs (a NaN written as JSON)`;
+    }
+  }
+  return null;
 }
 
 /** Why a checkpoint cannot be used, or null when it verifies. */
 export function verifyCheckpoint(dir: string): string | null {
   const mpath = join(dir, 'manifest.json');
   if (!existsSync(mpath)) return `${mpath} is missing (checkpoint incomplete)`;
-  const m = ManifestSchema.safeParse(JSON.parse(readFileSync(mpath, 'utf8')));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(mpath, 'utf8'));
+  } catch (e) {
+    return `${mpath} is not valid JSON (${(e as Error).message}): damaged`;
+  }
+  const m = ManifestSchema.safeParse(raw);
   if (!m.success) return `${mpath} is malformed`;
   for (const [rel, sha] of Object.entries(m.data.files)) {
     const f = join(dir, rel);
@@ -127,7 +164,9 @@ export function verifyCheckpoint(dir: string): string | null {
   }
   for (const need of ['trainer_state.json', 'user_states.jsonl', 'adapter/adapter_config.json'])
     if (!(need in m.data.files)) return `${join(dir, need)} is missing from the checkpoint`;
-  return null;
+  // sha256 vouches for the bytes, not for the numbers: a diverged adapter verifies too
+  const bad = nonFiniteIn(dir);
+  return bad ? `${bad} (non-finite: from a diverged update)` : null;
 }
 
 /** The checkpoint's base model and LoRA shape must be the run config's. */

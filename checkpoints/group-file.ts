@@ -16,6 +16,10 @@ export interface EpisodeCounts {
   /** Prompt tokens over the turns, and of them those the server said it served from its prefix cache. */
   promptTokens?: number;
   cachedPromptTokens?: number;
+  /** Oldest and newest adapter version that sampled its tokens (equal: an episode finishes on its adapter, method §5.7). */
+  policyVersions?: [number, number];
+  /** Kept from disk instead of sampled again (a resumed run's finished in-flight episode, method §10.1). */
+  reused?: boolean;
 }
 
 export interface GroupFile {
@@ -36,9 +40,12 @@ export interface GroupFile {
   applied: boolean;
   /** The user's state version just before the update was applied (see UserStatePart.version). */
   userVersionBefore?: number;
+  /** Dropped as late (grpo.groupDeadlineMs, method §5.12): how many of its episodes were still unfinished. */
+  late?: number;
 }
 
-export function episodeCounts(t: Trajectory): EpisodeCounts {
+export function episodeCounts(t: Trajectory, reused = false): EpisodeCounts {
+  const versions = t.turns.flatMap((turn) => (turn.tokens.policyVersion === undefined ? [] : [turn.tokens.policyVersion]));
   return {
     turns: t.turns.length,
     askCount: t.askCount,
@@ -49,6 +56,8 @@ export function episodeCounts(t: Trajectory): EpisodeCounts {
     constrainedTurns: t.turns.filter((turn) => turn.constraint).length,
     promptTokens: t.turns.reduce((n, turn) => n + turn.tokens.promptIds.length, 0),
     cachedPromptTokens: t.turns.reduce((n, turn) => n + (turn.tokens.cachedPromptTokens ?? 0), 0),
+    ...(versions.length ? { policyVersions: [Math.min(...versions), Math.max(...versions)] as [number, number] } : {}),
+    ...(reused ? { reused } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ export const RunInfoSchema = z
     epoch: z.number().int().min(0),
     createdAt: z.string(),
     policyUrl: z.string().nullable(),
-    /** The trainer service gsteer started (trainer.engine embedded; method §5.12); absent in runs before issue 31. */
+    /** The trainer service gsteer started (trainer.engine embedded; method §5.13); absent in runs before issue 31. */
     trainerUrl: z.string().nullable().optional(),
     initAdapter: z.string().nullable(),
   })

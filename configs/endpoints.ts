@@ -13,6 +13,7 @@ export interface EndpointSection {
   /** Absent: {enable_thinking: false} for Qwen3-family models, nothing otherwise; null: never sent. */
   chatTemplateKwargs?: Record<string, unknown> | null | undefined;
   responseFormat?: ResponseFormatMode;
+  maxResponseMb?: number;
 }
 
 /**
@@ -25,5 +26,6 @@ export function endpointOptions(role: string, s: EndpointSection, baseUrl = s.ba
     role, baseUrl, model: s.model, apiKeyEnv: s.apiKeyEnv, timeoutMs: s.timeoutMs, maxRetries: s.maxRetries, concurrency: s.concurrency,
     chatTemplateKwargs: s.chatTemplateKwargs === undefined ? defaultChatTemplateKwargs(s.model) : s.chatTemplateKwargs,
     ...(s.responseFormat ? { responseFormat: s.responseFormat } : {}),
+    ...(s.maxResponseMb !== undefined ? { maxResponseMb: s.maxResponseMb } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { ExternalBaselinesSchema } from './baselines.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema } from './qref.ts';
+import { isClusterUrl } from '../util/redis-keys.ts';
 
 const url = z.string().url();
 const positiveInt = z.number().int().positive();
@@ -18,10 +19,14 @@ const positiveInt = z.number().int().positive();
  * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
  * and the most requests in flight through the endpoint per process.
  */
+/** A reply body above this many MiB is a failed attempt (endpoints/bounded-fetch.ts; not from the paper). */
+const maxResponseMb = z.number().positive().default(32);
+
 const llmEndpointFields = {
   chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
   responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
   concurrency: positiveInt.default(8),
+  maxResponseMb,
 };
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
@@ -37,10 +42,11 @@ export const PolicySchema = z
     port: z.number().int().min(0).max(65535).default(0),
     /** Name of the environment variable holding the API key (the key itself never goes in a config). */
     apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
-    /** Per-request timeout and bounded retries with backoff (endpoints/ retry rule, method §14.6). */
+    /** Per-request deadline (connect to the body's last byte) and bounded retries with backoff (endpoints/ retry rule, method §14.6). */
     timeoutMs: positiveInt.default(120_000),
     maxRetries: z.number().int().min(0).default(3),
     concurrency: positiveInt.default(64), // policy requests in flight per rollout process
+    maxResponseMb,
   })
   .strict();
 
@@ -180,6 +186,12 @@ export const GrpoSchema = z
     prefixGrouping: z.boolean().default(true),
     maxPolicyLag: z.number().int().min(0).default(0), // 0 = the paper's on-policy loop
     /**
+     * method §5.12 (departure; null = the paper: an update waits for every group): a group whose
+     * episodes are not all finished this long after the first group of its update finished is
+     * dropped (groups_late), its unfinished episodes cancelled, and the update trains on the others.
+     */
+    groupDeadlineMs: positiveInt.nullable().default(null),
+    /**
      * User states (JSONL) GRPO starts from; absent: every user starts empty, the paper's
      * protocol ("GRPO begins with empty memory and profile states"). The dataset's offline
      * states (data.userStates) are never read by GRPO.
@@ -201,12 +213,12 @@ export const LoraSchema = z
   })
   .strict();
 
-/** method §9.7, §14.1: `auto` prefers gpu > node > wasm > cpu, whichever is installed. method §5.12: the engine. */
+/** method §9.7, §14.1: `auto` prefers gpu > node > wasm > cpu, whichever is installed. method §5.13: the engine. */
 export const TrainerSchema = z
   .object({
     backend: z.enum(['auto', 'gpu', 'node', 'wasm', 'cpu']).default('auto'),
     /**
-     * Who computes the LoRA update (method §5.12): `embedded`, gsteer's tfjs engine behind its
+     * Who computes the LoRA update (method §5.13): `embedded`, gsteer's tfjs engine behind its
      * Tinker API (`gsteer trainer serve`, started and stopped by gsteer, over HTTP); `inprocess`,
      * the same update by the train step in the trainer worker's thread, no contract; `tinker`, a
      * remote Tinker-compatible engine (hosted Tinker, SkyRL, VeRL-Tinker) at trainer.baseUrl.
@@ -222,7 +234,7 @@ export const TrainerSchema = z
     /** engine embedded: the service's port (0 = a free one). */
     port: z.number().int().min(0).max(65535).default(0),
     /**
-     * The stale-adapter check (method §5.12; embedded and tinker engines): each `every` updates, up
+     * The stale-adapter check (method §5.13; embedded and tinker engines): each `every` updates, up
      * to `turns` turns of the newest sampling version scored under that adapter, the one before and
      * the base; 0 turns = off.
      */
@@ -317,7 +329,11 @@ export const EvalSchema = z
 
 export const RunConfigSchema = z
   .object({
-    runName: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('gsteer'),
+    runName: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+      .refine((n) => !/^\.+$/.test(n), 'a run name made of dots only ("." or "..") would put the run outside runDir; pick a name such as run-1')
+      .default('gsteer'),
     /** Run directory root; the run lives in `${runDir}/${runName}` (layout in README). */
     runDir: z.string().default('runs'),
     seed: z.number().int().default(42), // paper: seed 42
@@ -354,8 +370,9 @@ export const RunConfigSchema = z
     ppo: PpoSchema.default(PpoSchema.parse({})),
     queues: z
       .object({
+        /** A Redis URL; `?cluster=true` names one node of a Redis Cluster (the client finds the others). */
         redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
-        /** BullMQ prefix; wrap in {braces} (hash tag) for Redis Cluster, e.g. "{gsteer}". */
+        /** BullMQ prefix; a run's keys go under `<prefix>:{<runId>}` (a Redis Cluster hash tag per run: workers/README.md). */
         prefix: z.string().min(1).default('gsteer'),
         // Orchestration knobs (workers/; not from the paper). Attempts/backoff: bounded retries
         // bounded retries; after the last attempt a rollout's group is dropped and logged.
@@ -392,9 +409,15 @@ export const RunConfigSchema = z
         fsyncRunFiles: z.boolean().default(false),
         /** BullMQ workers per rollout worker process fetching jobs in parallel (capped by rollout.concurrency). */
         rolloutFetchers: z.number().int().min(1).max(8).default(8),
+        /**
+         * Group stages watched at a cost independent of the groups per update: the controller reads
+         * group states in stage order up to the first unfinished one, and a group waiting for its
+         * predecessor sleeps 2 s unless promoted; off: every open group's state each turn and pollMs waits.
+         */
+        sparseGroupPolls: z.boolean().default(true),
       })
       .strict()
-      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8 }),
+      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8, sparseGroupPolls: true }),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints
@@ -423,6 +446,8 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
     if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
       ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
+    if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
+      ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
     if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)

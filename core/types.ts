@@ -73,6 +73,12 @@ export interface TurnTokens {
   logprobs: number[];
   /** Prompt tokens the server served from its prefix cache, when it reports them (not reproducible: depends on timing). */
   cachedPromptTokens?: number;
+  /**
+   * The adapter version that sampled these tokens (method §5.7): set by the rollout worker to
+   * its job's version for every turn (workers/episode-record.ts), so each token says which
+   * policy it came from even when an update lands mid-episode.
+   */
+  policyVersion?: number;
 }
 
 /**

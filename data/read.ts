@@ -3,7 +3,8 @@
 // `gsteer data validate` lists everything at once.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { JsonlRecord } from '../util/jsonl.ts';
+import { BOM, BOM_PROBLEM, type JsonlRecord } from '../util/jsonl.ts';
+import { buildSetProblem } from './build/output-set.ts';
 import type { Problem } from './problem.ts';
 
 export type FileKind = 'instances' | 'user_states';
@@ -25,6 +26,12 @@ export function readRecords(file: string): ReadResult {
   }
   const records: JsonlRecord[] = [];
   const problems: Problem[] = [];
+  const set = buildSetProblem(file); // a data build's output read as part of its set
+  if (set) problems.push({ file, line: 0, field: '(file)', message: set });
+  if (text.startsWith(BOM)) {
+    problems.push({ file, line: 1, field: '(file)', message: BOM_PROBLEM });
+    text = text.slice(1);
+  }
   text.split('\n').forEach((raw, i) => {
     if (!raw.trim()) return;
     try {

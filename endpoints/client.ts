@@ -2,16 +2,21 @@
 // variable the config names ("EMPTY" when unset, vLLM's placeholder for servers started
 // without --api-key), the SDK's own retries off (maxRetries 0) because the retry rule is
 // ours (retry-rule.ts: it honours Retry-After on 429 and retries bad replies, which the SDK
-// cannot see), and the per-request timeout.
+// cannot see), and its fetch bounded (bounded-fetch.ts): timeoutMs is one deadline for the
+// whole exchange, body included (the SDK's own timer stops at the headers), and the reply
+// is cut off at maxResponseMb.
 import OpenAI from 'openai';
+import { boundedFetch, DEFAULT_MAX_RESPONSE_MB, mib } from './bounded-fetch.ts';
 import type { EndpointOptions } from './types.ts';
 
-export function openaiClient(o: Pick<EndpointOptions, 'baseUrl' | 'apiKeyEnv' | 'timeoutMs'>): OpenAI {
+export function openaiClient(o: Pick<EndpointOptions, 'baseUrl' | 'apiKeyEnv' | 'timeoutMs' | 'maxResponseMb'>): OpenAI {
   return new OpenAI({
     baseURL: o.baseUrl,
     apiKey: (o.apiKeyEnv && process.env[o.apiKeyEnv]) || 'EMPTY',
-    timeout: o.timeoutMs,
+    // The SDK's timer is a backstop; the bounded fetch's deadline fires first and names itself.
+    timeout: o.timeoutMs + 1000,
     maxRetries: 0,
+    fetch: boundedFetch({ deadlineMs: o.timeoutMs, maxBytes: mib(o.maxResponseMb ?? DEFAULT_MAX_RESPONSE_MB) }),
   });
 }
 
@@ -20,21 +25,5 @@ export function endpointUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }
 
-/**
- * A URL fit for logs and records: user:password@ and the values of query parameters that
- * look like credentials (key, token, secret, signature, password, auth) become "***".
- */
-export function maskUrl(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return url.replace(/\/\/[^/@]*@/, '//***@');
-  }
-  if (u.username || u.password) {
-    u.username = '***';
-    u.password = '';
-  }
-  for (const k of [...u.searchParams.keys()]) if (/key|token|secret|sig|pass|auth/i.test(k)) u.searchParams.set(k, '***');
-  return u.toString().replace(/%2A/g, '*');
-}
+/** A URL fit for logs and records: the one masking rule (util/secrets.ts). */
+export { maskUrl } from '../util/secrets.ts';

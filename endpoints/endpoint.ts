@@ -5,6 +5,7 @@
 import type OpenAI from 'openai';
 import pLimit from 'p-limit';
 import { InputError } from '../util/errors.ts';
+import { registerEnvSecrets } from '../util/secrets.ts';
 import { callWithRetries, type AttemptOutcome, type LoopContext } from './call-loop.ts';
 import { endpointUrl, maskUrl, openaiClient } from './client.ts';
 import { readEmbeddings } from './embeddings.ts';
@@ -54,6 +55,7 @@ function checkOptions(o: EndpointOptions): void {
 
 export function createEndpoint(options: EndpointOptions, deps: EndpointDeps = {}): Endpoint {
   checkOptions(options);
+  registerEnvSecrets([options.apiKeyEnv]); // the key is masked in every record, error and log
   const client: OpenAI = openaiClient(options);
   const sink = deps.sink ?? nullSink;
   const limit = pLimit(options.concurrency);

@@ -1,12 +1,14 @@
 // One record per attempt of an LLM call (and per cache hit), for the run directory's
 // llm_calls.jsonl and the per-role metrics. Records carry no API key, no prompt and no reply
 // text: only where, who, how long, how many tokens and how it ended.
+import { maskText } from '../util/secrets.ts';
 
 /**
- * ok | cached | http_<code> | timeout | connection | reply_error:<kind> | error (an
- * unexpected exception, i.e. a bug; never retried).
+ * ok | cached | http_<code> | timeout (the deadline, body included) | connection (refused,
+ * reset, cut off mid-body) | too_large (a reply over maxResponseMb) | reply_error:<kind> |
+ * error (an unexpected exception, i.e. a bug; never retried).
  */
-export type CallStatus = 'ok' | 'cached' | 'timeout' | 'connection' | 'error' | `http_${number}` | `reply_error:${string}`;
+export type CallStatus = 'ok' | 'cached' | 'timeout' | 'connection' | 'too_large' | 'error' | `http_${number}` | `reply_error:${string}`;
 
 export interface CallRecord {
   /** ISO time the attempt started. */
@@ -39,8 +41,8 @@ export function teeSinks(...sinks: CallSink[]): CallSink {
   return { record: (r) => sinks.forEach((s) => s.record(r)) };
 }
 
-/** Error text fit for a record: one line, at most 200 characters. */
+/** Error text fit for a record: one line, at most 200 characters, secrets masked (a server may echo the key). */
 export function shortError(message: string): string {
-  const one = message.replace(/\s+/g, ' ').trim();
+  const one = maskText(message).replace(/\s+/g, ' ').trim();
   return one.length > 200 ? `${one.slice(0, 197)}...` : one;
 }

@@ -32,7 +32,10 @@ export interface EndpointOptions {
   model: string;
   /** Environment variable holding the API key; unset or empty sends "EMPTY" (vLLM's placeholder). The key is never logged. */
   apiKeyEnv?: string;
+  /** One deadline per attempt for the whole exchange: connect, headers and the body's last byte. */
   timeoutMs: number;
+  /** A reply body larger than this (MiB) is a failed attempt (status too_large); default 32. */
+  maxResponseMb?: number;
   /** Retries after the first attempt. */
   maxRetries: number;
   /** Most calls in flight at once through this endpoint object. */

@@ -22,6 +22,8 @@ export function trainLine(rec: MetricsRecord, total: number, seconds: number | u
     `loss ${num(rec.loss, 4, 7)}`,
     `grad_norm ${num(rec.grad_norm, 3, 6)}`,
     seconds === undefined ? '-' : `${seconds.toFixed(1)}s`,
+    // issue 32: a NaN / infinite loss or grad norm skipped the update (adapter unchanged)
+    ...(Number(rec['train/nonfinite_skipped'] ?? 0) > 0 ? ['SKIPPED: non-finite loss or grad_norm, adapter unchanged'] : []),
   ].join('  ');
 }
 

@@ -1,6 +1,6 @@
 // Building the rollout environment's parts from the run config (configs/schema.ts), so
 // workers and CLI commands wire them the same way. Embedded defaults need no network.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { endpointOptions } from '../configs/endpoints.ts';
 import type { RunConfig } from '../configs/schema.ts';
 import type { Encoder } from '../core/encoder.ts';
@@ -60,6 +60,6 @@ export function judgeFrom(cfg: RunConfig, encoder: Encoder, sink?: CallSink): Me
   }
 }
 
-export function userStoreFrom(cfg: RunConfig, redis: Redis, encoder: Encoder, runId = cfg.runName): RedisUserStore {
+export function userStoreFrom(cfg: RunConfig, redis: RedisClient, encoder: Encoder, runId = cfg.runName): RedisUserStore {
   return new RedisUserStore(redis, encoder, { prefix: cfg.queues.prefix, runId });
 }

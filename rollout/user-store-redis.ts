@@ -1,15 +1,17 @@
 // UserStore on Redis (method §2/§6), shared by every rollout and group worker of a run.
-// Keys, with K = `{prefix}:run:{runId}:user:{<userId>}` (the user id URI-encoded inside a
-// hash tag, so all keys of one user sit in one Redis Cluster slot; a prefix that carries
-// its own {tag} puts the whole run in one slot, which also works):
+// Keys, with R = the run's key prefix (util/redis.ts runKeyPrefix: `{prefix}:{<runId>}`, a
+// hash tag, so every key of the run sits in one Redis Cluster slot) and
+// K = `R:run:user:{<userId>}` (the user id URI-encoded; its braces are a second tag, which
+// Redis ignores after the first):
 //   K:latest    string  latest version number
 //   K:versions  hash    version -> JSON {profile, memoryIds}
 //   K:memories  hash    memory id -> JSON {name, purpose, value, sourceInstance?, addedIn, encoder, embedding (base64 f32 LE)}
-//   {prefix}:run:{runId}:users   set of user ids (for dump/clear)
+//   R:run:users   set of user ids (for dump/clear)
 // A write is one Lua script (compare-and-set on K:latest), so concurrent group workers
 // never lose an update and a reader never sees a half-written version.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import type { Encoder } from '../core/encoder.ts';
+import { runKeyPrefix } from '../util/redis.ts';
 import { fromDumped, toDumped, VersionedUserStore, type VersionRecord } from './user-store-base.ts';
 import type { DumpedMemory, StoredMemory } from './user-store.ts';
 
@@ -30,9 +32,9 @@ export interface RedisUserStoreOptions {
 export class RedisUserStore extends VersionedUserStore {
   private readonly base: string;
 
-  constructor(private readonly redis: Redis, encoder: Encoder, opts: RedisUserStoreOptions) {
+  constructor(private readonly redis: RedisClient, encoder: Encoder, opts: RedisUserStoreOptions) {
     super(encoder);
-    this.base = `${opts.prefix}:run:${opts.runId}`;
+    this.base = `${runKeyPrefix(opts.prefix, opts.runId)}:run`;
   }
 
   /** K for one user (exported for tests and tools that inspect keys). */

@@ -1,6 +1,10 @@
 // LoRA adapters loaded at run time (vLLM's `/v1/load_lora_adapter` and
 // `/v1/unload_lora_adapter`); a request picks one by naming it in `model`. An adapter that
 // is unloaded while requests still use it stays alive until the last of them finishes.
+// A lora_path sent over HTTP must lie under one of the server's allowed roots (symlinks
+// resolved), so a client cannot make the server read any file it can.
+import { existsSync, realpathSync } from 'node:fs';
+import { relative, resolve, sep } from 'node:path';
 import { InputError } from '../util/errors.ts';
 import { ApiError, badRequest, notFound } from './errors.ts';
 import type { AdapterHandle, ServeModel } from './model.ts';
@@ -21,6 +25,19 @@ export interface Lease {
   release(): void;
 }
 
+const real = (p: string) => (existsSync(p) ? realpathSync(p) : resolve(p));
+
+/** 403 unless `path` (symlinks resolved) is one of `roots` or inside one. */
+export function checkLoraRoot(path: string, roots: readonly string[]): void {
+  const at = real(path);
+  const inside = (root: string) => {
+    const r = relative(real(root), at);
+    return r === '' || (!r.startsWith(`..${sep}`) && r !== '..' && !r.startsWith(sep));
+  };
+  if (!roots.some(inside))
+    throw new ApiError(403, `lora_path "${path}" is outside the folders this server loads adapters from (${roots.join(', ')}); put the adapter there, or start gsteer serve with --lora-root DIR`, 'invalid_request_error', 'lora_path');
+}
+
 export class AdapterRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Set<string>();
@@ -37,10 +54,12 @@ export class AdapterRegistry {
     handle.dispose();
   }
 
-  async load(name: string, path: string): Promise<void> {
+  /** `roots`: where a path sent over HTTP may be (adapters given at start are not limited). */
+  async load(name: string, path: string, roots?: readonly string[]): Promise<void> {
     if (name === this.baseName) throw badRequest(`lora_name "${name}" is the base model's name; choose another name`, 'lora_name');
     if (this.entries.has(name) || this.loading.has(name))
       throw badRequest(`The lora adapter '${name}' has already been loaded; unload it first or pick another lora_name`, 'lora_name');
+    if (roots) checkLoraRoot(path, roots);
     this.loading.add(name);
     try {
       const handle = await this.model.loadAdapter(path);

@@ -1,6 +1,7 @@
 // OpenAI's error shape `{ error: { message, type, param, code } }` with the HTTP status the
-// OpenAI/vLLM servers use: 400 bad request, 401 bad key, 404 unknown model or route,
-// 405 wrong method, 413 body too large, 500 a bug in gsteer.
+// OpenAI/vLLM servers use: 400 bad request, 401 bad key, 403 a Host or lora_path not
+// allowed, 404 unknown model or route, 405 wrong method, 413 body too large, 415 a body that
+// is not JSON, 500 a bug in gsteer.
 
 export type ApiErrorType =
   | 'invalid_request_error'

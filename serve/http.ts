@@ -1,6 +1,11 @@
-// node:http front: read and parse the JSON body, check the API key, route by the ROUTES
-// table (unknown path 404, known path with the wrong method 405), turn errors into
-// OpenAI's error shape, and cancel a request's generation when its client disconnects.
+// node:http front: check who is asking (the Host header names a loopback host when no key
+// is set, so a web page elsewhere cannot reach it through DNS rebinding; the API key when one
+// is), refuse any POST body that is not JSON (415: a browser page can send text/plain,
+// form or untyped bodies to any address without asking, never application/json), read and
+// parse it, route by the ROUTES table (unknown path 404, known path with the wrong method 405),
+// turn errors into OpenAI's error shape, and cancel a request's generation when its client
+// disconnects.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, badRequest } from './errors.ts';
 import type { Body } from './fields.ts';
@@ -10,7 +15,7 @@ import { ROUTES, type Reply, type ServerState } from './routes.ts';
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export interface HttpOptions {
-  /** When set, /v1/* requests must send `Authorization: Bearer <key>` (the key is never logged). */
+  /** When set, /v1/* requests must send `Authorization: Bearer <key>` (the key is never logged); when not, the Host must be loopback. */
   apiKey?: string;
   log?: (line: string) => void;
   /** One line per request ("POST /v1/completions 200 12ms"); false logs errors only (vLLM's --disable-log-requests). */
@@ -66,10 +71,29 @@ async function sendEvents(res: ServerResponse, sse: NonNullable<Reply['sse']>, l
   if (!res.destroyed) res.end('data: [DONE]\n\n');
 }
 
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i;
+/** Hostname of a Host header (`127.0.0.1:8000` -> `127.0.0.1`, `[::1]:8000` -> `[::1]`). */
+const hostOf = (h: string) => (h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : (h.split(':')[0] ?? ''));
+// SHA-256 first so both sides have one length, as timingSafeEqual needs.
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
 function checkAuth(req: IncomingMessage, path: string, apiKey: string | undefined): void {
-  if (!apiKey || !path.startsWith('/v1/')) return;
-  if (req.headers.authorization !== `Bearer ${apiKey}`)
+  if (!apiKey) {
+    if (!LOOPBACK.test(hostOf(req.headers.host ?? '')))
+      throw new ApiError(403, `Host "${req.headers.host ?? ''}" is not a loopback host; without an API key gsteer serve answers only requests addressed to 127.0.0.1 or localhost (start it with --api-key-env VAR to serve other hosts)`, 'authentication_error');
+    return;
+  }
+  if (!path.startsWith('/v1/')) return;
+  const auth = req.headers.authorization ?? '';
+  if (!timingSafeEqual(digest(auth), digest(`Bearer ${apiKey}`)))
     throw new ApiError(401, 'missing or wrong API key; send Authorization: Bearer <key>', 'authentication_error');
+}
+
+/** application/json, with or without parameters (charset=utf-8). */
+function checkJsonBody(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json')
+    throw new ApiError(415, `Content-Type ${type ? `"${type}"` : '(none)'} is not accepted; send the body as JSON with Content-Type: application/json`, 'invalid_request_error', null, 'unsupported_media_type');
 }
 
 export function httpHandler(state: ServerState, opts: HttpOptions) {
@@ -91,6 +115,7 @@ export function httpHandler(state: ServerState, opts: HttpOptions) {
         throw new ApiError(405, `${req.method} is not allowed on ${path}; use ${allow}`, 'method_not_allowed');
       }
       checkAuth(req, path, opts.apiKey);
+      if (req.method === 'POST') checkJsonBody(req);
       const body = req.method === 'POST' ? parseJson(await readBody(req)) : {};
       const reply = await handler(state, body, abort.signal);
       if (reply.sse) await sendEvents(res, reply.sse, opts.log);

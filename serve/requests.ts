@@ -1,7 +1,10 @@
 // The request bodies of /v1/completions and /v1/chat/completions, validated into typed
 // requests (OpenAI names on the wire, camelCase inside). Defaults are OpenAI's / vLLM's:
 // temperature 1, top_p 1, top_k off, n 1, completions max_tokens 16, chat max_tokens = the
-// rest of the context.
+// rest of the context. Sizes are checked here, before any text is tokenized: a text prompt
+// or a chat's messages over maxPromptBytes, a token-id prompt longer than the context, and
+// more than maxChoices choices (prompts x n) per request are 400s, so one request cannot
+// hold the server's single thread for seconds (tokenizing 15 MB takes about 18 s).
 import type { ChatMessage } from '../core/tokenizer.ts';
 import { badRequest } from './errors.ts';
 import { bool, num, rejectUnsupported, stopStrings, str, tokenIds, type Body } from './fields.ts';
@@ -12,6 +15,25 @@ import type { ConstraintSpec } from '../core/constraint-spec.ts';
 /** vLLM's default --max-logprobs. */
 export const MAX_LOGPROBS = 20;
 export const MAX_N = 64;
+
+/** Per-request size limits (gsteer serve --max-prompt-bytes, --max-choices). */
+export interface RequestLimits {
+  /** UTF-8 bytes of a text prompt, or of a chat's messages together. */
+  maxPromptBytes: number;
+  /** Choices a request may ask for: prompts x n. */
+  maxChoices: number;
+  /** The model's context in tokens (a token-id prompt longer than it cannot run). */
+  maxContext: number;
+}
+
+/** Default prompt byte limit: 16 bytes per token of context, far above text (3-5 bytes per Qwen3 token). */
+export const promptBytesFor = (maxContext: number) => 16 * maxContext;
+export const DEFAULT_MAX_CHOICES = 128;
+
+function checkBytes(bytes: number, what: string, param: string, limits: RequestLimits): void {
+  if (bytes > limits.maxPromptBytes)
+    throw badRequest(`${what} is ${bytes} bytes, above this server's limit of ${limits.maxPromptBytes} bytes (16 per token of the model's ${limits.maxContext}-token context; gsteer serve --max-prompt-bytes sets it); send a shorter prompt`, param);
+}
 
 export interface GenerateParams {
   model: string;
@@ -72,25 +94,35 @@ function generateParams(body: Body, vocabSize: number, maxTokensKey: string): Ge
   };
 }
 
-/** `prompt`: text, token ids, or a non-empty list of either (a batch). */
-function prompts(v: unknown, vocabSize: number): (string | number[])[] {
+/** `prompt`: text, token ids, or a non-empty list of either (a batch); sizes checked before anything else. */
+function prompts(v: unknown, vocabSize: number, limits: RequestLimits): (string | number[])[] {
   const bad = () => badRequest(`prompt must be a string, a list of token ids, or a list of those but is ${JSON.stringify(v)?.slice(0, 80)}`, 'prompt');
-  if (typeof v === 'string') return [v];
+  const one = (p: unknown, key: string): string | number[] => {
+    if (typeof p === 'string') {
+      checkBytes(Buffer.byteLength(p, 'utf8'), key, 'prompt', limits);
+      return p;
+    }
+    if (!Array.isArray(p)) throw bad();
+    if (p.length > limits.maxContext) throw badRequest(`${key} has ${p.length} token ids; the model's maximum context length is ${limits.maxContext} tokens`, 'prompt');
+    return tokenIds(p, key, vocabSize);
+  };
+  if (typeof v === 'string') return [one(v, 'prompt')];
   if (!Array.isArray(v) || v.length === 0) throw bad();
-  if (v.every((x) => typeof x === 'number')) return [tokenIds(v, 'prompt', vocabSize)];
-  return v.map((p, i) => {
-    if (typeof p === 'string') return p;
-    if (Array.isArray(p)) return tokenIds(p, `prompt[${i}]`, vocabSize);
-    throw bad();
-  });
+  if (v.every((x) => typeof x === 'number')) return [one(v, 'prompt')];
+  if (v.length > limits.maxChoices) throw badRequest(`prompt is a batch of ${v.length} prompts, above this server's limit of ${limits.maxChoices} choices per request (gsteer serve --max-choices); send fewer prompts per request`, 'prompt');
+  return v.map((p, i) => one(p, `prompt[${i}]`));
 }
 
-export function parseCompletionRequest(body: Body, vocabSize: number): CompletionRequest {
-  return {
-    ...generateParams(body, vocabSize, 'max_tokens'),
-    prompts: prompts(body.prompt, vocabSize),
-    logprobs: num(body, 'logprobs', null, { int: true, min: 0, max: MAX_LOGPROBS }),
-  };
+function checkChoices(prompts: number, n: number, limits: RequestLimits): void {
+  if (prompts * n > limits.maxChoices)
+    throw badRequest(`${prompts} prompt(s) x n ${n} = ${prompts * n} choices, above this server's limit of ${limits.maxChoices} per request (gsteer serve --max-choices); lower n or send fewer prompts per request`, 'n');
+}
+
+export function parseCompletionRequest(body: Body, vocabSize: number, limits: RequestLimits): CompletionRequest {
+  const list = prompts(body.prompt, vocabSize, limits);
+  const params = generateParams(body, vocabSize, 'max_tokens');
+  checkChoices(list.length, params.n, limits);
+  return { ...params, prompts: list, logprobs: num(body, 'logprobs', null, { int: true, min: 0, max: MAX_LOGPROBS }) };
 }
 
 const ROLES = ['system', 'user', 'assistant'] as const;
@@ -113,7 +145,7 @@ function messages(v: unknown): ChatMessage[] {
   });
 }
 
-export function parseChatRequest(body: Body, vocabSize: number): ChatRequest {
+export function parseChatRequest(body: Body, vocabSize: number, limits: RequestLimits): ChatRequest {
   const kwargs = body.chat_template_kwargs as Body | undefined;
   if (kwargs?.enable_thinking === true)
     throw badRequest('chat_template_kwargs.enable_thinking must be false: gsteer serve renders Qwen3 ChatML with thinking disabled', 'chat_template_kwargs');
@@ -121,5 +153,9 @@ export function parseChatRequest(body: Body, vocabSize: number): ChatRequest {
   const logprobs = bool(body, 'logprobs', false);
   const topLogprobs = num(body, 'top_logprobs', 0, { int: true, min: 0, max: MAX_LOGPROBS });
   if (topLogprobs > 0 && !logprobs) throw badRequest('top_logprobs needs logprobs: true; set logprobs or drop top_logprobs', 'top_logprobs');
-  return { ...generateParams(body, vocabSize, key), messages: messages(body.messages), logprobs, topLogprobs };
+  const list = messages(body.messages);
+  checkBytes(list.reduce((s, m) => s + Buffer.byteLength(m.content, 'utf8'), 0), 'messages (all contents together)', 'messages', limits);
+  const params = generateParams(body, vocabSize, key);
+  checkChoices(1, params.n, limits);
+  return { ...params, messages: list, logprobs, topLogprobs };
 }

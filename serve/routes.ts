@@ -3,7 +3,7 @@
 import { renderChatML } from '../core/tokenizer.ts';
 import { generate, prepare, type Engine, type GenerateJob } from './engine.ts';
 import { str, type Body } from './fields.ts';
-import { parseChatRequest, parseCompletionRequest } from './requests.ts';
+import { parseChatRequest, parseCompletionRequest, type RequestLimits } from './requests.ts';
 import type { StepEvent } from './generation.ts';
 import type { ServeMetrics } from './metrics.ts';
 import { cachedTokensOf, chatResponse, completionResponse, type TokenNames } from './responses.ts';
@@ -43,6 +43,9 @@ export interface ServerState extends Engine {
   startedAt: number; // unix seconds
   metrics: ServeMetrics;
   batching: Batching;
+  limits: RequestLimits;
+  /** Folders a lora_path sent over HTTP may be in (serve/adapters.ts checkLoraRoot). */
+  loraRoots: readonly string[];
 }
 
 export type Handler = (state: ServerState, body: Body, signal: AbortSignal) => Promise<Reply>;
@@ -76,7 +79,7 @@ async function constraintFor(model: ServeModel, spec: ConstraintSpec | null): Pr
 }
 
 async function completions(state: ServerState, body: Body, signal: AbortSignal): Promise<Reply> {
-  const req = parseCompletionRequest(body, state.model.vocabSize);
+  const req = parseCompletionRequest(body, state.model.vocabSize, state.limits);
   const prompts = req.prompts.map((p) => (typeof p === 'string' ? state.tok.encode(p) : p));
   const constraint = await constraintFor(state.model, req.constraint);
   const job = { params: req, prompts, topLogprobs: req.logprobs ?? 0, defaultMaxTokens: COMPLETIONS_DEFAULT_MAX_TOKENS, constraint };
@@ -93,7 +96,7 @@ async function completions(state: ServerState, body: Body, signal: AbortSignal):
 }
 
 async function chatCompletions(state: ServerState, body: Body, signal: AbortSignal): Promise<Reply> {
-  const req = parseChatRequest(body, state.model.vocabSize);
+  const req = parseChatRequest(body, state.model.vocabSize, state.limits);
   // Thinking disabled, the way Qwen3's template does it (core/tokenizer.ts).
   const promptIds = state.tok.encode(renderChatML(req.messages, true));
   const constraint = await constraintFor(state.model, req.constraint);
@@ -147,7 +150,8 @@ async function metrics(state: ServerState): Promise<Reply> {
 
 async function loadAdapter(state: ServerState, body: Body): Promise<Reply> {
   const name = str(body, 'lora_name');
-  await state.adapters.load(name, str(body, 'lora_path'));
+  const path = str(body, 'lora_path');
+  await state.adapters.load(name, path, state.loraRoots);
   return { text: `Success: LoRA adapter '${name}' added successfully.` };
 }
 

@@ -4,7 +4,8 @@
 // then free the model.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { qwen3Tokenizer } from '../core/tokenizer.ts';
+import { dirname } from 'node:path';
+import { qwen3Tokenizer, type Tokenizer } from '../core/tokenizer.ts';
 import { InputError } from '../util/errors.ts';
 import { AdapterRegistry } from './adapters.ts';
 import { adapterNamespace, BatchScheduler } from './batch-scheduler.ts';
@@ -14,6 +15,7 @@ import type { ServeModel } from './model.ts';
 import { PrefixCache } from './prefix-cache.ts';
 import type { Batching, ServerState } from './routes.ts';
 import { Scheduler, type GenScheduler } from './scheduler.ts';
+import { DEFAULT_MAX_CHOICES, promptBytesFor } from './requests.ts';
 import type { BackendKind } from '../model/backend.ts';
 
 export interface ServeOptions {
@@ -42,10 +44,27 @@ export interface ServeOptions {
   blockSize?: number;
   /** Batched: prefix cache budget in MiB (0 = off); default 256. */
   prefixCacheMb?: number;
+  /** Bearer key for /v1/*; required for a host other than loopback (any host is then answered). */
   apiKey?: string;
+  /** Folders a lora_path sent over HTTP may be in; default: the working directory and the folders of `adapters`. */
+  loraRoots?: string[];
+  /** Largest text prompt (or chat's messages) in UTF-8 bytes, checked before tokenizing; default 16 x max_model_len. */
+  maxPromptBytes?: number;
+  /** Most choices (prompts x n) per request; default 128. */
+  maxChoices?: number;
+  /** The tokenizer (default Qwen3's; tests pass one that counts what it is given). */
+  tokenizer?: Tokenizer;
   log?: (line: string) => void;
   /** false: log errors only, not one line per request. */
   logRequests?: boolean;
+}
+
+const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|::1|\[::1\])$/i;
+
+/** The bind rule, checked before the model loads: beyond loopback only with an API key. */
+export function checkServeBind(host: string, apiKey: string | undefined): void {
+  if (!LOOPBACK_HOST.test(host) && !apiKey)
+    throw new InputError(`--host ${host} would serve the policy (load and unload adapters, generate) beyond this machine without an API key; the rule: any host other than 127.0.0.1/localhost needs --api-key-env VAR (or --api-key KEY); make one with: openssl rand -hex 32`);
 }
 
 export interface RunningServer {
@@ -56,6 +75,7 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  checkServeBind(opts.host ?? '127.0.0.1', opts.apiKey);
   // Imported on demand so a server over an injected model does not load tfjs.
   const model = opts.model ?? (await (await import('./tfjs-model.ts')).loadServeModel(requireDir(opts.modelDir), opts.backend ?? 'auto', opts.log));
   const modelName = opts.servedModelName ?? opts.modelDir ?? model.dir;
@@ -107,7 +127,9 @@ async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRe
   scheduler = batching.enabled
     ? new BatchScheduler(model, { maxConcurrency, maxBatchedTokens: batching.maxBatchedTokens, blockSize: batching.blockSize, cache, metrics })
     : new Scheduler(maxConcurrency, metrics);
-  const state: ServerState = { model, tok: qwen3Tokenizer(), adapters, scheduler, metrics, batching, startedAt: Math.floor(Date.now() / 1000) };
+  const limits = { maxPromptBytes: opts.maxPromptBytes ?? promptBytesFor(model.maxContext), maxChoices: opts.maxChoices ?? DEFAULT_MAX_CHOICES, maxContext: model.maxContext };
+  const loraRoots = opts.loraRoots ?? [process.cwd(), ...Object.values(opts.adapters ?? {}).map((d) => dirname(d))];
+  const state: ServerState = { model, tok: opts.tokenizer ?? qwen3Tokenizer(), adapters, scheduler, metrics, batching, limits, loraRoots, startedAt: Math.floor(Date.now() / 1000) };
   const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log, logRequests: opts.logRequests }));
   // Clients keep sockets alive for the server's Keep-Alive hint minus 1 s (undici); with Node's
   // default 5 s, a client whose event loop was busy for longer can send on a socket the server

@@ -29,7 +29,7 @@ export interface PolicyBatch {
   refLogprobs?: number[][]; // reference policy (needed when betaKl > 0)
   /** Constrained turns: the allowed sets each was sampled under (null = unconstrained), [B]. */
   masks?: readonly (TokenMasks | null)[];
-  /** [B] the constraint each row's completion was sampled under (null = none): what a training engine replays into `masks` (method §5.12). */
+  /** [B] the constraint each row's completion was sampled under (null = none): what a training engine replays into `masks` (method §5.13). */
   constraints?: readonly (TurnConstraint | null)[];
 }
 

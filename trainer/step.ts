@@ -1,6 +1,9 @@
 // One optimizer update (method §5 GRPO, §7 SFT): split the batch into micro-batches, sum their
 // gradients (each micro-batch loss is divided by the *whole* batch's normalizers, so the sum
 // is the full-batch gradient for every loss type), clip the global norm, take an AdamW step.
+// A loss or gradient norm that is not finite skips the step (variables and optimizer state
+// untouched, `nonfinite_skipped` 1 in the metrics): one NaN would otherwise reach every
+// weight and moment of the adapter.
 import * as tf from '@tensorflow/tfjs';
 import type { AdamW } from './optim/adamw.ts';
 import { clipGradNorm } from './optim/clip.ts';
@@ -27,6 +30,7 @@ export interface StepMetrics {
   learning_rate: number;
   num_tokens: number; // every real token scored (prompt + completion)
   loss_tokens: number; // tokens carrying loss (policy tokens / SFT targets)
+  nonfinite_skipped: number; // 1: the loss or gradient norm was NaN / infinite, no step taken
   tokens_per_second: number; // num_tokens / step time (forward + backward + update)
   step_time_s: number;
   micro_batches: number;
@@ -130,7 +134,8 @@ export function trainStep(policy: Policy, optimizer: AdamW, batch: TrainBatch, o
   const t0 = performance.now();
   const acc = accumulateGradients(policy, batch, o);
   const clipped = clipGradNorm(acc.grads, o.maxGradNorm);
-  optimizer.step(clipped.grads, o.lr);
+  const finite = Number.isFinite(acc.loss) && Number.isFinite(clipped.norm);
+  if (finite) optimizer.step(clipped.grads, o.lr);
   tf.dispose([...acc.grads, ...clipped.grads]);
   const seconds = (performance.now() - t0) / 1000;
   const numTokens = batch.inputIds.reduce((s, r) => s + r.length, 0);
@@ -140,6 +145,7 @@ export function trainStep(policy: Policy, optimizer: AdamW, batch: TrainBatch, o
     learning_rate: o.lr,
     num_tokens: numTokens,
     loss_tokens: acc.lossTokens,
+    nonfinite_skipped: finite ? 0 : 1,
     tokens_per_second: numTokens / seconds,
     step_time_s: seconds,
     micro_batches: acc.microBatches,

@@ -1,9 +1,15 @@
 // Crash-safe writes: temp file -> fsync -> rename -> fsync the directory. A directory is
-// built under a temp name and renamed whole, so a reader sees all of it or none of it.
+// built under a temp name and renamed whole, so a reader sees all of it or none of it. Any
+// failure (ENOSPC while writing, fsyncing or renaming included) removes the temp file or
+// folder before it is thrown. Replacing a directory keeps a whole copy on disk at every
+// moment: the old one is moved to `<dir>.replaced` (a fixed name) before the new one takes
+// its place, and recoverReplaced() puts it back if a crash fell between the two renames.
+// Temp names are `<name>.tmp-<pid>-<hex>`: removeStrayTemps() sweeps those a killed process left.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { isRunning } from './pid.ts';
 
 export function fsyncDir(dir: string): void {
   try {
@@ -19,6 +25,41 @@ export function fsyncDir(dir: string): void {
 }
 
 const tmpSuffix = () => `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+const TMP_NAME = /\.tmp-(\d+)-[0-9a-f]{8}$/;
+/** Where writeDirAtomic keeps the old copy of a directory while the new one takes its place. */
+export const replacedName = (dir: string) => `${dir}.replaced`;
+
+/** A dir whose replacement a crash interrupted: put the old copy back (or drop it once the new one is in place). */
+export function recoverReplaced(dir: string): void {
+  const old = replacedName(dir);
+  if (!existsSync(old)) return;
+  if (existsSync(dir)) rmSync(old, { recursive: true, force: true });
+  else renameSync(old, dir);
+}
+
+/** recoverReplaced for every `*.replaced` entry of `parent` (checkpoints/, adapters/). */
+export function recoverReplacedIn(parent: string): void {
+  if (!existsSync(parent)) return;
+  for (const name of readdirSync(parent)) if (name.endsWith('.replaced')) recoverReplaced(join(parent, name.slice(0, -'.replaced'.length)));
+}
+
+/**
+ * Remove the temp files and folders (`*.tmp-<pid>-<hex>`) under `dir` whose writer is no
+ * longer running (this host's pids; another live process's are left alone). Returns them.
+ */
+export function removeStrayTemps(dir: string, recursive = true): string[] {
+  const removed: string[] = [];
+  if (!existsSync(dir)) return removed;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    const m = TMP_NAME.exec(e.name);
+    if (m && (Number(m[1]) === process.pid ? false : !isRunning(Number(m[1])))) {
+      rmSync(p, { recursive: true, force: true });
+      removed.push(p);
+    } else if (recursive && e.isDirectory()) removed.push(...removeStrayTemps(p, true));
+  }
+  return removed;
+}
 
 /**
  * durable: false skips the fsyncs (still temp + rename, so a reader sees the whole file or
@@ -36,6 +77,8 @@ export interface AtomicOptions {
 export interface AtomicWriter {
   write(chunk: string | Uint8Array): void;
   commit(): void;
+  /** fsync and close, not rename: the temp file's path, for a caller that publishes several files as one set. */
+  stage(): string;
   abort(): void;
 }
 
@@ -56,12 +99,30 @@ export function openAtomicWriter(path: string, { durable = true }: AtomicOptions
     },
     commit() {
       try {
-        if (durable) fsyncSync(fd);
-      } finally {
-        close();
+        try {
+          if (durable) fsyncSync(fd);
+        } finally {
+          close();
+        }
+        renameSync(tmp, path);
+      } catch (e) {
+        rmSync(tmp, { force: true }); // ENOSPC at fsync, EXDEV at rename ...: no temp file left behind
+        throw e;
       }
-      renameSync(tmp, path);
       if (durable) fsyncDir(dirname(path));
+    },
+    stage() {
+      try {
+        try {
+          if (durable) fsyncSync(fd);
+        } finally {
+          close();
+        }
+      } catch (e) {
+        rmSync(tmp, { force: true });
+        throw e;
+      }
+      return tmp;
     },
     abort() {
       close();
@@ -95,27 +156,34 @@ export function copyFileSynced(src: string, dst: string): void {
   }
 }
 
-/** Build a directory with `fill(tmpDir)` and rename it to `dir` (replacing an older one). */
+/**
+ * Build a directory with `fill(tmpDir)` and rename it to `dir`. An older `dir` is moved to
+ * `<dir>.replaced` first and removed once the new one is in place: at every moment one whole
+ * copy is on disk, under `dir` or `<dir>.replaced` (recoverReplaced).
+ */
 export async function writeDirAtomic(dir: string, fill: (tmpDir: string) => Promise<void> | void, { durable = true }: AtomicOptions = {}): Promise<void> {
   mkdirSync(dirname(dir), { recursive: true });
+  recoverReplaced(dir);
   const tmp = dir + tmpSuffix();
   mkdirSync(tmp);
   try {
     await fill(tmp);
     if (durable) fsyncDir(tmp);
-    if (existsSync(dir)) {
-      const old = dir + tmpSuffix();
-      renameSync(dir, old);
-      renameSync(tmp, dir);
-      rmSync(old, { recursive: true, force: true });
-    } else {
-      renameSync(tmp, dir);
-    }
-    if (durable) fsyncDir(dirname(dir));
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
+  const old = replacedName(dir);
+  try {
+    if (existsSync(dir)) renameSync(dir, old);
+    renameSync(tmp, dir);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    recoverReplaced(dir);
+    throw e;
+  }
+  if (durable) fsyncDir(dirname(dir));
+  rmSync(old, { recursive: true, force: true });
 }
 
 export function sha256File(path: string): string {
@@ -131,12 +199,17 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
   const tmp = path + tmpSuffix();
   const fh = await open(tmp, 'w');
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true }); // ENOSPC mid-write: no partial temp file left behind
+    throw e;
   }
-  await rename(tmp, path);
   const dir = await open(dirname(path), 'r').catch(() => null); // as fsyncDir, without blocking
   if (dir) await dir.sync().catch(() => undefined).finally(() => dir.close());
 }

@@ -14,6 +14,13 @@ export class TransientError extends Error {
   override name = 'TransientError';
 }
 
+/** The disk is full (ENOSPC), whether as an error's code or quoted in a job's failure reason. */
+export function isDiskFull(e: unknown): boolean {
+  if ((e as NodeJS.ErrnoException | null)?.code === 'ENOSPC') return true;
+  const text = typeof e === 'string' ? e : (e as Error | null)?.message;
+  return typeof text === 'string' && /ENOSPC|no space left on device/i.test(text);
+}
+
 /** Internal invariant; a failure here is a bug in gsteer, not in the user's input. */
 export function assert(cond: unknown, message: string): asserts cond {
   if (!cond) throw new Error(`internal: ${message}`);

@@ -9,6 +9,10 @@ export interface JsonlRecord {
   value: unknown;
 }
 
+/** U+FEFF at the start of a file: some editors save UTF-8 with it; JSON (RFC 8259 §8.1) does not allow it. */
+export const BOM = '\uFEFF';
+export const BOM_PROBLEM = 'the file starts with a byte order mark (BOM, U+FEFF), which JSON does not allow; save it as UTF-8 without BOM (e.g. sed -i \'1s/^\\xEF\\xBB\\xBF//\' FILE)';
+
 export function readJsonl(file: string): JsonlRecord[] {
   let text: string;
   try {
@@ -18,6 +22,10 @@ export function readJsonl(file: string): JsonlRecord[] {
   }
   const out: JsonlRecord[] = [];
   const problems: string[] = [];
+  if (text.startsWith(BOM)) {
+    problems.push(`${file}:1: ${BOM_PROBLEM}`);
+    text = text.slice(1);
+  }
   text.split('\n').forEach((raw, i) => {
     const line = raw.trim();
     if (!line) return;

@@ -8,26 +8,30 @@
 // (b) adapter version versionFor(s) = s - 1 - maxPolicyLag trained and loaded. Lag 0 is the
 // paper's on-policy loop; lag L lets rollouts of s run while the trainer works on s - 1 ...
 // s - L. The loop wakes on BullMQ's job events (QueueEvents) and polls every pollMs as a
-// fallback (events are not replayed after a reconnect).
+// fallback (events are not replayed after a reconnect). A full disk (ENOSPC, in any write of
+// the run or in a job's failure) stops the run with a message saying so; it resumes from its
+// last checkpoint once space is freed (every write is atomic, so nothing half-written stays).
 import { existsSync, rmSync } from 'node:fs';
 import { FlowProducer, Job, Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../util/redis.ts';
 import { writeCheckpoint, type TrainerState } from '../checkpoints/checkpoint.ts';
 import { adapterName, type RunLayout } from '../checkpoints/layout.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
-import { scheduleOf, type RunConfig } from '../configs/schema.ts';
+import { groupSizeOf, scheduleOf, type RunConfig } from '../configs/schema.ts';
 import type { MetricsRecord, MetricsSink } from '../monitor/sink.ts';
 import { updateMetrics } from './update-metrics.ts';
 import { RunCallReader } from './llm-calls.ts';
 import { updateFlow } from './flow.ts';
 import { readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { promoteGroup } from './group-worker.ts';
+import { cutLateGroups } from './late-cut.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
 import { readEngineState } from '../trainer/update/engine-states.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
-import { groupIdOf, jobId, QUEUE } from '../checkpoints/run-keys.ts';
+import { groupIdOf, jobId, QUEUE, queuePrefix, runNamespace } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
+import { isDiskFull } from '../util/errors.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
 import type { RunInfo } from '../checkpoints/run-info.ts';
 
@@ -37,7 +41,7 @@ export interface ControllerDeps {
   info: RunInfo;
   instances: EnvInstance[];
   users: UserStatePart;
-  redis: Redis;
+  redis: RedisClient;
   sink: MetricsSink;
   policyUrl: string;
   startStep: number; // updates already done (0, or the checkpoint's step on resume)
@@ -54,6 +58,8 @@ interface InFlight {
   version: number;
   waitTrainerMs: number; // rollout side idle before admission (time/wait_trainer_s)
   groupsDoneAt?: number;
+  /** When the controller first saw a group of this update finished (grpo.groupDeadlineMs counts from it). */
+  firstGroupDoneAt?: number;
   afterStep?: number; // admitted before the group stage of this step was done
 }
 
@@ -117,6 +123,8 @@ export class RunController {
   private readonly started = Date.now();
   private readonly st: RunState;
   private readonly inflight = new Map<number, InFlight>();
+  /** Per update whose group stage is not done: the groups seen finished (completed, failed, or dropped as late). */
+  private readonly groupsFinished = new Map<number, Set<number>>();
   private readonly llmCalls: RunCallReader;
   private lastCheckpoint: number;
   /** When the last group stage finished / the last update was recorded (the wait-time metrics). */
@@ -170,7 +178,7 @@ export class RunController {
 
   async run(): Promise<Outcome> {
     const { cfg, startStep } = this.d;
-    const q = { prefix: cfg.queues.prefix, connection: this.d.redis };
+    const q = { prefix: queuePrefix(cfg.queues.prefix, this.d.info.runId), connection: this.d.redis };
     const h: Handles = { flow: new FlowProducer(q), groups: new Queue(QUEUE.groups, q), updates: new Queue(QUEUE.updates, q) };
     const waker = new Waker();
     const events = cfg.orchestrator.events ? [QUEUE.groups, QUEUE.updates].map((name) => new QueueEvents(name, q)) : [];
@@ -181,7 +189,7 @@ export class RunController {
     }
     await Promise.all(events.map((e) => e.waitUntilReady()));
     // Redis restarted without its data? A sentinel written now is gone after such a restart.
-    const sentinel = `${cfg.queues.prefix}:run:${this.d.info.runId}:controller`;
+    const sentinel = `${runNamespace(cfg.queues.prefix, this.d.info.runId)}:controller`;
     await this.d.redis.set(sentinel, String(this.d.info.epoch));
     let redisLost = false;
     const onReady = () => void this.d.redis.exists(sentinel).then((n) => (redisLost ||= n === 0), () => undefined);
@@ -196,8 +204,11 @@ export class RunController {
         else if (r !== 'progress') return r;
       }
       const { processed } = this.st;
-      if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED ? 'failed' : 'stopped', processed, this.aborted);
+      if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED || isDiskFull(this.aborted) ? 'failed' : 'stopped', processed, this.aborted);
       return await this.finish(processed >= this.total ? 'done' : 'stopped', processed);
+    } catch (e) {
+      if (!isDiskFull(e)) throw e;
+      return { kind: 'failed', step: this.st.processed, total: this.total, message: this.diskFull(e) };
     } finally {
       this.d.redis.off('ready', onReady);
       await this.d.redis.del(sentinel).catch(() => undefined);
@@ -240,15 +251,45 @@ export class RunController {
     return 'progress';
   }
 
-  /** (3) The group stage of the oldest update still rolling out: done when every group job finished. */
+  /**
+   * (3) The group stage of the oldest update still rolling out: done when every group job
+   * finished (or was dropped as late).
+   */
   private async groupStage(h: Handles): Promise<StageResult> {
     const { admitted, groupsDone } = this.st;
     if (groupsDone >= admitted) return 'idle';
     const s = groupsDone + 1;
     const { runId, epoch } = this.d.info;
-    const states = await Promise.all(this.plan[s - 1]!.map((_, g) => stateOf(h.groups, jobId.group(runId, epoch, s, g))));
-    if (states.some((x) => x === null)) return await this.lost(`group jobs of update ${s}`);
-    if (!states.every((x) => x!.state === 'completed' || x!.state === 'failed')) return 'idle';
+    const groups = this.plan[s - 1]!.length;
+    const done = this.groupsFinished.get(s) ?? new Set<number>();
+    this.groupsFinished.set(s, done);
+    const state = (g: number) => h.groups.getJobState(jobId.group(runId, epoch, s, g));
+    // Group stages finish in group order (each waits for the one before), so the scan stops at
+    // the first group not finished: one or two states per turn, not one per group
+    // (orchestrator.sparseGroupPolls; off: every open group's state, as before bench/fleet).
+    const open = Array.from({ length: groups }, (_, g) => g).filter((g) => !done.has(g));
+    const sparse = this.d.cfg.orchestrator.sparseGroupPolls;
+    const seen = sparse ? [] : await Promise.all(open.map(state)); // off: every open group each turn
+    for (const [k, g] of open.entries()) {
+      const st = sparse ? await state(g) : seen[k]!;
+      if (st === 'unknown') return await this.lost(`group jobs of update ${s}`);
+      if (st !== 'completed' && st !== 'failed') {
+        if (sparse) break;
+        continue;
+      }
+      done.add(g);
+    }
+    const f = this.inflight.get(s);
+    if (f && done.size > 0) f.firstGroupDoneAt ??= Date.now();
+    const deadline = this.d.cfg.grpo.groupDeadlineMs;
+    if (deadline !== null && f?.firstGroupDoneAt !== undefined && Date.now() >= f.firstGroupDoneAt + deadline) {
+      const rest = open.filter((g) => !done.has(g));
+      const states = await Promise.all(rest.map(state));
+      const { cfg, info, layout, redis, log } = this.d;
+      await cutLateGroups({ cfg, info, layout, redis, groups: h.groups, log }, s, rest.filter((_, k) => states[k] === 'waiting-children'), done);
+    }
+    if (done.size < groups) return 'idle';
+    this.groupsFinished.delete(s);
     await this.dumpStates(s);
     this.st.groupsDone = s;
     // Group 0 of an update admitted early waits for this dump: start it now.
@@ -263,7 +304,7 @@ export class RunController {
     const s = processed + 1;
     const u = await stateOf(h.updates, jobId.update(this.d.info.runId, this.d.info.epoch, s));
     if (!u) return await this.lost(`update job ${s}`);
-    if (u.state === 'failed') return await this.finish('failed', processed, `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
+    if (u.state === 'failed') return await this.finish('failed', processed, isDiskFull(u.job.failedReason) ? this.diskFull(u.job.failedReason) : `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
     if (u.state !== 'completed') return 'idle';
     this.d.trace?.('update-seen', s);
     await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
@@ -309,7 +350,7 @@ export class RunController {
   }
 
   /**
-   * A remote Tinker engine's sampler (method §5.12) reads each version's sampler weights by path: the
+   * A remote Tinker engine's sampler (method §5.13) reads each version's sampler weights by path: the
    * rollouts name that path as their model and nothing is loaded into the policy endpoint.
    */
   private samplerModel(version: number): { model?: string } {
@@ -336,6 +377,8 @@ export class RunController {
       const path = layout.abs(layout.groupRel(groupIdOf(step, g)));
       return existsSync(path) ? readGroupFile(path) : { v: 1, groupId: groupIdOf(step, g), step, instanceId: pg.instanceId, userId: pg.userId, policyVersion: -1, snapshotId: '', dropped: true, reason: 'group stage failed', trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
     });
+    const full = groupFiles.find((g) => g.dropped && isDiskFull(g.reason ?? ''));
+    if (full) this.abort(this.diskFull(full.reason ?? ''));
     this.allDropped = groupFiles.every((g) => g.dropped) ? this.allDropped + 1 : 0;
     if (this.allDropped >= MAX_ALL_DROPPED)
       this.abort(`every group of the last ${this.allDropped} updates was dropped; last reason: ${groupFiles.at(-1)?.reason ?? '?'}`);
@@ -360,6 +403,7 @@ export class RunController {
       // The trainer waited when this update's groups finished after it was done with the previous one.
       waitRolloutsSeconds: f?.groupsDoneAt ? Math.max(0, f.groupsDoneAt - prevUpdateDoneAt) / 1000 : 0,
       waitTrainerSeconds: (f?.waitTrainerMs ?? 0) / 1000,
+      groupSize: groupSizeOf(cfg),
     });
     // llm/<role>/...: the calls this update's groups made, from RUN_DIR/llm_calls.jsonl
     Object.assign(rec, this.llmCalls.take(groupFiles.map((g) => g.groupId)));
@@ -393,6 +437,12 @@ export class RunController {
     await this.record();
     if (processed > this.lastCheckpoint) await this.checkpoint(processed);
     return { kind, step: processed, total: this.total, ...(message ? { message } : {}) };
+  }
+
+  /** The message of a run stopped by a full disk. */
+  private diskFull(e: unknown): string {
+    const what = typeof e === 'string' ? e : (e as Error).message;
+    return `the disk is full (${what.replace(/\s+/g, ' ').slice(0, 200)}); free space on the filesystem of ${this.d.layout.root} and continue with gsteer resume ${this.d.layout.root} (it starts from the last checkpoint)`;
   }
 
   /** Redis came back without the run's jobs (restarted without persistence): stop with a checkpoint. */

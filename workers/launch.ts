@@ -1,9 +1,15 @@
 // Start a run's processes and drive it: Redis (local one if needed), the policy server
 // (embedded child or external), the trainer service (trainer.engine embedded: `gsteer trainer
-// serve`, method §5.12), the trainer / group / rollout workers as child processes,
+// serve`, method §5.13), the trainer / group / rollout workers as child processes,
 // then the controller until done, stopped (SIGINT/SIGTERM) or failed. Used by `gsteer
-// train` and `gsteer resume`.
+// train` and `gsteer resume`, which hold the run directory's lock (checkpoints/run-lock.ts).
+// The run's queues are its own (checkpoints/run-keys.ts) and claimed before they are cleared
+// (queue-owner.ts): a launch never obliterates queues another live process uses. The
+// embedded policy server gets a random API key, passed to it and to the workers by
+// environment (policy.apiKeyEnv), and loads adapters only from the run directory.
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import type { RunLayout } from '../checkpoints/layout.ts';
@@ -16,8 +22,10 @@ import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
 import { RunController, type Outcome } from './controller.ts';
 import { loadParts } from './load-parts.ts';
 import { waitForPolicyServer, waitForTrainerService } from './policy-admin.ts';
+import { EMBEDDED_KEY_ENV } from '../trainer/update/engine-states.ts';
 import { connect } from '../util/redis.ts';
-import { metricsStreamKey, QUEUE } from '../checkpoints/run-keys.ts';
+import { metricsStreamKey, QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
+import { claimQueues, type QueueClaim } from './queue-owner.ts';
 import { ensureRedis } from './redis-local.ts';
 import { removeRunKeys } from './run-redis.ts';
 import { reclaimJobs } from './reclaim.ts';
@@ -48,7 +56,7 @@ const NODE_ARGS = ['--import', GUARD];
 const TS_NODE_ARGS = ['--import', TSX, ...NODE_ARGS];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -59,11 +67,14 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The policy server's API key from the environment (the embedded one's is set below). */
+const policyKey = (cfg: RunConfig) => (process.env[cfg.policy.apiKeyEnv] ? { apiKey: process.env[cfg.policy.apiKeyEnv] as string } : {});
+
 export async function launchRun(o: LaunchOptions): Promise<number> {
   const { cfg, layout } = o;
   let lines: UpdateLines | null = null; // per-update lines and the bar, once the first update lands
   const log = (msg: string) => (lines ? lines.note(`gsteer: ${msg}`) : console.error(`gsteer: ${msg}`));
-  const redisProc = await ensureRedis(cfg.queues.redisUrl, log);
+  const redisProc = await ensureRedis(cfg.queues.redisUrl, log, `${o.info.runId}@${hostname()}:${process.pid}`);
   let giveUp: string | null = null;
   let controller: RunController | null = null;
   let rejectDied: (e: Error) => void = () => {};
@@ -82,37 +93,44 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     );
   });
   const redis = connect(cfg.queues.redisUrl);
+  let claim: QueueClaim | null = null;
   const parts = await loadParts(cfg, o.info.runId);
   const users = await parts.users();
   try {
+    // Before anything starts: the queues are this run's alone (a copy of the run directory, or workers started by hand, would share them).
+    claim = await claimQueues(redis, cfg.queues.prefix, o.info.runId, layout.root);
     // Policy server.
     let policyUrl = cfg.policy.baseUrl ?? '';
     if (cfg.policy.server === 'embedded') {
       const port = cfg.policy.port || (await freePort());
+      // A key of its own, in the environment every child inherits (never argv: ps shows it).
+      process.env[cfg.policy.apiKeyEnv] = randomBytes(24).toString('hex');
       const args = parts.kind === 'synthetic'
         ? [...TS_NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
-        : [...NODE_ARGS, CLI, 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend];
+        : [...NODE_ARGS, CLI, 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--api-key-env', cfg.policy.apiKeyEnv, '--lora-root', layout.root];
       sup.start({ name: 'policy-server', args, logFile: layout.log('policy-server') });
       policyUrl = `http://127.0.0.1:${port}/v1`;
       // Model loading takes a while: poll longer than for an external server.
-      await Promise.race([waitForPolicyServer(policyUrl, { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000 }), died]);
+      await Promise.race([waitForPolicyServer(policyUrl, { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000, ...policyKey(cfg) }), died]);
     } else {
-      await waitForPolicyServer(policyUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs });
+      await waitForPolicyServer(policyUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs, ...policyKey(cfg) });
     }
-    // Trainer service (method §5.12): gsteer's tfjs engine behind the Tinker API, as the policy server is started.
+    // Trainer service (method §5.13): gsteer's tfjs engine behind the Tinker API, as the policy server is started.
     let trainerUrl: string | null = null;
     if (parts.kind === 'real' && cfg.trainer.engine === 'embedded' && cfg.algorithm === 'grpo') {
       const port = cfg.trainer.port || (await freePort());
-      const args = [...NODE_ARGS, CLI, 'trainer', 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--state-dir', layout.trainerService,
+      process.env[EMBEDDED_KEY_ENV] = randomBytes(24).toString('hex'); // as the policy server's: the service answers this run's workers only
+      const args = [...NODE_ARGS, CLI, 'trainer', 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--state-dir', layout.trainerService, '--api-key-env', EMBEDDED_KEY_ENV,
         '--micro-batch-size', String(cfg.grpo.microBatchSize), ...(cfg.grpo.gradientCheckpointing ? ['--recompute'] : []), '--no-sampler', '--session-timeout-s', '0'];
       sup.start({ name: 'trainer-service', args, logFile: layout.log('trainer-service') });
       trainerUrl = `http://127.0.0.1:${port}`;
       await Promise.race([waitForTrainerService(trainerUrl), died]);
     }
-    writeRunInfo(layout, { ...o.info, policyUrl, trainerUrl });
-    // A queue prefix belongs to one run at a time: clear what an earlier run or epoch left.
+    // only the URL of the server gsteer started: an external one's (it may carry a key) comes from the config
+    writeRunInfo(layout, { ...o.info, policyUrl: cfg.policy.server === 'embedded' ? policyUrl : null, trainerUrl });
+    // The queues are claimed: clear what an earlier epoch of this run left.
     for (const name of Object.values(QUEUE)) {
-      const q = new Queue(name, { connection: redis, prefix: cfg.queues.prefix });
+      const q = new Queue(name, { connection: redis, prefix: queuePrefix(cfg.queues.prefix, o.info.runId) });
       await q.obliterate({ force: true });
       await q.close();
     }
@@ -166,8 +184,10 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
   } finally {
     await sup.stopAll();
     await users.close();
-    // Everything durable is in the run directory (resume needs nothing else): drop the run's keys.
-    await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
+    // Everything durable is in the run directory (resume needs nothing else): drop the run's
+    // keys, only when they were ours (a refused claim leaves the owner's alone).
+    if (claim) await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
+    await claim?.release();
     redis.disconnect();
     await redisProc.stop();
   }

@@ -12,6 +12,6 @@ export function partsKind(): 'real' | 'synthetic' {
 
 /** `callsFile`: where the real parts record their LLM calls (RUN_DIR/llm_calls.jsonl). */
 export async function loadParts(cfg: RunConfig, runId: string, callsFile?: string): Promise<Parts> {
-  if (partsKind() === 'synthetic') return (await import('./synthetic/parts.ts')).syntheticParts(cfg, runId);
+  if (partsKind() === 'synthetic') return (await import('./synthetic/parts.ts')).syntheticParts(cfg, runId, callsFile);
   return (await import('./real-parts.ts')).realParts(cfg, runId, callsFile);
 }

@@ -65,7 +65,14 @@ export type GroupJob = z.output<typeof GroupJobSchema>;
 export type UpdateJob = z.output<typeof UpdateJobSchema>;
 
 /** What a rollout job returns to its group parent (the trajectory itself is on disk). */
-export const RolloutResultSchema = z.object({ index: z.number().int(), trajPath: z.string() }).strict();
+export const RolloutResultSchema = z
+  .object({
+    index: z.number().int(),
+    trajPath: z.string(),
+    /** The trajectory was already on disk, whole and of this very job (a resumed run's in-flight episode): kept, not sampled again. */
+    reused: z.boolean().optional(),
+  })
+  .strict();
 export type RolloutResult = z.output<typeof RolloutResultSchema>;
 
 /** What a group job returns to its update parent. */

@@ -1,6 +1,9 @@
 // Talking to the policy server as its operator: wait until it answers (and the trainer service), load / unload LoRA
 // adapters at runtime (vLLM `POST /v1/load_lora_adapter {lora_name, lora_path}`, the same
-// on `gsteer serve`). Bounded retries with backoff; the final error names the URL.
+// on `gsteer serve`). Bounded retries with backoff; the final error names the URL. Every
+// attempt goes through endpoints/'s bounded fetch: one deadline for the whole exchange
+// (body included) and a small size cap (these replies are a few hundred bytes).
+import { boundedFetch, mib } from '../endpoints/index.ts';
 import { TransientError } from '../util/errors.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,7 +26,7 @@ async function call(url: string, init: RequestInit, o: AdminOptions, what: strin
     if (attempt > 0) await sleep(o.fixedDelay ? (o.baseDelayMs ?? 500) : Math.min(8000, (o.baseDelayMs ?? 500) * 2 ** (attempt - 1)));
     try {
       const headers = { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) };
-      const res = await fetch(url, { ...init, headers, signal: AbortSignal.timeout(o.timeoutMs ?? 60_000) });
+      const res = await boundedFetch({ deadlineMs: o.timeoutMs ?? 60_000, maxBytes: mib(4) })(url, { ...init, headers });
       const text = await res.text();
       if (res.ok) return text;
       last = `HTTP ${res.status}: ${text.slice(0, 300)}`;

@@ -1,6 +1,9 @@
-// Everything `gsteer train` checks before any process starts (boundaries
-// validate): the dataset, the initial user states, the init adapter against cfg.lora, and
-// the run directory. All problems are collected into one InputError.
+// Everything `gsteer train` checks before any process starts (boundaries validate): the
+// dataset, the initial user states, the init adapter against cfg.lora, the policy model
+// folder (preflight.ts), and the run directory (not in use, not holding a run). All problems
+// are collected into one InputError. A new run gets a run id unique to it
+// (`<runName>-<8 hex>`): its Redis keys are its own (checkpoints/run-keys.ts).
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -8,12 +11,16 @@ import { writeFileAtomic } from '../util/atomic.ts';
 import { loraMismatch } from '../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../checkpoints/layout.ts';
 import type { RunConfig } from '../configs/schema.ts';
+import { runConfigTree } from '../configs/load.ts';
 import { loadInstances, loadUserStates } from '../data/load.ts';
 import type { UserState } from '../data/schema.ts';
 import type { EnvInstance } from '../rollout/env/types.ts';
 import { asQrefInstances, loadQrefData } from '../rollout/qref/env.ts';
 import { InputError } from '../util/errors.ts';
 import { writeRunInfo, type RunInfo } from '../checkpoints/run-info.ts';
+import { listCheckpoints } from '../checkpoints/checkpoint.ts';
+import { checkNotLocked } from '../checkpoints/run-lock.ts';
+import { modelProblems } from './preflight.ts';
 
 export interface Prepared {
   instances: EnvInstance[];
@@ -55,7 +62,9 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
     if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${files.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
     else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
   }
-  const enginePath = cfg.initAdapter?.startsWith('tinker://') ?? false; // a state the remote engine holds (method §5.12)
+  problems.push(...modelProblems(cfg));
+  collect(() => runConfigTree(cfg)); // a secret written out in the config would reach RUN/config.yaml
+  const enginePath = cfg.initAdapter?.startsWith('tinker://') ?? false; // a state the remote engine holds (method §5.13)
   if (enginePath && cfg.trainer.engine !== 'tinker')
     problems.push(`initAdapter = ${cfg.initAdapter}: a tinker:// path names a state on a remote Tinker engine; with trainer.engine=${cfg.trainer.engine} pass a local PEFT adapter folder`);
   if (cfg.initAdapter && !enginePath) {
@@ -66,11 +75,15 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   return { instances, states, warnings };
 }
 
-/** The layout of a run that does not exist yet; a run directory that already holds a run is refused. */
+/** The layout of a run that does not exist yet; a run directory in use, or holding a run, is refused. */
 export function newRunLayout(cfg: RunConfig): RunLayout {
   const layout = runLayout(resolve(cfg.runDir, cfg.runName));
-  if (existsSync(layout.runJson))
-    throw new InputError(`run directory ${layout.root} already holds a run; continue it with gsteer resume ${layout.root}, or start another with --set runName=NEW`);
+  checkNotLocked(layout.root); // names the live command that holds it
+  if (existsSync(layout.runJson)) {
+    if (listCheckpoints(layout).length)
+      throw new InputError(`run directory ${layout.root} already holds a run; continue it with gsteer resume ${layout.root}, or start another with --set runName=NEW`);
+    throw new InputError(`run directory ${layout.root} holds a run that stopped before its first checkpoint (nothing to resume); remove it (rm -r ${layout.root}) and start again, or start another with --set runName=NEW`);
+  }
   return layout;
 }
 
@@ -78,8 +91,8 @@ export function newRunLayout(cfg: RunConfig): RunLayout {
 export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo } {
   const layout = newRunLayout(cfg);
   mkdirSync(layout.logs, { recursive: true });
-  writeFileAtomic(layout.config, stringify(cfg));
-  const info: RunInfo = { v: 1, runId: cfg.runName, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? (cfg.initAdapter.startsWith('tinker://') ? cfg.initAdapter : resolve(cfg.initAdapter)) : null };
+  writeFileAtomic(layout.config, stringify(runConfigTree(cfg))); // ${VAR} references, never their values
+  const info: RunInfo = { v: 1, runId: `${cfg.runName}-${randomBytes(4).toString('hex')}`, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? (cfg.initAdapter.startsWith('tinker://') ? cfg.initAdapter : resolve(cfg.initAdapter)) : null };
   writeRunInfo(layout, info);
   return { layout, info };
 }

@@ -25,7 +25,7 @@ export async function realParts(cfg: RunConfig, runId: string, callsFile?: strin
       // method §13: PPO's actor + critic (in process: the contract has no critic), or GRPO's LoRA step
       if (cfg.algorithm === 'ppo') return (await import('../trainer/update/ppo-part.ts')).ppoTrainerPart(cfg);
       if (cfg.trainer.engine === 'inprocess') return (await import('../trainer/update/step-part.ts')).stepTrainerPart(cfg, () => n);
-      // method §5.12: through the Tinker contract, to gsteer's service or a remote engine
+      // method §5.13: through the Tinker contract, to gsteer's service or a remote engine
       const embedded = cfg.trainer.engine === 'embedded';
       const baseUrl = embedded ? ctx?.trainerUrl : cfg.trainer.baseUrl;
       if (!ctx || !baseUrl) throw new Error(`internal: trainer.engine ${cfg.trainer.engine} without ${embedded ? "the trainer service's URL (gsteer train starts it)" : 'trainer.baseUrl'}`);

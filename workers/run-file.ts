@@ -5,10 +5,14 @@
 // and is fsynced itself (util/atomic.ts); a machine crash may lose the newest of them,
 // and `gsteer resume` removes every per-update file after its checkpoint and rewrites them
 // (checkpoints/restore.ts). An fsync costs 4-8 ms per file on the build machine's disk.
+// Every run file passes the masking rule first (util/secrets.ts): an error message a server
+// echoed a key into never lands in a group file the dashboard serves.
 import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from '../util/atomic.ts';
+import { maskValues } from '../util/secrets.ts';
 
 /** `durable`: orchestrator.fsyncRunFiles (default false). */
-export async function writeRunFile(path: string, data: string, durable: boolean): Promise<void> {
+export async function writeRunFile(path: string, raw: string, durable: boolean): Promise<void> {
+  const data = maskValues(raw);
   if (durable) return writeFileAtomicAsync(path, data);
   // Synchronous on purpose: without the fsync, writing a few kB takes tens of µs, less than
   // the event-loop round trips of the five promise-based calls (mkdir, open, write, close,

@@ -7,14 +7,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import { writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
+import { recoverReplacedIn, writeDirAtomic, writeFileAtomic } from '../util/atomic.ts';
 import { adapterDirName, numberedName } from '../checkpoints/layout.ts';
 import type { RunContext } from './context.ts';
 import { readGroupFile } from '../checkpoints/group-file.ts';
 import type { TrainerPart } from './parts.ts';
 import { GroupResultSchema, parsePayload, UpdateJobSchema, UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { connect } from '../util/redis.ts';
-import { QUEUE } from '../checkpoints/run-keys.ts';
+import { QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
 import { writeRunDir, writeRunFile } from './run-file.ts';
 import { buildUpdateBatch } from './update-batch.ts';
 import { STALLED_CHECK_MS } from './reclaim.ts';
@@ -24,6 +24,7 @@ export const TRAINER_FILE = 'trainer.json';
 /** Newest complete adapter version in the run dir (written whole, so existence = complete). */
 export function newestVersion(adaptersDir: string): number | null {
   if (!existsSync(adaptersDir)) return null;
+  recoverReplacedIn(adaptersDir); // a version whose replacement a crash interrupted
   const vs = readdirSync(adaptersDir)
     .map((n) => numberedName(n, 'policy-v'))
     .filter((v): v is number => v !== null && existsSync(join(adaptersDir, adapterDirName(v), TRAINER_FILE)));
@@ -52,6 +53,7 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
   let current = await restoreOrInit(ctx, trainer, log);
   const process = async (job: Job, token?: string): Promise<UpdateResult> => {
     const p = parsePayload(UpdateJobSchema, job.data, 'update');
+    if (p.runId !== ctx.info.runId) throw new UnrecoverableError(`job ${job.id} belongs to run ${p.runId}, this worker serves ${ctx.info.runId} (${ctx.layout.root}); start workers with --run pointing at the job's run directory`);
     const dir = ctx.layout.adapter(p.step);
     if (p.step <= current) return UpdateResultSchema.parse(JSON.parse(readFileSync(join(dir, TRAINER_FILE), 'utf8')).result);
     if (p.step > current + 1) {
@@ -81,7 +83,7 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     } catch (e) {
       // The in-memory step may have run: go back to the last version on disk before a retry.
       await trainer.load(ctx.layout.adapter(current));
-      // The sampler served another adapter than the turns claim: a retry trains on the same wrong samples (method §5.12).
+      // The sampler served another adapter than the turns claim: a retry trains on the same wrong samples (method §5.13).
       if ((e as Error).name === 'StaleAdapterError') throw new UnrecoverableError((e as Error).message);
       throw e;
     }
@@ -90,7 +92,7 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
   const connection = connect(q.redisUrl);
   const worker = new Worker(QUEUE.updates, process, {
     connection,
-    prefix: q.prefix,
+    prefix: queuePrefix(q.prefix, ctx.info.runId),
     concurrency: 1,
     // Renewed every lockDuration / 2 while the step runs (in a thread, so the loop is free).
     lockDuration: q.trainerLockMs,

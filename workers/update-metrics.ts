@@ -14,6 +14,8 @@ export interface UpdateTiming {
   waitRolloutsSeconds: number;
   /** Rollout side idle before this update: previous group stage done -> this update admitted (waiting for its policy version). */
   waitTrainerSeconds: number;
+  /** G: with it, `episodes/started` counts the update's episodes (all sampled by policyVersionUsed). */
+  groupSize?: number;
 }
 
 export function updateMetrics(step: number, groups: readonly GroupFile[], result: UpdateResult, t: UpdateTiming): MetricsRecord {
@@ -31,6 +33,19 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
     groups_dropped: groups.length - kept.length,
     trajectories: episodes.length, // scored trajectories the update trained on (dropped groups excluded)
   };
+  // Pacing and stragglers (method §5.12): every episode the update started is trained, or
+  // dropped with its group (failed or late), never discarded for being stale.
+  if (t.groupSize !== undefined) rec['episodes/started'] = groups.length * t.groupSize;
+  rec.groups_late = groups.filter((g) => g.late !== undefined).length;
+  rec['episodes/cancelled_late'] = groups.reduce((n, g) => n + (g.late ?? 0), 0);
+  rec['episodes/reused'] = episodes.filter((e) => e.reused).length;
+  // The adapter versions that sampled the trained tokens (each turn carries its own, method §5.7).
+  const versions = episodes.flatMap((e) => e.policyVersions ?? []);
+  if (versions.length) {
+    rec['policy_version/sampled_min'] = Math.min(...versions);
+    rec['policy_version/sampled_max'] = Math.max(...versions);
+    rec['policy_lag/max'] = step - 1 - Math.min(...versions);
+  }
   const components = [...new Set(scores.flatMap((s) => Object.keys(s.components)))].sort();
   for (const c of components) {
     const xs = scores.map((s) => s.components[c] ?? 0);
@@ -84,6 +99,7 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
 
 /** Keys that differ between two identical runs (wall-clock timing; what the prefix cache held depends on it too). */
 export const TIMING_KEYS = [
+  'episodes/reused', // how many in-flight episodes a resume found finished depends on when the run was killed
   'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
   'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds', 'constraint/replay_wait_seconds',
   'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',

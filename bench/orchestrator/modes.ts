@@ -6,12 +6,14 @@
 //   promote  -> orchestrator.promoteGroups false
 //   fsync    -> orchestrator.fsyncRunFiles true
 //   fetchers -> orchestrator.rolloutFetchers 1
+//   sparse   -> orchestrator.sparseGroupPolls false
 const OFF = {
   events: { events: false },
   early: { earlyAdmission: false },
   promote: { promoteGroups: false },
   fsync: { fsyncRunFiles: true },
   fetchers: { rolloutFetchers: 1 },
+  sparse: { sparseGroupPolls: false },
 } as const;
 
 export function shortcutsOff(list: string): Record<string, boolean | number> {

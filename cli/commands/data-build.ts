@@ -6,12 +6,16 @@ import { PROMPTS, SYSTEM, STEP_NAMES } from '../../data/build/prompts.ts';
 import { placementsFor, readRaw, runBuild } from '../../data/build/run.ts';
 import { PAPER_SPLIT, type Placement, type SplitOptions } from '../../data/build/split.ts';
 import { EVAL_GROUPS } from '../../data/splits.ts';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { checkOutDir, checkOutFile } from '../out-path.ts';
+import { BUILD_EXTRAS, MANIFEST, readBuildManifest, SET_FILES } from '../../data/build/output-set.ts';
 
 export const buildUsage = `usage: gsteer data build RAW_DIR --out DIR [--seed N] [split options]
            [--llm-base-url URL --llm-model NAME [--llm-api-key-env VAR] [--concurrency N]
             [--max-retries N] [--timeout-ms MS] [--max-tokens N]
             [--response-format json_schema|json_object|none]]
-           [--dry-run] [--show-prompts]
+           [--dry-run] [--show-prompts] [--force]
        gsteer data split RAW_DIR [--seed N] [split options] [--out FILE]
 
 build  RAW_DIR holds tasks.jsonl, users.jsonl, pairs.jsonl (data/raw/README.md). Writes
@@ -19,8 +23,12 @@ build  RAW_DIR holds tasks.jsonl, users.jsonl, pairs.jsonl (data/raw/README.md).
        (every candidate target kept or dropped with its reason, the split, failures).
        Without --llm-* every step runs its embedded rule (data/build/README.md); with them
        every step asks the endpoint under its JSON schema, each request cached in DIR/cache
-       (a re-run sends nothing). --dry-run prints the calls a build would make;
-       --show-prompts prints every step's system prompt and the first pair's messages.
+       (a re-run sends nothing). The three files are written as one set, DIR/manifest.json
+       last (their sha256); DIR may be new, empty, or an earlier build of the same RAW_DIR
+       (it is rebuilt, its cache reused); another build's folder, or one holding other
+       files, needs --force, which says what it replaces (the other build's files and cache;
+       other files stay). --dry-run prints the calls a build would make; --show-prompts
+       prints every step's system prompt and the first pair's messages.
 split  The paper's Table 1 protocol: held-out users and tasks drawn by --seed, 70/30
        with seen / unseen_user / unseen_task / both_unseen test groups. Prints the table;
        --out writes one {id, userId, taskId, split, group} per line.
@@ -69,9 +77,39 @@ export function splitTable(p: readonly Placement[]): string {
   ].join('\n');
 }
 
+/** Files a data build writes (its set, manifest, cache, call records) and temps it may leave. */
+const isBuildFile = (name: string) => [...SET_FILES, MANIFEST, ...BUILD_EXTRAS].includes(name as never) || /\.tmp-\d+-[0-9a-f]{8}$/.test(name);
+
+/**
+ * --out for data build: refused when it is a file or the raw folder; an earlier build of
+ * the same raw folder (or one stopped before its manifest) is rebuilt; another build's
+ * folder or one holding other files needs --force, which removes that build's files only.
+ */
+function prepareOut(out: string, raw: string, force: boolean): void {
+  const manifest = () => readBuildManifest(out);
+  const rule = {
+    what: `data build of ${raw}`,
+    inputs: [raw],
+    ownOutput: (d: string) => (manifest() ? manifest()!.raw === resolve(raw) : readdirSync(d).every(isBuildFile)),
+    holds: () => (manifest() ? `the build of ${manifest()!.raw}` : null),
+    fix: "give a new or empty folder, or pass --force to replace the build files there (other files stay)",
+  };
+  try {
+    return void checkOutDir(out, rule);
+  } catch (e) {
+    if (!force || !existsSync(out) || !statSync(out).isDirectory()) throw e;
+    checkOutDir(out, { ...rule, ownOutput: () => true }); // --force still refuses a file or the raw folder itself
+  }
+  const replaced = readdirSync(out).filter((n) => [...SET_FILES, MANIFEST, ...BUILD_EXTRAS].includes(n as never));
+  const whose = manifest() && manifest()!.raw !== resolve(raw) ? ` (the build of ${manifest()!.raw})` : '';
+  console.error(`data build: --force: replacing ${replaced.length ? replaced.map((n) => join(out, n)).join(', ') : 'nothing (no build files there)'}${whose}`);
+  for (const n of replaced) rmSync(join(out, n), { recursive: true, force: true });
+}
+
 export async function split(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: SPLIT_OPTS });
   if (positionals.length !== 1) throw new InputError(`data split: give one RAW_DIR\n${buildUsage}`);
+  if (values.out) checkOutFile(values.out, [positionals[0] as string]);
   const placements = placementsFor(readRaw(positionals[0] as string), splitOptions(values));
   console.log(splitTable(placements));
   if (values.out) {
@@ -97,6 +135,7 @@ export async function build(argv: string[]): Promise<number> {
       'response-format': { type: 'string' },
       'dry-run': { type: 'boolean' },
       'show-prompts': { type: 'boolean' },
+      force: { type: 'boolean' },
     },
   });
   if (values['show-prompts']) {
@@ -108,6 +147,7 @@ export async function build(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1 || !values.out) throw new InputError(`data build: give one RAW_DIR and --out DIR\n${buildUsage}`);
+  if (!values['dry-run']) prepareOut(values.out, positionals[0] as string, values.force ?? false);
   const baseUrl = values['llm-base-url'];
   if (Boolean(baseUrl) !== Boolean(values['llm-model'])) throw new InputError('data build: --llm-base-url and --llm-model go together (or neither, for the embedded rules)');
   const format = values['response-format'] ?? 'json_schema';

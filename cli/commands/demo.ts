@@ -6,6 +6,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { checkNotLocked } from '../../checkpoints/run-lock.ts';
 import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { sftDataPhase, sftTrainPhase } from '../demo/sft-phases.ts'; // SFT phases (data/sft/README.md)
@@ -72,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
   const configFiles = values.config ?? ['configs/demo.yaml'];
   const sets = values.set ?? [];
   const cfg = loadConfig(configFiles, sets);
+  checkNotLocked(resolve(cfg.runDir, cfg.runName)); // a live run there is not deleted under it
   if (!values.keep) rmSync(resolve(cfg.runDir, cfg.runName), { recursive: true, force: true });
   const ctx: PhaseContext = { cfg, configFiles, sets };
   for (const phase of PHASES_BY_ENV[cfg.env]) {

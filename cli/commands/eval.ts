@@ -30,6 +30,7 @@ import { evalSeed, runEvalEpisodes, scoreOutcomes } from '../../eval/run.ts';
 import { readOutcomes } from '../../eval/trajectories.ts';
 import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';
 import { usage as compareUsage } from './eval-compare.ts';
+import { checkOutFile } from '../out-path.ts';
 import { usage as downstreamUsage } from './eval-downstream.ts';
 
 export const summary = 'intrinsic evaluation: WCov, E-WCov, precision/recall/F1 by split group (method §8)';
@@ -208,6 +209,7 @@ export async function run(argv: string[]): Promise<number> {
       out: { type: 'string' },
     },
   });
+  if (v.out) checkOutFile(v.out);
   const cfg = loadConfig(v.config ?? [], v.set ?? []);
   if (cfg.env === 'qref') return await runQrefEval(cfg, v); // method §13
   const { report, trajs, tau } = await evaluate(cfg, v);

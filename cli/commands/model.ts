@@ -14,6 +14,7 @@ import { initModel, PRESETS } from '../../model/init.ts';
 import { PRETRAIN_FLAGS, PRETRAIN_USAGE, pretrainOptions, runPretrain } from '../../trainer/pretrain/cli.ts';
 import { keptIdsFromFiles, textFilesUnder } from '../../model/vocab-from.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { checkOutDir, checkOutFile } from '../out-path.ts';
 
 export const summary = 'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
 export const usage = `usage:
@@ -102,6 +103,7 @@ async function init(argv: string[]): Promise<number> {
     },
   });
   if (!values.out) throw new InputError('model init: --out DIR is required (the folder to write the model into)');
+  checkOutDir(values.out, { what: 'model', inputs: values['vocab-from'] ?? [] });
   const preset = PRESETS[values.preset];
   if (!preset) throw new InputError(`model init: --preset ${values.preset} is unknown; use one of ${Object.keys(PRESETS).join(', ')}`);
   const layers = values.layers === undefined ? preset.numHiddenLayers : Number(values.layers);
@@ -137,6 +139,7 @@ async function pretrain(argv: string[]): Promise<number> {
 async function average(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, weights: { type: 'string' } } });
   if (!values.out || positionals.length < 2) throw new InputError('model average: --out DIR and at least two model folders are required (gsteer model average --out DIR A B ...)');
+  checkOutDir(values.out, { what: 'averaged model', inputs: positionals });
   const weights = values.weights?.split(',').map((x) => Number(x.trim()));
   const sources = averageModels(positionals, values.out, weights);
   console.error(`model average: wrote ${values.out} = ${sources.map((s) => `${s.weight.toFixed(3)} x ${s.dir}`).join(' + ')} (sources in ${values.out}/${AVERAGE_RECORD})`);
@@ -147,6 +150,7 @@ async function average(argv: string[]): Promise<number> {
 async function expand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, groups: { type: 'string', default: '1' } } });
   if (!values.out || positionals.length !== 1) throw new InputError('model expand: --out DIR and one model folder are required (gsteer model expand --out DIR [--groups G] MODEL_DIR)');
+  checkOutDir(values.out, { what: 'expanded model', inputs: positionals });
   const { layers, map } = expandModel(positionals[0]!, values.out, Number(values.groups));
   console.error(`model expand: wrote ${values.out} with ${layers} layers (${map.map((m) => (m.copy ? `${m.from}*` : m.from)).join(', ')}; * = new, output projections zero; record in ${values.out}/${EXPAND_RECORD})`);
   return 0;

@@ -12,7 +12,7 @@ import { summaryTable } from '../../monitor/summary.ts';
 import { InputError } from '../../util/errors.ts';
 import { readRunConfig } from '../../configs/load.ts';
 import { connect } from '../../util/redis.ts';
-import { metricsStreamKey, QUEUE } from '../../checkpoints/run-keys.ts';
+import { metricsStreamKey, QUEUE, queuePrefix } from '../../checkpoints/run-keys.ts';
 import { readRunInfo } from '../../checkpoints/run-info.ts';
 import { pingRedis } from '../../workers/redis-local.ts';
 import { followLine } from '../../monitor/follow.ts';
@@ -47,7 +47,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     console.log('\nqueue      waiting  active  delayed  waiting-children  completed  failed');
     for (const name of Object.values(QUEUE)) {
-      const q = new Queue(name, { connection: redis, prefix: cfg.queues.prefix });
+      const q = new Queue(name, { connection: redis, prefix: queuePrefix(cfg.queues.prefix, info.runId), skipMetasUpdate: true });
       const c = await q.getJobCounts('waiting', 'active', 'delayed', 'waiting-children', 'completed', 'failed');
       console.log(`${name.padEnd(9)} ${[c.waiting, c.active, c.delayed, c['waiting-children'], c.completed, c.failed].map((n) => String(n ?? 0).padStart(8)).join(' ')}`);
       await q.close();

@@ -10,6 +10,7 @@ import { InputError } from '../../util/errors.ts';
 import { readRunConfig } from '../../configs/load.ts';
 import { launchRun } from '../../workers/launch.ts';
 import { readRunInfo, writeRunInfo } from '../../checkpoints/run-info.ts';
+import { acquireRunLock } from '../../checkpoints/run-lock.ts';
 
 export const summary = 'continue a GRPO run from its newest valid checkpoint';
 export const usage = `usage: gsteer resume RUN_DIR
@@ -19,20 +20,26 @@ manifest.json's sha256; base model and LoRA shape against RUN_DIR/config.yaml), 
 run directory back to that step (adapter versions, user states, metrics.jsonl) and
 continues with the same config. A corrupted or incomplete checkpoint is reported and the
 next older one is tried. Same seed + config + checkpoint = the same updates as an
-uninterrupted run.`;
+uninterrupted run. Refused while another command (a live train or resume) holds RUN_DIR.`;
 
 export async function run(argv: string[]): Promise<number> {
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new InputError(`expected one RUN_DIR, got ${positionals.length}\n${usage}`);
   const layout = runLayout(resolve(positionals[0] as string));
+  const info = readRunInfo(layout); // first: a clear error when RUN_DIR is not a run directory
   const cfg = readRunConfig(layout.config);
-  const info = readRunInfo(layout);
-  const ckpt = newestValidCheckpoint(layout, cfg, (m) => console.error(`gsteer resume: ${m}`));
-  if (!ckpt) throw new InputError(`${layout.checkpoints}: no valid checkpoint to resume from; start the run again with gsteer train`);
-  const instances = loadEnvInstances(cfg); // method §13: the run's environment
-  const states = restoreRunDir(layout, ckpt);
-  const next = { ...info, epoch: info.epoch + 1 };
-  writeRunInfo(layout, next);
-  console.error(`gsteer resume: continuing ${layout.root} from checkpoint step ${ckpt.state.step} (epoch ${next.epoch})`);
-  return await launchRun({ cfg, layout, info: next, instances, userStates: { kind: 'restore', records: states }, startStep: ckpt.state.step });
+  // Before anything in RUN_DIR changes: a live train or resume there is refused, named.
+  const lock = acquireRunLock(layout.root, 'resume');
+  try {
+    const ckpt = newestValidCheckpoint(layout, cfg, (m) => console.error(`gsteer resume: ${m}`));
+    if (!ckpt) throw new InputError(`${layout.checkpoints}: no valid checkpoint to resume from (the run stopped before its first one, every checkpoint.every = ${cfg.checkpoint.every} updates); remove the run directory (rm -r ${layout.root}) and start it again with gsteer train`);
+    const instances = loadEnvInstances(cfg); // method §13: the run's environment
+    const states = restoreRunDir(layout, ckpt);
+    const next = { ...info, epoch: info.epoch + 1 };
+    writeRunInfo(layout, next);
+    console.error(`gsteer resume: continuing ${layout.root} from checkpoint step ${ckpt.state.step} (epoch ${next.epoch})`);
+    return await launchRun({ cfg, layout, info: next, instances, userStates: { kind: 'restore', records: states }, startStep: ckpt.state.step });
+  } finally {
+    lock.release();
+  }
 }

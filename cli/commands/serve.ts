@@ -1,7 +1,8 @@
 // `gsteer serve`: the embedded OpenAI-compatible policy server (serve/) over a tfjs Qwen3
 // model, speaking the subset of vLLM's API that rollouts use (method §9).
 import { parseArgs } from 'node:util';
-import { startServer } from '../../serve/server.ts';
+import { existsSync, statSync } from 'node:fs';
+import { checkServeBind, startServer } from '../../serve/server.ts';
 import type { BackendKind } from '../../model/backend.ts';
 import { InputError } from '../../util/errors.ts';
 
@@ -9,7 +10,8 @@ export const summary = 'OpenAI-compatible policy server over a tfjs Qwen3 model 
 export const usage = `usage: gsteer serve --model DIR [--adapter NAME=DIR ...] [--port P] [--host H]
                    [--backend auto|gpu|node|wasm|cpu] [--max-concurrency N]
                    [--batching auto|on|off] [--max-num-batched-tokens N] [--block-size N]
-                   [--prefix-cache-mb MB] [--served-model-name NAME] [--api-key-env VAR]
+                   [--prefix-cache-mb MB] [--served-model-name NAME] [--api-key-env VAR | --api-key KEY]
+                   [--lora-root DIR ...] [--max-prompt-bytes N] [--max-choices N]
 
 Serves GET /v1/models, POST /v1/completions (prompt as text or token ids),
 POST /v1/chat/completions (Qwen3 ChatML, thinking disabled), POST /v1/load_lora_adapter,
@@ -29,6 +31,17 @@ POST /v1/unload_lora_adapter, GET /health and GET /metrics (Prometheus), in vLLM
                          256, 0 = off
   --served-model-name    the base model's id in requests; default the --model path as given
   --api-key-env VAR      require "Authorization: Bearer $VAR" on /v1/* (the key is never logged)
+  --api-key KEY          the same with the key itself (visible to other users in ps; prefer
+                         --api-key-env). Without a key the server answers only requests whose
+                         Host is 127.0.0.1 or localhost, and --host must be a loopback address
+  --lora-root DIR        folders /v1/load_lora_adapter may load from (repeat; symlinks
+                         resolved); default the working directory and the --adapter folders
+  --max-prompt-bytes N   largest text prompt / chat messages, checked before tokenizing;
+                         default 16 bytes per token of the model's context
+  --max-choices N        most choices (prompts x n) per request; default 128
+
+POST bodies must be JSON (Content-Type: application/json; anything else is 415), so a web
+page cannot drive the server from a browser.
 
 Reported logprobs are log-softmax of the raw logits (temperature 1, no top-p), i.e. what
 the trainer computes for the same ids. Prints "listening on URL" once ready; SIGINT or
@@ -69,6 +82,10 @@ export async function run(argv: string[]): Promise<number> {
       'prefix-cache-mb': { type: 'string' },
       'served-model-name': { type: 'string' },
       'api-key-env': { type: 'string' },
+      'api-key': { type: 'string' },
+      'lora-root': { type: 'string', multiple: true },
+      'max-prompt-bytes': { type: 'string' },
+      'max-choices': { type: 'string' },
     },
   });
   if (!values.model) throw new InputError('--model DIR is required (a folder with config.json and model.safetensors)');
@@ -77,13 +94,18 @@ export async function run(argv: string[]): Promise<number> {
   const batching = (values.batching ?? 'auto') as 'auto' | 'on' | 'off';
   if (!['auto', 'on', 'off'].includes(batching)) throw new InputError(`--batching must be one of auto, on, off but is "${values.batching}"`);
   const keyEnv = values['api-key-env'];
-  const apiKey = keyEnv ? process.env[keyEnv] : undefined;
+  if (keyEnv && values['api-key']) throw new InputError('--api-key-env and --api-key both give the key; pass one (--api-key-env keeps it out of ps)');
+  const apiKey = keyEnv ? process.env[keyEnv] : values['api-key'];
   if (keyEnv && !apiKey) throw new InputError(`--api-key-env ${keyEnv}: the environment variable is not set; export it or drop the option`);
+  if (apiKey !== undefined && apiKey.length < 16) throw new InputError(`the API key is ${apiKey.length} characters; use at least 16 (make one with: openssl rand -hex 32)`);
+  const host = values.host ?? '127.0.0.1';
+  checkServeBind(host, apiKey);
+  for (const root of values['lora-root'] ?? []) if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(`--lora-root ${root}: not a folder; give folders that hold adapters`);
   const server = await startServer({
     modelDir: values.model,
     servedModelName: values['served-model-name'],
     adapters: adapterOptions(values.adapter ?? []),
-    host: values.host ?? '127.0.0.1',
+    host,
     port: intOption('port', values.port, 8000, 0),
     backend,
     maxConcurrency: intOption('max-concurrency', values['max-concurrency'], 8, 1),
@@ -92,6 +114,9 @@ export async function run(argv: string[]): Promise<number> {
     blockSize: intOption('block-size', values['block-size'], 64, 1),
     prefixCacheMb: intOption('prefix-cache-mb', values['prefix-cache-mb'], 256, 0),
     apiKey,
+    ...(values['lora-root'] ? { loraRoots: values['lora-root'] } : {}),
+    ...(values['max-prompt-bytes'] ? { maxPromptBytes: intOption('max-prompt-bytes', values['max-prompt-bytes'], 0, 1) } : {}),
+    maxChoices: intOption('max-choices', values['max-choices'], 128, 1),
     log: (line) => console.error(`gsteer serve: ${line}`),
   });
   console.log(`gsteer serve: listening on ${server.url} (model "${server.modelName}")`);

@@ -7,6 +7,7 @@ import { createEncoder } from '../../reward/encoders/index.ts';
 import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { InputError } from '../../util/errors.ts';
+import { checkOutFile } from '../out-path.ts';
 
 export const summary = 'SFT stage: build scaffolded examples, train the LoRA on them, eval valid turns';
 export const usage = `usage: gsteer sft build --data FILE... --out FILE [--seed N] [--config FILE...] [--set k=v...]
@@ -31,8 +32,10 @@ eval   Samples N policy turns on held-out steps (seeded; N above the number of h
        the share that parse as valid turns (core/turn/grammar.ts). --show K prints the first K.`;
 
 async function build(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+  // `--data A B`: the usage's FILE... form; the files after --data are positionals here
+  const { values, positionals } = parseArgs({
     args: argv,
+    allowPositionals: true,
     options: {
       data: { type: 'string', multiple: true },
       out: { type: 'string' },
@@ -41,11 +44,13 @@ async function build(argv: string[]): Promise<number> {
       set: { type: 'string', multiple: true },
     },
   });
+  if (positionals.length && !values.data) throw new InputError(`sft build: unexpected ${positionals.map((p) => `"${p}"`).join(', ')}; instance files go after --data (--data FILE...)\n\n${usage}`);
   if (!values.out) throw new InputError('sft build: --out FILE is required (the examples JSONL to write)');
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
   const seed = values.seed === undefined ? cfg.seed : Number(values.seed);
   if (!Number.isInteger(seed)) throw new InputError(`sft build: --seed ${values.seed} is not an integer`);
-  const files = values.data ?? cfg.data.instances;
+  const files = values.data ? [...values.data, ...positionals] : cfg.data.instances;
+  checkOutFile(values.out, files);
   const instances = loadInstances(files);
   const counts = await writeSftDataset(instances, values.out, {
     seed,

@@ -1,5 +1,9 @@
-// `gsteer train`: validate config and dataset, then start Redis (if needed), the policy
-// server, the workers and the controller for one GRPO run (workers/launch.ts).
+// `gsteer train`: validate config, dataset, model and endpoints, then start Redis (if
+// needed), the policy server, the workers and the controller for one GRPO run
+// (workers/launch.ts), holding the run directory's lock (checkpoints/run-lock.ts). A run that
+// fails to start (before its first update is recorded) leaves no run directory behind:
+// the failure and the end of the failing child's log are printed instead.
+import { existsSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { sftPhase } from '../demo/sft-phase.ts';
@@ -9,6 +13,10 @@ import { waitForPolicyServer } from '../../workers/policy-admin.ts';
 import { redisProblem } from '../../workers/redis-local.ts';
 import { createRunDir, newRunLayout, validateRunInputs } from '../../workers/prepare.ts';
 import { trainDashboard } from '../../monitor/dashboard/beside-run.ts';
+import { acquireRunLock } from '../../checkpoints/run-lock.ts';
+import { listCheckpoints } from '../../checkpoints/checkpoint.ts';
+import { countLines } from '../../util/jsonl.ts';
+import { endpointProblems } from '../../workers/preflight.ts';
 import { checkFits } from '../../trainer/plan-config.ts';
 
 export const summary = 'run GRPO or PPO (algorithm) on G-STEER or QREF (env): validate, start Redis/policy server/workers, train, checkpoint';
@@ -50,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
   const cfg = loadConfig(values.config ?? [], sets);
   const prepared = validateRunInputs(cfg);
   // The memory plan against the device (trainer/plan-config.ts): refused here, before anything starts.
-  // (trainer.engine tinker: a remote engine trains on its own GPUs, method §5.12)
+  // (trainer.engine tinker: a remote engine trains on its own GPUs, method §5.13)
   console.error(`gsteer train: ${cfg.trainer.engine === 'tinker' ? `memory plan: not checked (trainer.engine tinker: ${cfg.trainer.baseUrl} trains on its own devices)` : checkFits(cfg).summary}`);
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
   console.error(
@@ -60,25 +68,50 @@ export async function run(argv: string[]): Promise<number> {
   );
   const redisBad = await redisProblem(cfg.queues.redisUrl);
   if (redisBad) throw new InputError(redisBad);
+  const down = await endpointProblems(cfg);
+  if (down.length) {
+    console.error(`gsteer train: ${down.length} endpoint(s) the run calls do not answer; nothing was started:\n  ${down.join('\n  ')}`);
+    return 1;
+  }
   // An external policy server must answer before a run directory is created for it.
   if (cfg.policy.server === 'external' && cfg.policy.baseUrl) {
     try {
-      await waitForPolicyServer(cfg.policy.baseUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs });
+      const key = process.env[cfg.policy.apiKeyEnv];
+      await waitForPolicyServer(cfg.policy.baseUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs, ...(key ? { apiKey: key } : {}) });
     } catch (e) {
       if (!(e instanceof TransientError)) throw e;
       console.error(`gsteer train: ${e.message}`);
       return 1;
     }
   }
-  newRunLayout(cfg); // refuse a used run directory before minutes of SFT
-  // method §7: the SFT checkpoint is what GRPO starts from, unless an adapter is given.
-  const grpoCfg = cfg.sft.enabled && !cfg.initAdapter ? { ...cfg, initAdapter: (await sftPhase(cfg)).adapterDir } : cfg;
-  const { layout, info } = createRunDir(grpoCfg);
-  const dashboard = values.dashboard ? await trainDashboard(layout.root, values['dashboard-port']) : null;
+  const root = newRunLayout(cfg).root; // refuse a used run directory before minutes of SFT
+  const created = !existsSync(root);
+  const lock = acquireRunLock(root, 'train');
+  let started = false;
   try {
-    return await launchRun({ cfg: grpoCfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+    // method §7: the SFT checkpoint is what GRPO starts from, unless an adapter is given.
+    const grpoCfg = cfg.sft.enabled && !cfg.initAdapter ? { ...cfg, initAdapter: (await sftPhase(cfg)).adapterDir } : cfg;
+    const { layout, info } = createRunDir(grpoCfg);
+    const dashboard = values.dashboard ? await trainDashboard(layout.root, values['dashboard-port']) : null;
+    try {
+      const code = await launchRun({ cfg: grpoCfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+      started = countLines(layout.metrics) > 0 || listCheckpoints(layout).length > 0;
+      return code;
+    } catch (e) {
+      started = countLines(layout.metrics) > 0 || listCheckpoints(layout).length > 0;
+      if (started || e instanceof InputError) throw e;
+      console.error(`gsteer train: the run could not start: ${(e as Error).message}`);
+      return 1;
+    } finally {
+      await dashboard?.close();
+      if (dashboard && started) console.error(`gsteer train: dashboard stopped; reopen it on the run with: gsteer monitor ${layout.root} --serve`);
+    }
   } finally {
-    await dashboard?.close();
-    if (dashboard) console.error(`gsteer train: dashboard stopped; reopen it on the run with: gsteer monitor ${layout.root} --serve`);
+    lock.release();
+    // nothing to resume from: leave no run directory that train and resume would both refuse
+    if (!started && created) {
+      rmSync(root, { recursive: true, force: true });
+      console.error(`gsteer train: removed ${root} (the run did not start)`);
+    }
   }
 }

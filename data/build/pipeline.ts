@@ -66,6 +66,9 @@ async function buildOne(raw: RawInstance, steps: BuildSteps, tick: (step: string
   // An optional target the user's facts give no answer for is dropped (it would make the simulator invent one).
   for (const f of fates) if (f.kept && !targets.find((t) => t.id === f.id)!.seedAnswer) Object.assign(f, { kept: false, reason: 'no_seed_answer', essential: false });
   targets = targets.filter((t) => t.seedAnswer);
+  // an instance without targets is not an instance (data validate refuses it): the pair is not built, and says why
+  if (targets.length === 0)
+    throw new StepError('validate', new Error(`every candidate target was dropped (${fates.map((f) => `${f.id} "${f.description.slice(0, 40)}": ${f.reason}`).join('; ')}); the pair is left out: give its task rubric items that its user's persona or context bears on`));
   const ieg = await steps.ieg(raw, targets);
   tick('ieg');
   const slots = new Map((await steps.slots(raw, targets)).map((s) => [s.id, s]));

@@ -1,10 +1,10 @@
 // One `gsteer data build` run: read and check the raw folder, fix the split, run the steps
 // (rules, or an LLM behind the request cache in OUT/cache), write OUT/instances.jsonl,
-// OUT/user_states.jsonl and OUT/build_report.json (each written whole, temp -> rename), and
-// check the result with the same rules as `gsteer data validate` (leaks included).
+// OUT/user_states.jsonl and OUT/build_report.json as one set with OUT/manifest.json last
+// (output-set.ts), and check the result with the same rules as `gsteer data validate`
+// (leaks included).
 import { join } from 'node:path';
 import { createEndpoint, JsonlCallSink, teeSinks, withRequestCache, type CallRecord, type EndpointOptions } from '../../endpoints/index.ts';
-import { writeFileAtomic } from '../../util/atomic.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar, type Progress } from '../../util/progress.ts';
 import { formatProblem } from '../problem.ts';
@@ -14,6 +14,7 @@ import { validateAll } from '../validate.ts';
 import { buildDataset, plannedCalls, type BuildResult } from './pipeline.ts';
 import { PAPER_SPLIT, splitPairs, type Placement, type SplitOptions } from './split.ts';
 import { llmSteps, ruleSteps } from './steps.ts';
+import { writeBuildSet } from './output-set.ts';
 
 export interface RunOptions {
   raw: string;
@@ -41,8 +42,21 @@ export function readRaw(dir: string): RawDataset {
   return dataset;
 }
 
+/** The split; one with no training or no test pair is refused, with the counts that made it so. */
 export function placementsFor(ds: RawDataset, o: Partial<SplitOptions> & { seed: number }): Placement[] {
-  return splitPairs(ds.pairs.map((p) => ({ id: p.id, userId: p.user.id, taskId: p.task.id, split: p.split })), { ...PAPER_SPLIT, ...o });
+  const opts = { ...PAPER_SPLIT, ...o };
+  const p = splitPairs(ds.pairs.map((x) => ({ id: x.id, userId: x.user.id, taskId: x.task.id, split: x.split })), opts);
+  const train = p.filter((x) => x.split === 'train').length;
+  const users = new Set(p.map((x) => x.userId)).size;
+  const tasks = new Set(p.map((x) => x.taskId)).size;
+  if (train === 0 || train === p.length)
+    throw new InputError(
+      `the split of ${p.length} pairs (${users} users, ${tasks} tasks) has ${train === 0 ? 'no training pairs' : 'no test pairs'}: ` +
+        `--test-fraction ${opts.testFraction}, --held-out-users ${opts.heldOutUsers}, --held-out-tasks ${opts.heldOutTasks} (held-out shares round up to one user or task, whose every pair is test, and a user's or task's last training pair is never taken), seed ${opts.seed}; ` +
+        (train === 0 ? 'lower --test-fraction / --held-out-users / --held-out-tasks' : 'raise --test-fraction or --held-out-*, or add pairs: small data leaves few pairs to move') +
+        ', then check it with gsteer data split',
+    );
+  return p;
 }
 
 const line = (v: unknown) => `${JSON.stringify(v)}\n`;
@@ -81,9 +95,12 @@ export async function runBuild(o: RunOptions): Promise<RunSummary> {
     candidates: result.candidates,
     failures: result.failures,
   };
-  writeFileAtomic(join(o.out, 'instances.jsonl'), result.instances.map(line).join(''));
-  writeFileAtomic(join(o.out, 'user_states.jsonl'), result.userStates.map(line).join(''));
-  writeFileAtomic(join(o.out, 'build_report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const stray = writeBuildSet(o.out, {
+    'instances.jsonl': result.instances.map(line).join(''),
+    'user_states.jsonl': result.userStates.map(line).join(''),
+    'build_report.json': `${JSON.stringify(report, null, 2)}\n`,
+  }, { raw: o.raw, seed: o.split?.seed ?? 42, steps: steps.kind === 'llm' ? 'llm' : 'rules' });
+  for (const f of stray) log(`removed ${f}, a temp file an earlier build left (it was stopped)`);
   for (const f of result.failures) log(`not built: ${f.instanceId} at step ${f.step}: ${f.error}${f.reply !== null ? `\n  last reply: ${f.reply.slice(0, 300)}` : ''}`);
   const v = validateAll([join(o.out, 'instances.jsonl'), join(o.out, 'user_states.jsonl')]);
   return { result, planned, placements, calls, problems: v.problems.map(formatProblem) };

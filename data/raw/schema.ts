@@ -15,7 +15,8 @@ export const RubricItemSchema = z
   .object({
     id: z.string().min(1).optional(),
     criterion: z.string().regex(/\S/, 'must not be blank'),
-    weight: z.number().finite().min(0),
+    // > 0: a weight-0 item gives its targets no weight in the reward, yet the essential rule could still pick them
+    weight: z.number().finite().gt(0, 'must be > 0 (a weight-0 item would make targets that count for nothing, yet could be essential); drop the item or give it its weight'),
     dimension: z.enum(RUBRIC_DIMENSIONS).optional(),
   })
   .strict();

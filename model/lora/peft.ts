@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../../util/atomic.ts';
 import { join } from 'node:path';
 import { InputError } from '../../util/errors.ts';
 import { fromFloat32, toFloat32, type SafeTensor } from '../io/dtype.ts';
+import { firstNonFinite, nonFiniteTensor } from '../io/finite.ts';
 import { readSafetensors, writeSafetensors } from '../io/safetensors.ts';
 import type { Qwen3Model } from '../model.ts';
 import { projShape } from '../weights.ts';
@@ -59,8 +60,13 @@ export function adapterTensors(adapter: LoraAdapter, numLayers: number): Map<str
     for (const m of PROJ_NAMES) {
       const p = adapter.pair(i, m);
       if (!p) continue;
-      out.set(peftTensorName(i, m, 'A'), fromFloat32(p.A.dataSync() as Float32Array, [...p.A.shape]));
-      out.set(peftTensorName(i, m, 'B'), fromFloat32(p.B.dataSync() as Float32Array, [...p.B.shape]));
+      for (const [ab, w] of [['A', p.A], ['B', p.B]] as const) {
+        const values = w.dataSync() as Float32Array;
+        const bad = firstNonFinite(values);
+        // never written: a diverged adapter must not reach a file the server or a checkpoint trusts
+        if (bad >= 0) throw new Error(`adapter tensor ${peftTensorName(i, m, ab)} holds ${values[bad]} at index ${bad}; an adapter with non-finite weights is not written`);
+        out.set(peftTensorName(i, m, ab), fromFloat32(values, [...w.shape]));
+      }
     }
   return out;
 }
@@ -151,6 +157,8 @@ export function loadPeftAdapter(dir: string, model: Qwen3Model, prefix = ''): Lo
   const extra = [...tensors.keys()].filter((n) => !expected.has(n));
   if (extra.length)
     problems.push(`${file}: ${extra.length} tensor(s) the config and model do not account for, e.g. "${extra[0]}" (a layer the model lacks, a module not in target_modules, or a non-PEFT name)`);
+  const bad = problems.length ? null : [...expected].map((name) => nonFiniteTensor(name, tensors.get(name) as SafeTensor, file)).find((x) => x !== null);
+  if (bad) problems.push(`${file}: ${bad}; the adapter is damaged or comes from a diverged run: use an earlier version or checkpoint`);
   if (problems.length) throw new InputError(problems.join('\n'), problems);
   return buildAdapter(model, { r: pc.r, alpha: pc.alpha, dropout: pc.dropout, targetModules: pc.targets }, (i, m) => ({
     A: toFloat32(tensors.get(peftTensorName(i, m, 'A')) as SafeTensor, `${file}: ${peftTensorName(i, m, 'A')}`),

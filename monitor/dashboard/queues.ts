@@ -1,15 +1,14 @@
 // The served runs' BullMQ queues: the board under /queues (bull-board, read-only unless
 // --allow-retries) and the job counts the /metrics gauges report. Queues live under a Redis
-// URL and a prefix; runs that share both (one after the other on the same prefix) share
-// their queues, listed once.
+// URL and the run's own prefix (checkpoints/run-keys.ts queuePrefix); two served runs with
+// the same URL and run prefix (a copied run directory) share their queues, listed once.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Router } from 'express';
-import { showUrl } from '../../util/redis.ts';
-import { QUEUE } from '../../checkpoints/run-keys.ts';
+import { showUrl, type RedisClient } from '../../util/redis.ts';
+import { QUEUE, queuePrefix } from '../../checkpoints/run-keys.ts';
 import { dashboardRedis, type ServedRun } from './served-run.ts';
 
 export const JOB_STATES = ['waiting', 'active', 'delayed', 'waiting-children', 'prioritized', 'completed', 'failed', 'paused'] as const;
@@ -21,13 +20,14 @@ export interface QueueCounts {
 }
 
 export class RunQueues {
-  private readonly conns = new Map<string, Redis>();
-  readonly queues: { prefix: string; queue: Queue; conn: Redis }[] = [];
+  private readonly conns = new Map<string, RedisClient>();
+  readonly queues: { prefix: string; queue: Queue; conn: RedisClient }[] = [];
 
   constructor(runs: readonly ServedRun[]) {
     const seen = new Set<string>();
     for (const run of runs) {
-      const { redisUrl, prefix } = run.cfg.queues;
+      const { redisUrl } = run.cfg.queues;
+      const prefix = queuePrefix(run.cfg.queues.prefix, run.info.runId);
       if (seen.has(`${redisUrl} ${prefix}`)) continue;
       seen.add(`${redisUrl} ${prefix}`);
       let conn = this.conns.get(redisUrl);

@@ -7,12 +7,11 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { runLayout, type RunLayout } from '../../checkpoints/layout.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { InputError } from '../../util/errors.ts';
 import { readRunConfig } from '../../configs/load.ts';
-import { redisOptions } from '../../util/redis.ts';
+import { connect, type RedisClient } from '../../util/redis.ts';
 import { metricsStreamKey } from '../../checkpoints/run-keys.ts';
 import { readRunInfo, type RunInfo } from '../../checkpoints/run-info.ts';
 import type { MetricsRecord } from '../sink.ts';
@@ -30,8 +29,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * waiting for Redis (callers check `status` first), and it keeps reconnecting quietly, so
  * a run whose Redis comes up later (launchRun may start one) goes live.
  */
-export function dashboardRedis(url: string): Redis {
-  const r = new Redis({ ...redisOptions(url), maxRetriesPerRequest: 1, retryStrategy: (n: number) => Math.min(500 * n, 5000) });
+export function dashboardRedis(url: string): RedisClient {
+  const r = connect(url, { maxRetriesPerRequest: 1, retryStrategy: (n: number) => Math.min(500 * n, 5000) });
   r.on('error', () => undefined);
   return r;
 }
@@ -43,7 +42,7 @@ export class ServedRun extends EventEmitter {
   readonly info: RunInfo;
   records: MetricsRecord[] = [];
   live: LiveSource = 'file';
-  private conn: Redis | null = null;
+  private conn: RedisClient | null = null;
   private closed = false;
   private timer: NodeJS.Timeout | null = null;
   private fileStamp = '';
@@ -57,7 +56,7 @@ export class ServedRun extends EventEmitter {
     if (!RUN_NAME.test(this.name) || this.name === '.' || this.name === '..')
       throw new InputError(`run directory ${dir}: its name "${this.name}" is not a URL-safe run name (letters, digits, . _ -); rename the directory`);
     if (!existsSync(this.layout.config)) throw new InputError(`${this.layout.config} not found; ${dir} is not a gsteer run directory (start one with gsteer train)`);
-    this.cfg = readRunConfig(this.layout.config);
+    this.cfg = readRunConfig(this.layout.config, { keepUnset: true }); // a reader needs none of the run's secrets
     this.info = readRunInfo(this.layout);
   }
 
@@ -139,7 +138,7 @@ export class ServedRun extends EventEmitter {
   }
 
   /** XREAD BLOCK from the stream's end; after each (re)connect the file is read again first. */
-  private async follow(conn: Redis): Promise<void> {
+  private async follow(conn: RedisClient): Promise<void> {
     let last: string | null = null;
     while (!this.closed) {
       try {

@@ -3,7 +3,9 @@
 //   /runs/<run>               one run's page (run.html; ?overlay=a,b draws other runs over it)
 //   /api/runs                 the runs, one summary each
 //   /api/runs/<run>/metrics   the run's records (JSON, one per update)
-//   /api/runs/<run>/config.yaml, /run.json    the resolved config (credentials masked), run.json
+//   /api/runs/<run>/config.yaml, /run.json    the resolved config, run.json
+// Every answer (JSON, text, events) passes the one masking rule (util/secrets.ts) on its way
+// out: a key that reached a run file, a record or an error is never served.
 //   /api/runs/<run>/trajectories?step=N       update N's groups and trajectories (default: latest)
 //   /api/runs/<run>/compare[/<file>]          gsteer eval compare's tables and Figure 3 (compare.ts)
 //   /api/charts?run=a&run=b   the chart plan for those runs' keys
@@ -14,6 +16,8 @@
 // Run names are looked up among the served runs, never joined into a path; names with
 // `/`, `\`, NUL or `..` are refused with 400, unknown ones are 404.
 import { readFileSync } from 'node:fs';
+import { parse as parseYaml, stringify } from 'yaml';
+import { maskConfig, maskValues } from '../../util/secrets.ts';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -51,8 +55,14 @@ const PAGES = { index: here('index.html'), run: here('run.html') };
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const CSP_BOARD = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'self'; frame-ancestors 'none'"; // also keeps its web fonts (a CDN) out
 
-/** Mask credentials in URLs (redis://user:pass@host) before a config leaves the machine. */
-export const maskCredentials = (text: string) => text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s'"]*@/gi, '$1***@');
+/** RUN/config.yaml fit for serving: the masking rule over the parsed config (references kept). */
+export function maskedConfigText(text: string): string {
+  try {
+    return stringify(maskConfig(parseYaml(text)));
+  } catch {
+    return maskValues(text);
+  }
+}
 
 export function createApp(d: AppDeps): express.Express {
   const app = express();
@@ -66,6 +76,12 @@ export function createApp(d: AppDeps): express.Express {
     next();
   });
   app.use(authMiddleware(d.token));
+  // every text or JSON answer through the masking rule (res.json sends through res.send)
+  app.use((_req, res, next) => {
+    const send = res.send.bind(res);
+    res.send = ((body: unknown) => send(typeof body === 'string' ? maskValues(body) : body)) as typeof res.send;
+    next();
+  });
 
   /** The served run a URL names; answers 400/404 itself and returns null otherwise. */
   const runOf = (name: string, res: Response): ServedRun | null => {
@@ -109,7 +125,7 @@ export function createApp(d: AppDeps): express.Express {
   });
   app.get('/api/runs/:run/config.yaml', (req, res) => {
     const r = runOf(req.params.run, res);
-    if (r) res.type('text/plain').send(maskCredentials(readFileSync(r.layout.config, 'utf8')));
+    if (r) res.type('text/plain').send(maskedConfigText(readFileSync(r.layout.config, 'utf8')));
   });
   app.get('/api/runs/:run/run.json', (req, res) => {
     const r = runOf(req.params.run, res);
@@ -152,7 +168,7 @@ export function createApp(d: AppDeps): express.Express {
 function streamEvents(runs: ServedRun[], req: Request, res: Response): void {
   res.status(200).set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
   res.flushHeaders();
-  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${maskValues(JSON.stringify(data))}\n\n`);
   let plan = '';
   const replan = () => {
     const next = JSON.stringify(chartPlan(numericKeys(runs.flatMap((r) => r.records))));

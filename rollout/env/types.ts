@@ -39,6 +39,8 @@ export interface RolloutContext {
   instance: EnvInstance;
   /** OpenAI-compatible base URL of the policy server (…/v1). */
   policyUrl: string;
+  /** Aborted when the episode is cancelled (its group was late, method §5.12); a part may stop early. */
+  signal?: AbortSignal;
 }
 
 export interface RolloutPart {

@@ -9,6 +9,8 @@ import { runLayout, type RunLayout } from '../../checkpoints/layout.ts';
 import { restoreRunDir } from '../../checkpoints/restore.ts';
 import { writeDirAtomic, writeFileAtomic } from '../../util/atomic.ts';
 import { InputError } from '../../util/errors.ts';
+import { serializeSafetensors } from '../../model/io/safetensors.ts';
+import { fromFloat32 } from '../../model/io/dtype.ts';
 
 const cfg = resolveConfig({ policy: { model: 'models/tiny' }, lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] } });
 
@@ -20,11 +22,14 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+/** A real (one-tensor) safetensors file whose value is the version. */
+const weightsOf = (v: number) => Buffer.from(serializeSafetensors({ w: fromFloat32(Float32Array.of(v), [1]) }));
+
 function fakeVersion(v: number, r = 4): string {
   const dir = layout.adapter(v);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify({ peft_type: 'LORA', r, lora_alpha: 8, target_modules: ['v_proj', 'q_proj'], base_model_name_or_path: 'models/tiny' }));
-  writeFileSync(join(dir, 'adapter_model.safetensors'), Buffer.from(`weights-of-v${v}`));
+  writeFileSync(join(dir, 'adapter_model.safetensors'), weightsOf(v));
   writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ t: v }));
   writeFileSync(join(dir, 'trainer.json'), JSON.stringify({ step: v }));
   return dir;
@@ -115,9 +120,9 @@ describe('restore a run directory to a checkpoint', () => {
     const states = restoreRunDir(layout, ckpt);
     expect(states).toEqual([{ userId: 'u1', profile: 'p4', memories: [] }]);
     expect(existsSync(layout.adapter(5))).toBe(false);
-    expect(readFileSync(join(layout.adapter(4), 'adapter_model.safetensors'), 'utf8')).toBe('weights-of-v4');
+    expect(readFileSync(join(layout.adapter(4), 'adapter_model.safetensors')).equals(weightsOf(4))).toBe(true);
     expect(JSON.parse(readFileSync(join(layout.adapter(4), 'trainer.json'), 'utf8'))).toEqual({ step: 4 });
-    expect(readFileSync(join(layout.adapter(2), 'adapter_model.safetensors'), 'utf8')).toBe('weights-of-v2');
+    expect(readFileSync(join(layout.adapter(2), 'adapter_model.safetensors')).equals(weightsOf(2))).toBe(true);
     expect(readFileSync(layout.metrics, 'utf8').trim().split('\n')).toHaveLength(4);
     expect(existsSync(join(root, 'groups', 's000004-g0.json'))).toBe(true);
     expect(existsSync(join(root, 'groups', 's000005-g0.json'))).toBe(false);

@@ -1,4 +1,4 @@
-// trainer.engine (method §5.12): the default is gsteer's embedded service; a remote Tinker engine
+// trainer.engine (method §5.13): the default is gsteer's embedded service; a remote Tinker engine
 // needs its URL and base model, and refuses what the contract cannot carry (PPO's critic, the KL's
 // reference logprobs, gsteer serve as its sampler), each with the rule and the fix; paper-tinker.yaml resolves.
 import { describe, expect, it } from 'vitest';

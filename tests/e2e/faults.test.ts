@@ -46,7 +46,7 @@ describe('e2e: worker faults', () => {
     expect(xRo.stderr).toMatch(/rollout-0 died \(signal SIGKILL\); restarting/);
     expect(xTr.stderr).toMatch(/trainer-0 died \(signal SIGKILL\); restarting/);
     expect(xRo.stderr).toMatch(/rollout-0: returned [1-4] job\(s\) it held to the queue \(rollouts\//);
-    expect(xTr.stderr).toMatch(/trainer-0: returned 1 job\(s\) it held to the queue \(updates\/flt-e0-s000002\)/);
+    expect(xTr.stderr).toMatch(/trainer-0: returned 1 job\(s\) it held to the queue \(updates\/flt-[0-9a-f]{8}-e0-s000002\)/); // <runName>-<8 hex>: the run id
     expect(logText(runs.tr, 'trainer-0')).toMatch(/trainer restored adapter version 1/);
     // The run directories keep the restarts (gsteer_restarts_total): one each, none in the reference.
     expect([runs.ref, runs.ro, runs.tr].map((r) => new RestartCounter(join(r, 'logs')).count())).toEqual([0, 1, 1]);

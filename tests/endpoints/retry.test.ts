@@ -20,7 +20,7 @@ describe('Retry-After and backoff', () => {
     const h = (o: Record<string, string>) => new Headers(o);
     expect(parseRetryAfter(h({ 'retry-after': '2' }), now)).toBe(2000);
     expect(parseRetryAfter(h({ 'retry-after': new Date(now + 5000).toUTCString() }), now)).toBe(5000);
-    expect(parseRetryAfter(h({ 'retry-after': new Date(now - 5000).toUTCString() }), now)).toBe(0);
+    expect(parseRetryAfter(h({ 'retry-after': new Date(now - 5000).toUTCString() }), now)).toBe(-5000); // clamped by delayBeforeRetry
     expect(parseRetryAfter(h({ 'retry-after': 'soon' }), now)).toBeNull();
     expect(parseRetryAfter(h({ 'retry-after-ms': '250', 'retry-after': '9' }), now)).toBe(250);
     expect(parseRetryAfter(h({}), now)).toBeNull();

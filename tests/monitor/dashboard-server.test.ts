@@ -9,6 +9,7 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDashboard, type Dashboard } from '../../monitor/dashboard/start.ts';
 import { connect, deletePrefixedKeys } from '../../util/redis.ts';
+import { queuePrefix } from '../../checkpoints/run-keys.ts';
 import { cli, sleep, waitFor } from '../e2e/helpers.ts';
 import { fixtureGroup, fixtureRun, tempRoot, testPrefix } from './dashboard-fixture.ts';
 
@@ -117,7 +118,7 @@ describe('runs sharing a stream', () => {
     try {
       await waitFor(() => other.runs[0]!.live === 'redis', 10_000, 'the same run alone going live');
       expect(d.runs.map((r) => r.live)).toEqual(['file', 'file', 'file']);
-      expect(logs).toEqual([`runs run-a, run-a-copy share the Redis stream ${prefix}:metrics:run-a (same run id and queue prefix); they follow their metrics.jsonl only`]);
+      expect(logs).toEqual([`runs run-a, run-a-copy share the Redis stream ${prefix}:{run-a}:metrics (same run id and queue prefix); they follow their metrics.jsonl only`]);
     } finally {
       await other.close();
       await d.close();
@@ -128,7 +129,7 @@ describe('runs sharing a stream', () => {
 describe('Prometheus /metrics and the queue board', () => {
   it('reports the latest update as gauges, counters from the records, queue depths', async () => {
     const redis = connect('redis://127.0.0.1:6379');
-    const q = new Queue('rollouts', { connection: redis, prefix });
+    const q = new Queue('rollouts', { connection: redis, prefix: queuePrefix(prefix, 'run-a') });
     await q.add('x', {}, { jobId: 'one' });
     await waitFor(() => dash.runs[0]!.live === 'redis', 10_000, 'run-a live on Redis');
     const text = (await get(dash.url, '/metrics')).body;
@@ -144,9 +145,9 @@ describe('Prometheus /metrics and the queue board', () => {
     expect(value('gsteer_trajectories_total{run="run-a"}')).toBe(20); // 5 updates x 1 group x 4
     expect(value('gsteer_groups_dropped_total{run="run-a"}')).toBe(0);
     expect(value('gsteer_restarts_total{run="run-a"}')).toBe(0);
-    expect(value(`gsteer_queue_jobs{prefix="${prefix}",queue="rollouts",state="waiting"}`)).toBe(1);
+    expect(value(`gsteer_queue_jobs{prefix="${queuePrefix(prefix, 'run-a')}",queue="rollouts",state="waiting"}`)).toBe(1);
     expect(text).toMatch(/# TYPE gsteer_updates_total counter/);
-    expect(text).not.toContain(`prefix="${prefix}-b"`); // its Redis does not answer: left out, not 0
+    expect(text).not.toContain(`prefix="${queuePrefix(`${prefix}-b`, 'run-b')}"`); // its Redis does not answer: left out, not 0
   });
 
   it('mounts bull-board read-only by default', async () => {
@@ -154,7 +155,8 @@ describe('Prometheus /metrics and the queue board', () => {
     // The board lists the queues of a Redis once it answers (run-b's never does).
     let api = { queues: [] as { name: string; readOnlyMode: boolean }[] };
     for (let t = 0; t < 50 && api.queues.length === 0; t++, await sleep(100)) api = JSON.parse((await get(dash.url, '/queues/api/queues')).body);
-    expect(api.queues.map((x) => x.name).sort()).toEqual([`${prefix}:groups`, `${prefix}:rollouts`, `${prefix}:updates`]);
+    const qa = queuePrefix(prefix, 'run-a');
+    expect(api.queues.map((x) => x.name).sort()).toEqual([`${qa}:groups`, `${qa}:rollouts`, `${qa}:updates`]);
     expect(api.queues.every((x) => x.readOnlyMode)).toBe(true);
   });
 });
@@ -169,7 +171,7 @@ describe('an observer writes nothing to Redis', () => {
       for (let t = 0; t < 50 && api.queues.length === 0; t++, await sleep(100)) api = JSON.parse((await get(d.url, '/queues/api/queues')).body);
       expect(api.queues).toHaveLength(3); // its Redis answers: the board reads the three queues
       // the gauges read every queue's counts on the same connection, after anything a queue sent on connect
-      expect((await get(d.url, '/metrics')).body).toContain(`gsteer_queue_jobs{prefix="${prefix}-c",queue="updates",state="waiting"} 0`);
+      expect((await get(d.url, '/metrics')).body).toContain(`gsteer_queue_jobs{prefix="${queuePrefix(`${prefix}-c`, 'run-c')}",queue="updates",state="waiting"} 0`);
       expect(await redis.keys(`${prefix}-c:*`)).toEqual([]);
     } finally {
       await d.close();

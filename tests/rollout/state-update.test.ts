@@ -69,6 +69,6 @@ describe('updateUserState on Redis', () => {
     const r2 = await updateUserState({ store, judge: new RuleJudge(encoder) }, instance, none);
     expect([r2.changed, r2.version]).toEqual([false, 2]);
     await store.clear();
-    expect(await redis.keys(`${prefix}:run:best:*`)).toEqual([]);
+    expect(await redis.keys(`${prefix}:{best}:run:*`)).toEqual([]);
   });
 });

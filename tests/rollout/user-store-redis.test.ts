@@ -50,24 +50,23 @@ describe('Redis Cluster key slot (reference for the store test)', () => {
 });
 
 describe('RedisUserStore keys', () => {
-  it('keeps every key of one user in one hash tag and stores embeddings as base64', async () => {
+  it('keeps every key of the run in its hash tag (the run id) and stores embeddings as base64', async () => {
     const store = new RedisUserStore(redis, encoder, { prefix, runId: 'keys' });
     await store.init([{ userId: 'u{1}', profile: 'p', memories: [{ name: 'n', purpose: 'p', value: 'v' }] }]);
-    const keys = (await redis.keys(`${prefix}:run:keys:*`)).sort();
+    const keys = (await redis.keys(`${prefix}:{keys}:run:*`)).sort();
     expect(keys).toEqual([
-      `${prefix}:run:keys:user:{u%7B1%7D}:latest`,
-      `${prefix}:run:keys:user:{u%7B1%7D}:memories`,
-      `${prefix}:run:keys:user:{u%7B1%7D}:versions`,
-      `${prefix}:run:keys:users`,
+      `${prefix}:{keys}:run:user:{u%7B1%7D}:latest`,
+      `${prefix}:{keys}:run:user:{u%7B1%7D}:memories`,
+      `${prefix}:{keys}:run:user:{u%7B1%7D}:versions`,
+      `${prefix}:{keys}:run:users`,
     ]);
-    // The three per-user keys land in one Redis Cluster slot (computed here: this Redis is no cluster).
-    const slots = keys.slice(0, 3).map(keySlot);
-    const tagSlot = keySlot('u%7B1%7D');
-    expect(slots).toEqual([tagSlot, tagSlot, tagSlot]);
-    const mem = JSON.parse((await redis.hget(`${prefix}:run:keys:user:{u%7B1%7D}:memories`, 'm1-0')) as string);
+    // Every key lands in the run's Redis Cluster slot, the first tag's (computed here: this Redis is no cluster).
+    const tagSlot = crc16(Buffer.from('keys')) % 16384;
+    expect(keys.map(keySlot)).toEqual([tagSlot, tagSlot, tagSlot, tagSlot]);
+    const mem = JSON.parse((await redis.hget(`${prefix}:{keys}:run:user:{u%7B1%7D}:memories`, 'm1-0')) as string);
     expect(typeof mem.embedding).toBe('string');
     expect(Buffer.from(mem.embedding, 'base64').length).toBe(encoder.dim * 4);
     await store.clear();
-    expect(await redis.keys(`${prefix}:run:keys:*`)).toEqual([]);
+    expect(await redis.keys(`${prefix}:{keys}:run:*`)).toEqual([]);
   });
 });

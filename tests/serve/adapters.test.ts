@@ -26,7 +26,7 @@ let adapterDir: string;
 
 beforeAll(async () => {
   tiny = makeTinyModel();
-  server = await startServer({ modelDir: tiny.dir, servedModelName: 'tiny', backend: 'wasm' });
+  server = await startServer({ modelDir: tiny.dir, servedModelName: 'tiny', backend: 'wasm', loraRoots: [tiny.root] });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
   model = await loadModel(tiny.dir);
   // Both factors non-zero (a trained adapter, not PEFT's B = 0 init), large enough to move
@@ -58,7 +58,7 @@ async function complete(modelName: string, extra: Record<string, unknown> = {}):
   return r.choices[0] as Choice;
 }
 
-const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 function trainerLogprobs(a: LoraAdapter | null, completion: number[]): number[] {
   const { logprobs } = tokenLogprobs(model, a, { inputIds: [[...promptIds, ...completion]] });

@@ -68,7 +68,7 @@ async function serve(opts: Partial<ServeOptions> = {}): Promise<RunningServer> {
 async function complete(server: RunningServer, r: Req, maxTokens = 14): Promise<Completion> {
   const { extra, ...fields } = r;
   const body = { ...fields, max_tokens: maxTokens, temperature: 0.9, top_p: 0.95, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, ...extra };
-  const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   return (await res.json()) as Completion;
 }
@@ -196,7 +196,7 @@ describe('continuous batching over HTTP (tiny Qwen3, wasm)', () => {
       const r = { model: 'a', prompt: prompts[2]!, seed: 3 };
       await complete(server, r);
       expect((await complete(server, r)).usage.prompt_tokens_details.cached_tokens).toBe(r.prompt.length);
-      const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       expect((await post('/v1/unload_lora_adapter', { lora_name: 'a' })).status).toBe(200);
       expect((await post('/v1/load_lora_adapter', { lora_name: 'a', lora_path: adapters[0]!.dir })).status).toBe(200);
       expect((await complete(server, r)).usage.prompt_tokens_details.cached_tokens).toBe(0);

@@ -42,7 +42,7 @@ describe('server lifecycle', () => {
 
   it('close() lets the in-flight request finish, then refuses connections', async () => {
     const server = await startServer({ modelDir: tiny.dir, servedModelName: 'tiny', backend: 'wasm' });
-    const inflight = fetch(`${server.url}/v1/completions`, { method: 'POST', body: body({ max_tokens: 60 }) });
+    const inflight = fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body({ max_tokens: 60 }) });
     await waitInFlight(server.url);
     await server.close();
     const res = await inflight;
@@ -56,7 +56,7 @@ describe('server lifecycle', () => {
     try {
       const maxTokens = TINY_CONTEXT - 3; // the longest the 3-token prompt allows
       const ctl = new AbortController();
-      const p = fetch(`${server.url}/v1/completions`, { method: 'POST', body: body({ max_tokens: maxTokens }), signal: ctl.signal });
+      const p = fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body({ max_tokens: maxTokens }), signal: ctl.signal });
       await waitInFlight(server.url);
       ctl.abort();
       await expect(p).rejects.toThrow();

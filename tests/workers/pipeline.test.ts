@@ -18,7 +18,7 @@ import { RunController } from '../../workers/controller.ts';
 import { startGroupWorker } from '../../workers/group-worker.ts';
 import type { Parts } from '../../workers/parts.ts';
 import { connect } from '../../util/redis.ts';
-import { jobId, metricsStreamKey, QUEUE } from '../../checkpoints/run-keys.ts';
+import { jobId, metricsStreamKey, QUEUE, queuePrefix } from '../../checkpoints/run-keys.ts';
 import { startRolloutWorker } from '../../workers/rollout-worker.ts';
 import { writeRunInfo, type RunInfo } from '../../checkpoints/run-info.ts';
 import { startSyntheticServer } from '../../workers/synthetic/policy-server.ts';
@@ -85,7 +85,7 @@ describe('pipeline in one process', () => {
       expect(logs.join('\n')).toMatch(/group s000001-g\d \(step 1, instance inst-1\) dropped: 1 of 3 rollouts failed: simulator timed out/);
       expect(listCheckpoints(layout)).toEqual([1, 2]);
       // Job ids are derived from (run, epoch, step, group, trajectory) and hold no ':'.
-      const q = new Queue(QUEUE.rollouts, { connection: redis, prefix });
+      const q = new Queue(QUEUE.rollouts, { connection: redis, prefix: queuePrefix(prefix, 'pipe') });
       const j = await Job.fromId(q, jobId.rollout('pipe', 0, 1, 0, 0));
       expect(j?.id).toBe('pipe-e0-s000001-g0-t0');
       await q.close();

@@ -6,6 +6,7 @@ import { Queue, Worker } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, deletePrefixedKeys } from '../../util/redis.ts';
 import { reclaimJobs, registerWorkers, workerKey } from '../../workers/reclaim.ts';
+import { queuePrefix } from '../../checkpoints/run-keys.ts';
 
 const prefix = `gsteer-test:reclaim:${Math.random().toString(16).slice(2, 10)}`;
 const redis = connect('redis://127.0.0.1:6379');
@@ -16,10 +17,10 @@ afterAll(async () => {
 
 describe('reclaimJobs', () => {
   it("moves only the dead process's active jobs back to waiting", async () => {
-    const q = new Queue('rollouts', { connection: redis, prefix });
+    const q = new Queue('rollouts', { connection: redis, prefix: queuePrefix(prefix, 'run-x') });
     const hang = () => new Promise<never>(() => undefined);
     const conns = [connect('redis://127.0.0.1:6379'), connect('redis://127.0.0.1:6379')];
-    const opts = { prefix, lockDuration: 600_000, autorun: false };
+    const opts = { prefix: queuePrefix(prefix, 'run-x'), lockDuration: 600_000, autorun: false };
     const a = new Worker('rollouts', hang, { ...opts, connection: conns[0]! });
     const b = new Worker('rollouts', hang, { ...opts, connection: conns[1]! });
     await q.add('r', { k: 'a' }, { jobId: 'job-a' });

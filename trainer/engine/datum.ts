@@ -1,4 +1,4 @@
-// A decoded Tinker Datum in gsteer's scoring layout (method §5.12). Tinker: position i of
+// A decoded Tinker Datum in gsteer's scoring layout (method §5.13). Tinker: position i of
 // model_input predicts target_tokens[i], every loss input is [N]. gsteer's scorer (Policy.score)
 // takes whole sequences ids [T = N + 1] and returns column t = log p(ids[t] | ids[<t]) with
 // column 0 = 0, so a datum is the sequence tokens ++ [last target] and its position i is

@@ -1,4 +1,4 @@
-// Tinker's built-in losses (method §5.12), exactly as tinker-docs.thinkingmachines.ai/losses
+// Tinker's built-in losses (method §5.13), exactly as tinker-docs.thinkingmachines.ai/losses
 // defines them: per-token (elementwise) losses whose SUM over every token of every datum is the
 // loss; no mean, no normalizer (a caller puts its aggregation into the advantages or weights).
 // With p = target_logprobs (the learner, carries the gradient), q = sampling `logprobs`,

@@ -1,4 +1,4 @@
-// gsteer's own training engine (method §5.12): Tinker's forward / forward_backward / optim_step /
+// gsteer's own training engine (method §5.13): Tinker's forward / forward_backward / optim_step /
 // save / load on the tfjs Qwen3 + one LoRA adapter, in process. `gsteer trainer serve` puts it
 // behind the Tinker HTTP API; tests and benches call it directly.
 //   forward_backward: each datum's target logprobs (Policy.score: the LoRA forward, under the
@@ -7,7 +7,8 @@
 //     micro-batches of `microBatchSize` datums, as the in-process step cuts them (same order, same
 //     dropout seeds), so the same datums give the same gradient bits.
 //   optim_step: clip the accumulated gradient's global norm (grad_clip_norm; 0 = off), one AdamW
-//     step with the call's AdamParams, clear the accumulator.
+//     step with the call's AdamParams (none when the norm is not finite: nonfinite_skipped 1),
+//     clear the accumulator.
 //   save / load: the PEFT adapter files + optimizer.json (float32 moments as JSON numbers: a
 //     byte-exact round trip, trainer/optim/state-file.ts).
 import { existsSync } from 'node:fs';
@@ -185,9 +186,11 @@ export class TfjsEngine implements TrainingEngine {
     const opts = adamOf(adam);
     this.optimizer ??= new AdamW(vars, opts);
     const clipped = adam.grad_clip_norm > 0 ? clipGradNorm(grads, adam.grad_clip_norm) : { grads, norm: globalNorm(grads) };
-    this.optimizer.step(clipped.grads, adam.learning_rate, opts);
+    // a NaN / infinite gradient would reach every weight and moment: no step, as the in-process step (trainer/step.ts)
+    const finite = Number.isFinite(clipped.norm);
+    if (finite) this.optimizer.step(clipped.grads, adam.learning_rate, opts);
     tf.dispose(clipped.grads === grads ? grads : [...grads, ...clipped.grads]);
-    return { metrics: { grad_norm: clipped.norm, learning_rate: adam.learning_rate, 'optim/steps': this.optimizer.stepCount, [ENGINE_SECONDS]: (performance.now() - t0) / 1000 } };
+    return { metrics: { grad_norm: clipped.norm, learning_rate: adam.learning_rate, 'optim/steps': this.optimizer.stepCount, nonfinite_skipped: finite ? 0 : 1, [ENGINE_SECONDS]: (performance.now() - t0) / 1000 } };
   }
 
   async save(dir: string, o: { optimizer: boolean }): Promise<void> {

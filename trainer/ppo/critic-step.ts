@@ -27,6 +27,8 @@ export interface CriticStats {
   vf_loss: number;
   vf_clipfrac: number;
   grad_norm: number;
+  /** 1: the value loss or grad norm was not finite, no step taken. */
+  nonfinite_skipped: number;
 }
 
 export function criticStep(model: Qwen3Model, critic: Critic, optimizer: AdamW, batch: CriticBatch, o: CriticStepOptions): CriticStats {
@@ -59,9 +61,11 @@ export function criticStep(model: Qwen3Model, critic: Critic, optimizer: AdamW, 
   }
   const all = (acc as tf.Tensor[] | null) ?? vars.map((v) => tf.zerosLike(v));
   const clip = clipGradNorm(all, o.maxGradNorm);
-  optimizer.step(clip.grads, o.lr);
+  // a NaN / infinite loss or grad norm takes no step (as trainer/step.ts)
+  const finite = Number.isFinite(loss) && Number.isFinite(clip.norm);
+  if (finite) optimizer.step(clip.grads, o.lr);
   tf.dispose([...all, ...clip.grads]);
-  return { vf_loss: loss, vf_clipfrac: tokens ? clipped / tokens : 0, grad_norm: clip.norm };
+  return { vf_loss: loss, vf_clipfrac: tokens ? clipped / tokens : 0, grad_norm: clip.norm, nonfinite_skipped: finite ? 0 : 1 };
 }
 
 /** Values [B][T_b] without gradients (dropout off), in micro-batches: V_old for GAE. */

@@ -227,7 +227,8 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
     });
     trainLoss = m.loss;
     const done = step + 1;
-    metric({ phase: 'sft', step: done, epoch, loss: m.loss, grad_norm: m.grad_norm, learning_rate: lr, num_tokens: m.num_tokens, loss_tokens: m.loss_tokens, tokens_per_second: m.tokens_per_second });
+    metric({ phase: 'sft', step: done, epoch, loss: m.loss, grad_norm: m.grad_norm, learning_rate: lr, num_tokens: m.num_tokens, loss_tokens: m.loss_tokens, tokens_per_second: m.tokens_per_second, nonfinite_skipped: m.nonfinite_skipped });
+    if (m.nonfinite_skipped) (bar ?? { print: (l: string) => console.error(l) }).print(`sft: step ${done}: non-finite loss or grad_norm (${m.loss}, ${m.grad_norm}); step skipped, adapter unchanged`);
     if (heldEval.length && (done % cfg.sft.evalEvery === 0 || done === totalSteps)) {
       heldLoss = heldOutLoss(model, adapter, heldEval, cfg.sft.microBatchSize);
       metric({ phase: 'sft_eval', step: done, held_out_loss: heldLoss, examples: heldEval.length });

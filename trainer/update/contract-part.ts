@@ -1,4 +1,4 @@
-// The trainer part over the Tinker contract (method §5.12; trainer.engine embedded | tinker): the
+// The trainer part over the Tinker contract (method §5.13; trainer.engine embedded | tinker): the
 // trainer worker builds each update's Tinker calls (policy-plan.ts) and sends them with gsteer's
 // client (trainer/tinker/client/) to gsteer's own engine behind `gsteer trainer serve` or to a
 // remote Tinker engine. It holds no model: the engine computes, saves and restores.
@@ -18,7 +18,7 @@ import type { LoraSpec } from '../service/types.ts';
 import { grpoAdam, grpoStepOptions } from '../step-options.ts';
 import { JsonlTrainerCallSink, ModelLostError, teeTrainerSinks, TinkerClient, TrainerCallAggregator, type TrainingModel } from '../tinker/client/index.ts';
 import { contractStep, type EngineCalls } from './contract-step.ts';
-import { LocalStates, readEngineState, writeEngineState } from './engine-states.ts';
+import { EMBEDDED_KEY_ENV, LocalStates, readEngineState, writeEngineState } from './engine-states.ts';
 import type { TrainerPart, TrainSequence, UpdateStats } from './part.ts';
 import { checkedTurns, samplerTrainerKl, staleVerdict, type Candidate } from './sampler-check.ts';
 import { policyRows } from './sequences.ts';
@@ -65,7 +65,7 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
   // version's state, so its calls must not alias the dead incarnation's.
   const connect = () =>
     TinkerClient.connect({
-      baseUrl: o.baseUrl, apiKeyEnv: o.embedded ? undefined : cfg.trainer.apiKeyEnv, keyPrefix: `${o.runId}:${randomUUID().slice(0, 8)}`,
+      baseUrl: o.baseUrl, apiKeyEnv: o.embedded ? EMBEDDED_KEY_ENV : cfg.trainer.apiKeyEnv, keyPrefix: `${o.runId}:${randomUUID().slice(0, 8)}`,
       sink: o.callsFile ? teeTrainerSinks(new JsonlTrainerCallSink(o.callsFile), calls) : calls,
     });
   let client = await connect();
@@ -149,7 +149,7 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     // the update's calls: the engine's compute and the rest, the contract's own time (HTTP, encoding, futures)
     const engineSeconds = m['time/engine_seconds'];
     const overhead: Record<string, number> = engineSeconds !== undefined ? { 'trainer/engine_seconds': engineSeconds, 'trainer/overhead_seconds': m.step_time_s - engineSeconds } : {};
-    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay, ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow(), ...overhead };
+    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay, ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow(), ...overhead, 'train/nonfinite_skipped': m.nonfinite_skipped };
     return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
   };
   return {

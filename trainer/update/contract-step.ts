@@ -1,4 +1,4 @@
-// One optimizer update through the Tinker contract (method §5.12): the batch's Tinker calls
+// One optimizer update through the Tinker contract (method §5.13): the batch's Tinker calls
 // (policy-plan.ts, sft-plan.ts) on a TrainingEngine (gsteer's, in process or over HTTP, or a remote
 // Tinker engine), then optim_step with the update's AdamParams. The metrics are trainStep's
 // (trainer/step.ts), computed from the logprobs the engine returns.
@@ -24,7 +24,7 @@ export interface ContractStepOptions extends StepOptions {
 
 export interface ContractStepResult {
   metrics: StepMetrics;
-  /** The engine's logprobs of the batch's rows [B][T] (column 0 = 0): e.g. the sampler-vs-trainer check (method §5.12). */
+  /** The engine's logprobs of the batch's rows [B][T] (column 0 = 0): e.g. the sampler-vs-trainer check (method §5.13). */
   logprobs: number[][];
 }
 
@@ -104,6 +104,8 @@ export async function contractStep(engine: EngineCalls, batch: TrainBatch, o: Co
     tokens_per_second: numTokens / seconds,
     step_time_s: seconds,
     micro_batches: Math.ceil(batch.inputIds.length / o.microBatchSize),
+    // gsteer's engine skips a step whose gradient is not finite (as trainStep); a remote engine does not say
+    nonfinite_skipped: step.metrics.nonfinite_skipped ?? (Number.isFinite(g.loss) && Number.isFinite(step.metrics.grad_norm ?? 0) ? 0 : 1),
     ...g.stats,
     ...engineSeconds,
   };

@@ -1,4 +1,4 @@
-// An update batch's rows as Tinker datums (method §5.12). A row is a whole sequence ids [T]
+// An update batch's rows as Tinker datums (method §5.13). A row is a whole sequence ids [T]
 // with per-token fields aligned to it (column t = token t, column 0 a prompt token); its datum
 // is model_input = ids[0 .. T-2], target_tokens = ids[1 .. T-1], and every loss input takes
 // columns 1 .. T-1 (position i = column i + 1). Column 0 never carries loss (it has no

@@ -1,5 +1,5 @@
 // Where an adapter version's trainer state lives when the update goes through the Tinker
-// contract (method §5.12). A version folder (adapters/policy-vN) always holds
+// contract (method §5.13). A version folder (adapters/policy-vN) always holds
 // `engine-state.json`, the engine's path of the full state (adapter + optimizer, save_state).
 // With gsteer's embedded engine the service's state folder is on this machine (the run's
 // trainer-service/), so the version folder also holds the state's files themselves, the same
@@ -12,6 +12,9 @@ import { CHECKPOINT_META, CheckpointStore } from '../service/checkpoints.ts';
 import type { LoraSpec } from '../service/types.ts';
 
 export const ENGINE_STATE_FILE = 'engine-state.json';
+
+/** The environment variable holding the embedded service's API key: random per launch, passed to the service and the trainer worker (never written). */
+export const EMBEDDED_KEY_ENV = 'GSTEER_TRAINER_SERVICE_KEY';
 
 export interface EngineStateRecord {
   /** save_state's path (tinker://...): adapter + optimizer. */

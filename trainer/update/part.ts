@@ -18,7 +18,7 @@ export interface TrainSequence {
   reward?: number;
   /** The constraint the turn was sampled under (rollout.constrained); the trainer replays its masks. */
   constraint?: TurnConstraint;
-  /** The adapter version that sampled it (the stale-adapter check, sampler-check.ts). */
+  /** The adapter version that sampled the turn (method §5.7; its oldLogprobs are that version's; the stale-adapter check, sampler-check.ts). */
   policyVersion?: number;
 }
 

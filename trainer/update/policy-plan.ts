@@ -1,5 +1,5 @@
 // GRPO (every lossType, aggregation, clip, TIS, KL) and PPO's actor update as Tinker loss inputs
-// (method §5.12). The aggregation weight c_bt, the TIS weight w and the advantage go into one
+// (method §5.13). The aggregation weight c_bt, the TIS weight w and the advantage go into one
 // per-token advantage, so Tinker's SUM over tokens is gsteer's loss:
 //   off-policy, betaKl = 0   `ppo`, logprobs = logp_old, advantages = A c w,
 //                            clip_low/high_threshold = 1 - eps, 1 + epsHigh        (one call)

@@ -1,4 +1,4 @@
-// The clipped policy loss of method §5.4-§5.5 token by token, in numbers (method §5.12): what a
+// The clipped policy loss of method §5.4-§5.5 token by token, in numbers (method §5.13): what a
 // Tinker call needs on gsteer's side of the contract. For policy token t of row b (m = 1):
 //   c_bt   = the aggregation's weight: 1 / (unitTokens_b * units) (grpo), 1 / tokens (bnpo, dapo),
 //            1 / (units * L) (dr_grpo); the whole batch's counts, so the rows' sums add to the loss

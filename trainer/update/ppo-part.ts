@@ -120,6 +120,8 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
         'critic/values/mean': t.values_mean, 'critic/values/max': t.values_max, 'critic/values/min': t.values_min,
         'critic/advantages/mean': t.advantages_mean, 'critic/advantages/max': t.advantages_max, 'critic/advantages/min': t.advantages_min,
         'actor/reward_kl_penalty': t.kl_in_reward, 'actor/reward_kl_penalty_coeff': t.kl_coef,
+        // issue 32: a NaN / infinite loss or grad norm skipped the actor's or the critic's step
+        'train/nonfinite_skipped': Math.max(m.nonfinite_skipped, c.nonfinite_skipped),
       };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: (performance.now() - t0) / 1000, diagnostics };
     },

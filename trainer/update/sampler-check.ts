@@ -1,4 +1,4 @@
-// Does the sampler serve the adapter it claims (method §5.12)? Every sampled token carries its
+// Does the sampler serve the adapter it claims (method §5.13)? Every sampled token carries its
 // sampler logprob lq and the version k of the adapter that sampled it. Two checks per update:
 //   sampling/sampler_trainer_kl  k3 estimate of KL(sampler || trainer) over every sampled token,
 //                                mean of exp(r) - 1 - r, r = lp_trainer - lq (the trainer's adapter

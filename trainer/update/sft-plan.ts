@@ -1,4 +1,4 @@
-// SFT (method §7.8) as a Tinker call (method §5.12): the loss is minus the mean logprob of the
+// SFT (method §7.8) as a Tinker call (method §5.13): the loss is minus the mean logprob of the
 // batch's target tokens, so `cross_entropy` (a sum of -logp * weights) with weights = mask / tokens
 // (the whole batch's target count) is the same loss and the same gradient.
 import type { SftBatch } from '../step-loss.ts';

@@ -52,7 +52,7 @@ export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number):
       } finally {
         if (replay) pool!.release(replay);
       }
-      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replayStats };
+      const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replayStats, 'train/nonfinite_skipped': m.nonfinite_skipped };
       return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
     },
     async save(dir) {

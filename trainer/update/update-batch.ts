@@ -28,7 +28,8 @@ function sequenceOf(traj: Trajectory, turn: Trajectory['turns'][number], advanta
     trajectory,
     ...(reward !== undefined ? { reward } : {}),
     ...(turn.constraint ? { constraint: turn.constraint } : {}),
-    policyVersion: traj.policyVersion,
+    // the version that sampled the turn (an in-flight episode may span two; method §5.7), else the trajectory's
+    policyVersion: turn.tokens.policyVersion ?? traj.policyVersion,
   };
 }
 

@@ -19,18 +19,20 @@ import { startRolloutWorker } from '../rollout-worker.ts';
 import { writeRunInfo, type RunInfo } from '../../checkpoints/run-info.ts';
 import { startTrainerWorker } from '../trainer-worker.ts';
 import { syntheticParts } from './parts.ts';
-import { startSyntheticServer } from './policy-server.ts';
+import { startSyntheticServer, type ServerEvent } from './policy-server.ts';
 
 export interface InProcessResult {
   outcome: Outcome;
   metrics: MetricsRecord[];
   seconds: number; // controller start -> done (workers already up)
   completions: number; // policy server completions served
+  /** The policy server's completions and adapter loads in order (with `recordEvents`). */
+  events: readonly ServerEvent[];
 }
 
-export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace']; /** Leave the run's Redis keys (the profile reads BullMQ's event streams afterwards; it deletes them itself). */ keepKeys?: boolean }): Promise<InProcessResult> {
+export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace']; /** Leave the run's Redis keys (the profile reads BullMQ's event streams afterwards; it deletes them itself). */ keepKeys?: boolean; recordEvents?: boolean }): Promise<InProcessResult> {
   const log = o.log ?? (() => {});
-  const server = await startSyntheticServer({ latencyMs: o.latencyMs });
+  const server = await startSyntheticServer({ latencyMs: o.latencyMs, ...(o.recordEvents ? { recordEvents: true } : {}) });
   const layout = runLayout(join(cfg.runDir, cfg.runName));
   const info: RunInfo = { v: 1, runId: cfg.runName, epoch: 0, createdAt: new Date().toISOString(), policyUrl: server.url, initAdapter: null };
   writeRunInfo(layout, info);
@@ -47,7 +49,7 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
     const controller = new RunController({ cfg, layout, info, instances, users, redis, sink, policyUrl: server.url, startStep: 0, log, ...(o.trace ? { trace: o.trace } : {}) });
     const t0 = performance.now();
     const outcome = await controller.run();
-    return { outcome, metrics: readMetrics(layout.metrics), seconds: (performance.now() - t0) / 1000, completions: server.completions() };
+    return { outcome, metrics: readMetrics(layout.metrics), seconds: (performance.now() - t0) / 1000, completions: server.completions(), events: server.events() };
   } finally {
     await Promise.all(workers.map((w) => w.close()));
     await users.close();

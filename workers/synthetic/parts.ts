@@ -1,17 +1,18 @@
-// The synthetic parts (workers/parts.ts): a one-turn episode against the synthetic policy
-// server through the real policy client and parser, a reward that counts "preferred" toy
-// tokens, a Redis-backed user-state store, and the exact toy GRPO trainer.
+// The synthetic parts (workers/parts.ts): an episode against the synthetic policy server
+// through the real policy client and parser (episode.ts: one STOP turn, or a fleet
+// simulation's turns with a simulator endpoint between them), a reward that counts
+// "preferred" toy tokens, a Redis-backed user-state store, and the exact toy GRPO trainer.
 import { createHash } from 'node:crypto';
 import type { RunConfig } from '../../configs/schema.ts';
 import type { Instance, UserState } from '../../data/schema.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
-import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
-import type { Trajectory } from '../../core/types.ts';
+import { runCallSink } from '../../endpoints/index.ts';
 import { bestIndex } from '../../checkpoints/group-file.ts';
+import { runNamespace } from '../../checkpoints/run-keys.ts';
 import { connect } from '../../util/redis.ts';
-import type { Parts, RewardPart, RolloutPart, Scored, TrainerPart, UserStatePart } from '../parts.ts';
+import type { Parts, RewardPart, Scored, TrainerPart, UserStatePart } from '../parts.ts';
+import { episodeOptionsFromEnv, syntheticRolloutPart } from './episode.ts';
 import { readOptimizer, readToyAdapter, writeOptimizer, writeToyAdapter, type AdamState } from './toy-adapter.ts';
-import { TOY_LEN, TOY_VOCAB, toyIndex } from './toy-policy.ts';
+import { TOY_VOCAB, toyIndex } from './toy-policy.ts';
 import { freshAdam, toyGrpoStep } from './toy-trainer.ts';
 
 /** FNV-1a of a string: stable per-instance choices (prompt ids, preferred tokens). */
@@ -19,43 +20,6 @@ export function fnv(s: string): number {
   let h = 0x811c9dc5;
   for (const ch of s) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
   return h;
-}
-
-function rolloutPart(cfg: RunConfig): RolloutPart {
-  const clients = new Map<string, OpenAIPolicyClient>();
-  const client = (baseUrl: string) => {
-    let c = clients.get(baseUrl);
-    if (!c) clients.set(baseUrl, (c = new OpenAIPolicyClient({ baseUrl, apiKeyEnv: cfg.policy.apiKeyEnv, timeoutMs: cfg.policy.timeoutMs, maxRetries: cfg.policy.maxRetries, retryBaseMs: 200 })));
-    return c;
-  };
-  return {
-    async run({ job, instance, policyUrl }) {
-      const promptIds = [...(instance as Instance).query].slice(0, 16).map((ch) => ch.charCodeAt(0) % 900);
-      const res = await client(policyUrl).complete({ promptIds, maxTokens: Math.min(cfg.rollout.maxTokens, TOY_LEN), temperature: cfg.rollout.temperature, topP: cfg.rollout.topP, seed: job.seed, model: job.model });
-      const parsed = parseTurn(res.text);
-      const ok = parsed.ok && parsed.turn.action === 'STOP';
-      const traj: Trajectory = {
-        version: 1,
-        runId: job.runId,
-        instanceId: instance.id,
-        userId: instance.userId,
-        groupId: job.groupId,
-        index: job.index,
-        policyVersion: job.policyVersion,
-        snapshotId: job.snapshotId,
-        turns: [{ index: 0, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed, observation: { kind: 'none' } }],
-        finalSlots: [],
-        askedQuestions: [],
-        retrieveCount: 0,
-        askCount: 0,
-        termination: ok ? 'stop' : 'invalid',
-        ...(parsed.ok ? {} : { invalidReason: parsed.reason }),
-        refinedQuery: ok && parsed.ok ? parsed.turn.execute : null,
-      };
-      return traj;
-    },
-    async close() {},
-  };
 }
 
 /** Reward = fraction of completion tokens in the instance's preferred quarter of the vocabulary. */
@@ -74,7 +38,7 @@ function rewardPart(cfg: RunConfig): RewardPart {
 /** User states as JSON in one Redis hash per run; a snapshot id is `userId@sha256(state)[:12]`. */
 function usersPart(cfg: RunConfig, runId: string): UserStatePart {
   const redis = connect(cfg.queues.redisUrl);
-  const key = `${cfg.queues.prefix}:run:${runId}:synthetic-users`;
+  const key = `${runNamespace(cfg.queues.prefix, runId)}:synthetic-users`;
   const get = async (userId: string): Promise<UserState> => {
     const raw = await redis.hget(key, userId);
     return raw ? (JSON.parse(raw) as UserState) : { userId, profile: '', memories: [] };
@@ -135,10 +99,11 @@ function trainerPart(cfg: RunConfig): TrainerPart {
   };
 }
 
-export function syntheticParts(cfg: RunConfig, runId: string): Parts {
+/** `callsFile`: where the episode's LLM calls are recorded (RUN_DIR/llm_calls.jsonl), as the real parts do. */
+export function syntheticParts(cfg: RunConfig, runId: string, callsFile?: string): Parts {
   return {
     kind: 'synthetic',
-    rollout: async () => rolloutPart(cfg),
+    rollout: async () => syntheticRolloutPart(cfg, episodeOptionsFromEnv(), callsFile ? runCallSink(callsFile) : undefined),
     reward: async () => rewardPart(cfg),
     users: async () => usersPart(cfg, runId),
     trainer: async () => trainerPart(cfg),

@@ -1,4 +1,4 @@
-// Constrained turns through the contract (method §5.6, §5.12): a policy datum carries the
+// Constrained turns through the contract (method §5.6, §5.13): a policy datum carries the
 // constraint its completion was sampled under (gsteer's extension), gsteer's engine replays it
 // into the same masks as the in-process step's replay, and the gradient equals trainStep's with
 // those masks within 1e-6. Sent without the constraint (what a plain Tinker engine scores: the
