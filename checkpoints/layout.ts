@@ -11,6 +11,8 @@ export function runLayout(root: string) {
     runJson: join(root, 'run.json'), // run id, epoch (resume count), init adapter
     metrics: join(root, 'metrics.jsonl'),
     llmCalls: join(root, 'llm_calls.jsonl'), // one record per LLM call attempt (workers/llm-calls.ts)
+    trainerCalls: join(root, 'trainer_calls.jsonl'), // one record per Tinker API call attempt (trainer/tinker/client/records.ts)
+    trainerService: join(root, 'trainer-service'), // the embedded trainer service's states (trainer.engine embedded)
     logs: join(root, 'logs'),
     log: (name: string) => join(root, 'logs', `${name}.log`),
     trajectories: join(root, 'trajectories'),

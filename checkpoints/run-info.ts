@@ -1,5 +1,5 @@
 // run.json: what every process of a run needs besides the config (run id, resume epoch,
-// the policy server URL when gsteer started it, the adapter GRPO started from).
+// the policy server and trainer service URLs when gsteer started them, the adapter GRPO started from).
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../util/atomic.ts';
@@ -13,6 +13,8 @@ export const RunInfoSchema = z
     epoch: z.number().int().min(0),
     createdAt: z.string(),
     policyUrl: z.string().nullable(),
+    /** The trainer service gsteer started (trainer.engine embedded; method §5.13); absent in runs before issue 31. */
+    trainerUrl: z.string().nullable().optional(),
     initAdapter: z.string().nullable(),
   })
   .strict();

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, string> = {
   sft: 'sft',
   eval: 'eval',
   serve: 'serve',
+  trainer: 'trainer',
   monitor: 'monitor',
   model: 'model',
   data: 'data',

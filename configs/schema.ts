@@ -213,10 +213,32 @@ export const LoraSchema = z
   })
   .strict();
 
-/** method §9.7, §14.1: `auto` prefers gpu > node > wasm > cpu, whichever is installed. */
+/** method §9.7, §14.1: `auto` prefers gpu > node > wasm > cpu, whichever is installed. method §5.13: the engine. */
 export const TrainerSchema = z
   .object({
     backend: z.enum(['auto', 'gpu', 'node', 'wasm', 'cpu']).default('auto'),
+    /**
+     * Who computes the LoRA update (method §5.13): `embedded`, gsteer's tfjs engine behind its
+     * Tinker API (`gsteer trainer serve`, started and stopped by gsteer, over HTTP); `inprocess`,
+     * the same update by the train step in the trainer worker's thread, no contract; `tinker`, a
+     * remote Tinker-compatible engine (hosted Tinker, SkyRL, VeRL-Tinker) at trainer.baseUrl.
+     * PPO trains in process under embedded (its critic has no place in the contract).
+     */
+    engine: z.enum(['embedded', 'inprocess', 'tinker']).default('embedded'),
+    /** engine tinker: the engine's URL (the SDK's base_url, e.g. https://tinker.thinkingmachines.dev/services/tinker-prod). */
+    baseUrl: z.string().url().optional(),
+    /** engine tinker: the environment variable holding the API key (never written anywhere). */
+    apiKeyEnv: z.string().min(1).default('TINKER_API_KEY'),
+    /** engine tinker: the engine's name of the base model (e.g. Qwen/Qwen3-8B); embedded: policy.model. */
+    baseModel: z.string().min(1).optional(),
+    /** engine embedded: the service's port (0 = a free one). */
+    port: z.number().int().min(0).max(65535).default(0),
+    /**
+     * The stale-adapter check (method §5.13; embedded and tinker engines): each `every` updates, up
+     * to `turns` turns of the newest sampling version scored under that adapter, the one before and
+     * the base; 0 turns = off.
+     */
+    samplerCheck: z.object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) }).strict().default({ turns: 2, every: 1 }),
     // ---- issue 33 (h-paper) ----
     /**
      * The GPU the trainer runs on (backend gpu): a name of trainer/plan.ts GPUS (A100-40GB,
@@ -433,6 +455,17 @@ export const RunConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
     if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
       ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar the trainer replays (trainer/constraint-masks.ts); lower it or set rollout.constrained=false` });
+    if (c.trainer.engine === 'tinker') {
+      const fix = 'or use trainer.engine=embedded';
+      if (!c.trainer.baseUrl) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseUrl'], message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}` });
+      if (!c.trainer.baseModel) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseModel'], message: `trainer.engine is "tinker" but trainer.baseModel is not set; set the engine's name of the base (e.g. Qwen/Qwen3-8B) ${fix}` });
+      if (c.algorithm === 'ppo')
+        ctx.addIssue({ code: 'custom', path: ['algorithm'], message: "algorithm ppo needs a critic (a value head on its own LoRA), which the Tinker API has no place for; a Tinker engine trains the policy only. Use algorithm=grpo with trainer.engine=tinker, or trainer.engine=embedded (PPO trains in process)" });
+      if (c.grpo.betaKl > 0)
+        ctx.addIssue({ code: 'custom', path: ['grpo', 'betaKl'], message: `grpo.betaKl (${c.grpo.betaKl}) needs the reference model's logprobs, which only gsteer's own engine scores (a gsteer extension); set grpo.betaKl=0 (the paper's) ${fix}` });
+      if (c.policy.server === 'embedded')
+        ctx.addIssue({ code: 'custom', path: ['policy', 'server'], message: "trainer.engine is \"tinker\" but policy.server is \"embedded\": gsteer serve cannot load a remote engine's sampler weights; set policy.server=external and policy.baseUrl to the engine's OpenAI-compatible sampler (the rollouts name each version's sampler path as the model)" });
+    }
     if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
   });

@@ -8,10 +8,14 @@ import type { Policy } from './policy.ts';
 import { PAD_ID, padRows, type Rows } from './step-batch.ts';
 import { assert } from '../util/errors.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
+import type { TurnConstraint } from '../core/types.ts';
 
-/** GRPO update data, all per-token fields [B][T_b] aligned with inputIds (method §5). */
-export interface GrpoBatch {
-  kind: 'grpo';
+/**
+ * A clipped policy-gradient update (the actor's: GRPO's per-trajectory advantages, or PPO's
+ * per-token GAE ones, method §5 and §13), all per-token fields [B][T_b] aligned with inputIds.
+ */
+export interface PolicyBatch {
+  kind: 'policy';
   inputIds: number[][];
   completionMask: number[][]; // 1 on policy-generated tokens
   advantages: number[]; // [B]
@@ -25,6 +29,8 @@ export interface GrpoBatch {
   refLogprobs?: number[][]; // reference policy (needed when betaKl > 0)
   /** Constrained turns: the allowed sets each was sampled under (null = unconstrained), [B]. */
   masks?: readonly (TokenMasks | null)[];
+  /** [B] the constraint each row's completion was sampled under (null = none): what a training engine replays into `masks` (method §5.13). */
+  constraints?: readonly (TurnConstraint | null)[];
 }
 
 /** SFT update data (method §7): targetMask is 1 on the Plan + Action + Execute tokens. */
@@ -47,7 +53,7 @@ export interface MicroOptions {
    * order so that those sharing the longest prefixes train together. Same loss and gradients.
    */
   prefixGrouping?: boolean;
-  grpo?: Omit<GrpoLossOptions, 'normalizer'>; // required for GRPO batches
+  grpo?: Omit<GrpoLossOptions, 'normalizer'>; // the clipped loss (TRL's GRPO names); required for policy batches
 }
 
 export interface MicroResult {
@@ -56,24 +62,24 @@ export interface MicroResult {
 }
 
 /** The per-token rows that carry loss: completion tokens (GRPO) or targets (SFT). */
-export function lossRows(batch: GrpoBatch | SftBatch): Rows {
-  return batch.kind === 'grpo' ? batch.completionMask : batch.targetMask;
+export function lossRows(batch: PolicyBatch | SftBatch): Rows {
+  return batch.kind === 'policy' ? batch.completionMask : batch.targetMask;
 }
 
 const t2 = (rows: Rows, idx: readonly number[]) => tf.tensor2d(padRows(rows, idx, 0), undefined, 'float32');
 
-export function microLoss(policy: Policy, batch: GrpoBatch | SftBatch, idx: number[], o: MicroOptions): MicroResult {
+export function microLoss(policy: Policy, batch: PolicyBatch | SftBatch, idx: number[], o: MicroOptions): MicroResult {
   const ids = o.prefixGrouping ? idx.map((b) => batch.inputIds[b]!) : padRows(batch.inputIds, idx, PAD_ID);
-  const withEntropy = batch.kind === 'grpo' && (o.withEntropy ?? false);
-  const masks = batch.kind === 'grpo' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
+  const withEntropy = batch.kind === 'policy' && (o.withEntropy ?? false);
+  const masks = batch.kind === 'policy' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
   // Only loss tokens are read by the loss and its diagnostics (everything is masked by them).
   const scored = padRows(lossRows(batch), idx, 0);
   const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored, prefixTree: o.prefixGrouping ?? false }, masks);
   switch (batch.kind) {
     case 'sft':
       return { loss: sftLoss(logprobs, t2(batch.targetMask, idx), o.normalizer.tokens), sums: ZERO_SUMS };
-    case 'grpo': {
-      assert(o.grpo, 'trainStep: a GRPO batch needs StepOptions.grpo');
+    case 'policy': {
+      assert(o.grpo, 'trainStep: a policy batch needs StepOptions.grpo');
       const x = {
         logp: logprobs,
         oldLogp: batch.oldLogprobs ? t2(batch.oldLogprobs, idx) : detach(logprobs),

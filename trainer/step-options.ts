@@ -1,11 +1,10 @@
 // From the run config to the train step's options (method §5), in one place, so the trainer
-// worker and tests read the same mapping.
+// worker and tests read the same mapping. No tfjs: the contract's client side reads it too.
 import type { RunConfig } from '../configs/schema.ts';
 import type { GrpoLossOptions } from './grpo/loss.ts';
-import { AdamW } from './optim/adamw.ts';
+import type { AdamWOptions } from './optim/adamw.ts';
 import { lrAt } from './optim/schedule.ts';
 import type { StepOptions } from './step.ts';
-import type * as tf from '@tensorflow/tfjs';
 
 /**
  * Loss options. Dr. GRPO's constant is TRL's max_completion_length; a multi-turn episode's
@@ -39,8 +38,8 @@ export function grpoStepOptions(cfg: RunConfig, step: number, totalSteps: number
   };
 }
 
-/** AdamW over the adapter variables with the config's betas, eps and weight decay. */
-export function grpoOptimizer(cfg: RunConfig, variables: tf.Variable[]): AdamW {
+/** The AdamW of the run's updates: the config's betas, eps and weight decay (pure: no tfjs here). */
+export function grpoAdam(cfg: RunConfig): AdamWOptions {
   const g = cfg.grpo;
-  return new AdamW(variables, { beta1: g.adamBeta1, beta2: g.adamBeta2, eps: g.adamEps, weightDecay: g.weightDecay });
+  return { beta1: g.adamBeta1, beta2: g.adamBeta2, eps: g.adamEps, weightDecay: g.weightDecay };
 }

@@ -9,14 +9,14 @@ import type { AdamW } from './optim/adamw.ts';
 import { clipGradNorm } from './optim/clip.ts';
 import type { Policy } from './policy.ts';
 import { checkAligned, microBatches, sumRows } from './step-batch.ts';
-import { lossRows, microLoss, type GrpoBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
+import { lossRows, microLoss, type PolicyBatch, type MicroOptions, type SftBatch } from './step-loss.ts';
 import { ZERO_SUMS, addSums, grpoStatMeans, type GrpoTokenSums } from './grpo/stats.ts';
 import { lossUnits } from './grpo/loss-units.ts';
 import { prefixOrder } from '../model/prefix-tree.ts';
 import { InputError } from '../util/errors.ts';
 
-export type { GrpoBatch, SftBatch } from './step-loss.ts';
-export type TrainBatch = GrpoBatch | SftBatch;
+export type { PolicyBatch, SftBatch } from './step-loss.ts';
+export type TrainBatch = PolicyBatch | SftBatch;
 
 export interface StepOptions extends Omit<MicroOptions, 'normalizer'> {
   lr: number;
@@ -39,14 +39,14 @@ export interface StepMetrics {
 
 function validate(batch: TrainBatch, o: Pick<StepOptions, 'grpo'>): void {
   if (batch.inputIds.length === 0) throw new InputError('train batch: no sequences; an update needs at least one');
-  if (batch.kind === 'grpo') {
+  if (batch.kind === 'policy') {
     if (batch.advantages.length !== batch.inputIds.length)
       throw new InputError(`train batch: ${batch.advantages.length} advantages for ${batch.inputIds.length} sequences; one advantage per trajectory`);
     const { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs, tokenAdvantages } = batch;
     checkAligned(batch.inputIds, { completionMask, oldLogprobs, rolloutLogprobs, refLogprobs, tokenAdvantages });
     if (batch.masks && batch.masks.length !== batch.inputIds.length)
       throw new InputError(`train batch: ${batch.masks.length} token-mask entries for ${batch.inputIds.length} sequences; one (or null) per sequence`);
-    if (!o.grpo) throw new Error('internal: trainStep got a GRPO batch without StepOptions.grpo');
+    if (!o.grpo) throw new Error('internal: trainStep got a policy batch without StepOptions.grpo');
     if (o.grpo.tisCap !== null && !rolloutLogprobs)
       throw new InputError(`train batch: grpo.tisCap is ${o.grpo.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs in the trajectories or set grpo.tisCap=null`);
     if (o.grpo.betaKl > 0 && !refLogprobs)
@@ -75,7 +75,7 @@ export type RowSplit = (batch: TrainBatch, idx: number[], o: Omit<StepOptions, '
  * batch, so the other rows' loss is unchanged.
  */
 export const splitIdle: RowSplit = (batch, idx, o) => {
-  if (batch.kind !== 'grpo' || batch.tokenAdvantages || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
+  if (batch.kind !== 'policy' || batch.tokenAdvantages || !o.grpo || o.grpo.betaKl !== 0) return { active: idx, idle: [] };
   return { active: idx.filter((b) => batch.advantages[b] !== 0), idle: idx.filter((b) => batch.advantages[b] === 0) };
 };
 
@@ -88,7 +88,7 @@ export function accumulateGradients(policy: Policy, batch: TrainBatch, o: Omit<S
   validate(batch, o);
   const vars = policy.variables();
   const rowTokens = lossRows(batch).map((r) => sumRows([r]));
-  const units = batch.kind === 'grpo' ? lossUnits(rowTokens, o.grpo?.aggregation ?? 'turn', batch.trajectories) : null;
+  const units = batch.kind === 'policy' ? lossUnits(rowTokens, o.grpo?.aggregation ?? 'turn', batch.trajectories) : null;
   const normalizer = { sequences: units ? units.units : batch.inputIds.length, tokens: rowTokens.reduce((s, n) => s + n, 0) };
   const order = o.prefixGrouping ? prefixOrder(batch.inputIds) : null;
   const parts = microBatches(batch.inputIds.length, o.microBatchSize).map((idx) => (order ? idx.map((i) => order[i]!) : idx));
@@ -149,6 +149,6 @@ export function trainStep(policy: Policy, optimizer: AdamW, batch: TrainBatch, o
     tokens_per_second: numTokens / seconds,
     step_time_s: seconds,
     micro_batches: acc.microBatches,
-    ...(batch.kind === 'grpo' ? grpoStatMeans(acc.sums) : {}),
+    ...(batch.kind === 'policy' ? grpoStatMeans(acc.sums) : {}),
   };
 }

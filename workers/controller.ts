@@ -27,6 +27,7 @@ import { promoteGroup } from './group-worker.ts';
 import { cutLateGroups } from './late-cut.ts';
 import type { UserStatePart } from './parts.ts';
 import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts';
+import { readEngineState } from '../trainer/update/engine-states.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE, queuePrefix, runNamespace } from '../checkpoints/run-keys.ts';
 import { writeRunFile } from './run-file.ts';
@@ -327,7 +328,7 @@ export class RunController {
     const version = versionFor(step, this.d.cfg.grpo.maxPolicyLag);
     const planned = this.plan[step - 1]!;
     const withSnap = await Promise.all(planned.map(async (pg) => ({ ...pg, snapshotId: await this.d.users.snapshot(pg.userId) })));
-    await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap, ...(afterStep !== undefined ? { afterStep } : {}) }));
+    await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap, ...(afterStep !== undefined ? { afterStep } : {}), ...this.samplerModel(version) }));
     const now = Date.now();
     this.inflight.set(step, { admittedAt: now, version, waitTrainerMs: Math.max(0, now - this.lastGroupsDoneAt), ...(afterStep !== undefined ? { afterStep } : {}) });
     this.d.trace?.('admitted', step);
@@ -348,7 +349,19 @@ export class RunController {
     return { maxRetries: p.maxRetries, timeoutMs: p.timeoutMs, ...(process.env[p.apiKeyEnv] ? { apiKey: process.env[p.apiKeyEnv] } : {}) };
   }
 
+  /**
+   * A remote Tinker engine's sampler (method §5.13) reads each version's sampler weights by path: the
+   * rollouts name that path as their model and nothing is loaded into the policy endpoint.
+   */
+  private samplerModel(version: number): { model?: string } {
+    if (this.d.cfg.trainer.engine !== 'tinker') return {};
+    const rec = readEngineState(this.d.layout.adapter(version));
+    if (!rec?.sampler) throw new Error(`internal: adapter version ${version} has no sampler path (engine-state.json); the trainer saves one with every version`);
+    return { model: rec.sampler };
+  }
+
   private async load(version: number): Promise<void> {
+    if (this.d.cfg.trainer.engine === 'tinker') return; // the sampler loads the version's path itself
     const dir = this.d.layout.adapter(version);
     await loadAdapter(this.d.policyUrl, adapterName(version), dir, this.admin());
   }
@@ -380,7 +393,7 @@ export class RunController {
     const { cfg, layout } = this.d;
     const L = cfg.grpo.maxPolicyLag;
     const oldest = versionFor(step + 1, L);
-    for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
+    if (cfg.trainer.engine !== 'tinker') for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
     const f = this.inflight.get(step);
     this.inflight.delete(step);
     const rec = updateMetrics(step, groupFiles, result, {

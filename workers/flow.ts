@@ -17,6 +17,8 @@ export interface UpdatePlan {
   groups: (PlannedGroup & { snapshotId: string })[];
   /** Admitted before the group stage of this earlier step was done (GroupJob.afterStep). */
   afterStep?: number;
+  /** The policy endpoint's model for the rollouts (default policy-v<version>; a remote Tinker sampler: the version's sampler path). */
+  model?: string;
 }
 
 /**
@@ -49,7 +51,7 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
     const rollouts: FlowJob[] = Array.from({ length: groupSizeOf(cfg) }, (_, i) => {
       const data: RolloutJob = {
         v: 1, runId, epoch, step, groupId, index: i, instanceId: pg.instanceId, userId: pg.userId,
-        policyVersion: plan.policyVersion, model: adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
+        policyVersion: plan.policyVersion, model: plan.model ?? adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
         seed: rolloutSeed(cfg.seed, step, g, i), trajPath: rel.trajRel(groupId, i),
       };
       return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, ...keep.rollouts, jobId: jobId.rollout(runId, epoch, step, g, i) } };

@@ -1,5 +1,6 @@
 // Start a run's processes and drive it: Redis (local one if needed), the policy server
-// (embedded child or external), the trainer / group / rollout workers as child processes,
+// (embedded child or external), the trainer service (trainer.engine embedded: `gsteer trainer
+// serve`, method §5.13), the trainer / group / rollout workers as child processes,
 // then the controller until done, stopped (SIGINT/SIGTERM) or failed. Used by `gsteer
 // train` and `gsteer resume`, which hold the run directory's lock (checkpoints/run-lock.ts).
 // The run's queues are its own (checkpoints/run-keys.ts) and claimed before they are cleared
@@ -20,7 +21,8 @@ import { summaryTable } from '../monitor/summary.ts';
 import { updateLines, type UpdateLines } from '../monitor/train-lines.ts';
 import { RunController, type Outcome } from './controller.ts';
 import { loadParts } from './load-parts.ts';
-import { waitForPolicyServer } from './policy-admin.ts';
+import { waitForPolicyServer, waitForTrainerService } from './policy-admin.ts';
+import { EMBEDDED_KEY_ENV } from '../trainer/update/engine-states.ts';
 import { connect } from '../util/redis.ts';
 import { metricsStreamKey, QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
 import { claimQueues, type QueueClaim } from './queue-owner.ts';
@@ -113,8 +115,19 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     } else {
       await waitForPolicyServer(policyUrl, { maxRetries: cfg.policy.maxRetries, timeoutMs: cfg.policy.timeoutMs, ...policyKey(cfg) });
     }
+    // Trainer service (method §5.13): gsteer's tfjs engine behind the Tinker API, as the policy server is started.
+    let trainerUrl: string | null = null;
+    if (parts.kind === 'real' && cfg.trainer.engine === 'embedded' && cfg.algorithm === 'grpo') {
+      const port = cfg.trainer.port || (await freePort());
+      process.env[EMBEDDED_KEY_ENV] = randomBytes(24).toString('hex'); // as the policy server's: the service answers this run's workers only
+      const args = [...NODE_ARGS, CLI, 'trainer', 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--state-dir', layout.trainerService, '--api-key-env', EMBEDDED_KEY_ENV,
+        '--micro-batch-size', String(cfg.grpo.microBatchSize), ...(cfg.grpo.gradientCheckpointing ? ['--recompute'] : []), '--no-sampler', '--session-timeout-s', '0'];
+      sup.start({ name: 'trainer-service', args, logFile: layout.log('trainer-service') });
+      trainerUrl = `http://127.0.0.1:${port}`;
+      await Promise.race([waitForTrainerService(trainerUrl), died]);
+    }
     // only the URL of the server gsteer started: an external one's (it may carry a key) comes from the config
-    writeRunInfo(layout, { ...o.info, policyUrl: cfg.policy.server === 'embedded' ? policyUrl : null });
+    writeRunInfo(layout, { ...o.info, policyUrl: cfg.policy.server === 'embedded' ? policyUrl : null, trainerUrl });
     // The queues are claimed: clear what an earlier epoch of this run left.
     for (const name of Object.values(QUEUE)) {
       const q = new Queue(name, { connection: redis, prefix: queuePrefix(cfg.queues.prefix, o.info.runId) });

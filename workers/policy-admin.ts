@@ -1,4 +1,4 @@
-// Talking to the policy server as its operator: wait until it answers, load / unload LoRA
+// Talking to the policy server as its operator: wait until it answers (and the trainer service), load / unload LoRA
 // adapters at runtime (vLLM `POST /v1/load_lora_adapter {lora_name, lora_path}`, the same
 // on `gsteer serve`). Bounded retries with backoff; the final error names the URL. Every
 // attempt goes through endpoints/'s bounded fetch: one deadline for the whole exchange
@@ -35,7 +35,7 @@ async function call(url: string, init: RequestInit, o: AdminOptions, what: strin
       last = (e as Error).cause ? String((e as Error).cause) : (e as Error).message;
     }
   }
-  throw new TransientError(`${what} ${url} failed after ${o.maxRetries + 1} attempt(s): ${last}; check that the policy server is up and reachable at that URL`);
+  throw new TransientError(`${what} ${url} failed after ${o.maxRetries + 1} attempt(s): ${last}; check that the server is up and reachable at that URL`);
 }
 
 export async function waitForPolicyServer(baseUrl: string, o: AdminOptions): Promise<void> {
@@ -48,4 +48,9 @@ export async function loadAdapter(baseUrl: string, name: string, path: string, o
 
 export async function unloadAdapter(baseUrl: string, name: string, o: AdminOptions): Promise<void> {
   await call(endpoint(baseUrl, 'unload_lora_adapter'), { method: 'POST', body: JSON.stringify({ lora_name: name }) }, o, `unloading adapter ${name} from`);
+}
+
+/** gsteer's trainer service (`gsteer trainer serve`, started by launch.ts): polls /api/v1/healthz while its model loads. */
+export async function waitForTrainerService(baseUrl: string): Promise<void> {
+  await call(endpoint(baseUrl, 'api/v1/healthz'), { method: 'GET' }, { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000 }, 'trainer service');
 }

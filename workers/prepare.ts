@@ -64,7 +64,10 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   }
   problems.push(...modelProblems(cfg));
   collect(() => runConfigTree(cfg)); // a secret written out in the config would reach RUN/config.yaml
-  if (cfg.initAdapter) {
+  const enginePath = cfg.initAdapter?.startsWith('tinker://') ?? false; // a state the remote engine holds (method §5.13)
+  if (enginePath && cfg.trainer.engine !== 'tinker')
+    problems.push(`initAdapter = ${cfg.initAdapter}: a tinker:// path names a state on a remote Tinker engine; with trainer.engine=${cfg.trainer.engine} pass a local PEFT adapter folder`);
+  if (cfg.initAdapter && !enginePath) {
     if (!existsSync(cfg.initAdapter)) problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
     else problems.push(...loraMismatch(cfg.initAdapter, cfg).map((m) => `initAdapter = ${cfg.initAdapter}: ${m}`));
   }
@@ -89,7 +92,7 @@ export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo
   const layout = newRunLayout(cfg);
   mkdirSync(layout.logs, { recursive: true });
   writeFileAtomic(layout.config, stringify(runConfigTree(cfg))); // ${VAR} references, never their values
-  const info: RunInfo = { v: 1, runId: `${cfg.runName}-${randomBytes(4).toString('hex')}`, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? resolve(cfg.initAdapter) : null };
+  const info: RunInfo = { v: 1, runId: `${cfg.runName}-${randomBytes(4).toString('hex')}`, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? (cfg.initAdapter.startsWith('tinker://') ? cfg.initAdapter : resolve(cfg.initAdapter)) : null };
   writeRunInfo(layout, info);
   return { layout, info };
 }

@@ -10,9 +10,10 @@ import type { ThreadCall, ThreadData, ThreadReply } from './trainer-thread.ts';
 
 const port = parentPort;
 if (!port) throw new Error('workers/trainer-thread-main.ts runs only as a worker thread (workers/trainer-thread.ts starts it)');
-const { cfg, runId } = workerData as ThreadData;
+const { cfg, runId, runDir, trainerUrl } = workerData as ThreadData;
+const log = (line: string) => console.log(`[${new Date().toISOString()}] trainer: ${line}`);
 let trainer: Promise<TrainerPart> | null = null;
-const part = () => (trainer ??= loadParts(cfg as RunConfig, runId).then((p) => p.trainer()));
+const part = () => (trainer ??= loadParts(cfg as RunConfig, runId).then((p) => p.trainer({ runDir, trainerUrl, log })));
 
 async function answer(call: ThreadCall): Promise<unknown> {
   const t = await part();

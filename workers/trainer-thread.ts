@@ -5,7 +5,9 @@
 // renewed, and a killed trainer's update goes back to the queue within seconds
 // (workers/reclaim.ts). Same code, same backend, same bytes as in the main thread. tfjs is
 // loaded in this one thread only (the main thread never imports it): tfjs-node's native addon
-// loads in the first thread that asks for it, not in a second (tensorflow/tfjs#8388).
+// loads in the first thread that asks for it, not in a second (tensorflow/tfjs#8388). With the
+// Tinker contract (trainer.engine embedded | tinker) the thread only builds requests and waits on
+// futures; the compute is the service's.
 import { Worker } from 'node:worker_threads';
 import type { RunConfig } from '../configs/schema.ts';
 import type { TrainStats } from './payloads.ts';
@@ -14,6 +16,8 @@ import type { TrainerPart, TrainSequence } from './parts.ts';
 export interface ThreadData {
   cfg: RunConfig;
   runId: string;
+  runDir: string;
+  trainerUrl: string | null;
 }
 
 export type ThreadCall = { id: number } & (
@@ -30,8 +34,8 @@ export type ThreadReply = { id: number; ok: true; value: unknown } | { id: numbe
 const ENTRY = new URL('./trainer-thread.mjs', import.meta.url);
 
 /** A TrainerPart whose calls run in a worker thread; `close` ends the thread. */
-export async function threadTrainer(cfg: RunConfig, runId: string): Promise<TrainerPart & { close(): Promise<void> }> {
-  const worker = new Worker(ENTRY, { workerData: { cfg, runId } satisfies ThreadData });
+export async function threadTrainer(cfg: RunConfig, runId: string, where: { runDir: string; trainerUrl: string | null }): Promise<TrainerPart & { close(): Promise<void> }> {
+  const worker = new Worker(ENTRY, { workerData: { cfg, runId, ...where } satisfies ThreadData });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 0;
   let dead: Error | null = null;

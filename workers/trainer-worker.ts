@@ -83,6 +83,8 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
     } catch (e) {
       // The in-memory step may have run: go back to the last version on disk before a retry.
       await trainer.load(ctx.layout.adapter(current));
+      // The sampler served another adapter than the turns claim: a retry trains on the same wrong samples (method §5.13).
+      if ((e as Error).name === 'StaleAdapterError') throw new UnrecoverableError((e as Error).message);
       throw e;
     }
   };

@@ -105,9 +105,10 @@ export const TIMING_KEYS = [
   'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
 ];
 
-/** Keys whose values depend on wall-clock time or machine load (the fixed list, and each LLM role's
- *  latency percentiles `llm/<role>/latency_p50_ms`), left out when two runs are compared. */
-export const isTimingKey = (key: string): boolean => TIMING_KEYS.includes(key) || /^llm\/[^/]+\/latency_/.test(key);
+/** Keys whose values depend on wall-clock time or machine load (the fixed list, each LLM role's
+ *  latency percentiles `llm/<role>/latency_p50_ms`, and the trainer calls' accounting `trainer/*`:
+ *  how many retrieve_future polls a future took, retries, bytes, latency), left out when two runs are compared. */
+export const isTimingKey = (key: string): boolean => TIMING_KEYS.includes(key) || /^llm\/[^/]+\/latency_/.test(key) || key.startsWith('trainer/');
 
 /** The metrics of one update without its timing keys: what must match between equal runs. */
 export const reproducible = (record: Record<string, unknown>): Record<string, unknown> =>

@@ -26,7 +26,7 @@ export async function runWorker(kind: WorkerKind, runDir: string, configFile?: s
       break;
     case 'trainer':
       // tfjs computes in a worker thread: this process's event loop renews the job lock meanwhile.
-      workers = [await startTrainerWorker(ctx, log, await threadTrainer(ctx.cfg, ctx.info.runId))];
+      workers = [await startTrainerWorker(ctx, log, await threadTrainer(ctx.cfg, ctx.info.runId, { runDir: ctx.layout.root, trainerUrl: ctx.info.trainerUrl ?? null }))];
       break;
   }
   for (const worker of workers) {

@@ -23,7 +23,7 @@ import type { Qwen3Config } from '../../model/config.ts';
 import type { TokenMasks } from '../../model/token-masks.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
-import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { fullPathGradients } from './full-path.ts';
 import { LoraSchema } from '../../configs/schema.ts';
 import { PRESETS } from '../../model/init.ts';
@@ -96,17 +96,17 @@ function runShape(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, nu
   const policy = loraPolicy(model, adapter);
   const inputIds = Array.from({ length: B }, (_, b) => Array.from({ length: T }, (_, t) => (t * 7919 + b * 104729) % cfg.vocabSize));
   const completionMask = inputIds.map((r) => r.map((_, t) => (t >= T - S ? 1 : 0)));
-  const all: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages: inputIds.map((_, b) => (b % 2 ? -1 : 1)) };
-  const half: GrpoBatch = { ...all, advantages: inputIds.map((_, b) => (b % 2 ? 0 : 1)) };
-  const masked: GrpoBatch = { ...all, masks: masksFor(inputIds, S, cfg.vocabSize) };
+  const all: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages: inputIds.map((_, b) => (b % 2 ? -1 : 1)) };
+  const half: PolicyBatch = { ...all, advantages: inputIds.map((_, b) => (b % 2 ? 0 : 1)) };
+  const masked: PolicyBatch = { ...all, masks: masksFor(inputIds, S, cfg.vocabSize) };
   const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
-  const step = (batch: GrpoBatch, before: boolean) => () =>
+  const step = (batch: PolicyBatch, before: boolean) => () =>
     tf.dispose((before ? fullPathGradients : accumulateGradients)(policy, batch, { microBatchSize: B, grpo, dropoutSeed: 1, withEntropy: true }).grads);
   const work = (before: boolean, idle: (b: number) => boolean) =>
     inputIds.reduce((s, _, b) => s + seqFlops(cfg, R, { T, head: before ? T - 1 : S, backward: before || !idle(b) }), 0) / 1e9;
   const none = () => false;
   const halfIdle = (b: number) => b % 2 === 1;
-  const cases: [string, GrpoBatch, boolean, number][] = [
+  const cases: [string, PolicyBatch, boolean, number][] = [
     ['before (head over all positions)', all, true, work(true, none)],
     ['after (head over loss tokens)', all, false, work(false, none)],
     ['before, half the rows A=0', half, true, work(true, none)],

@@ -36,7 +36,7 @@ import { turnMasks, type MaskedTurn } from '../../trainer/constraint-masks.ts';
 import type { Policy } from '../../trainer/policy.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
 import { ReplayPool } from '../../trainer/replay-pool.ts';
-import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { replayParts, sftExamples, type Parts } from '../serve/replay-parts.ts';
 import { randomModel } from './random-model.ts';
 
@@ -107,8 +107,8 @@ const trainTurns = turns.map((t) => ({ ...t, completionIds: t.completionIds.slic
 const inputIds = trainTurns.map((t) => [...t.promptIds, ...t.completionIds]);
 // what maskPath 'auto' picks for this head
 const defaultPath = maskedPath({ masks: [], rows: V, vocab: null, index: new Int32Array(0) }) === 'sparse' ? 'no bias: the sparse masked head' : 'an [N, V] bias';
-const base: GrpoBatch = {
-  kind: 'grpo',
+const base: PolicyBatch = {
+  kind: 'policy',
   inputIds,
   completionMask: trainTurns.map((t) => [...t.promptIds.map(() => 0), ...t.completionIds.map(() => 1)]),
   advantages: inputIds.map((_, b) => (b % 2 ? -1 : 1)),
@@ -119,7 +119,7 @@ const adapter = createLora(model, LoraSchema.parse({ r: 8 }), 7);
 const policy = loraPolicy(model, adapter);
 const via = (maskPath: MaskVia): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
-const step = (p: Policy, batch: GrpoBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
+const step = (p: Policy, batch: PolicyBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
 
 /** In-process replay of the turns (before: filter id by id), as TokenMasks of the train sequences. */
 async function replayInProcess(perIdFilter: boolean): Promise<TokenMasks[]> {

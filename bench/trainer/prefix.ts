@@ -6,7 +6,7 @@
 // The demo's real update batches: the first `--updates` groups of a run (a demo run's
 // trajectories, one group per update as in configs/demo.yaml), each turn a row with its
 // replayed grammar masks, exactly as the trainer worker builds them (workers/real-parts.ts
-// grpoRows); the committed demo model (models/tiny-demo, 3,062 output rows) and a fresh LoRA
+// policyRows); the committed demo model (models/tiny-demo, 3,062 output rows) and a fresh LoRA
 // (r 8, all projections; random B so every tensor has a gradient). Paths, per update:
 //   current         grpo.prefixGrouping=false, micro-batches of --micro sequences (the demo's 2)
 //   grouped         prefixGrouping on, the same micro-batch size
@@ -27,14 +27,14 @@ import { loadModel, type Qwen3Model } from '../../model/model.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { buildPrefixTree, prefixOrder } from '../../model/prefix-tree.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
-import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { microBatches } from '../../trainer/step-batch.ts';
 import { replayTurnMasks } from '../../trainer/constraint-masks.ts';
 import { GrpoSchema, LoraSchema } from '../../configs/schema.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
 import { buildUpdateBatch } from '../../workers/update-batch.ts';
-import { grpoRows } from '../../workers/real-parts.ts';
+import { policyRows } from '../../trainer/update/sequences.ts';
 import { randomQwen3 } from '../../tests/trainer/step-fixtures.ts';
 import { Rng } from '../../util/rng.ts';
 
@@ -85,7 +85,7 @@ interface Row {
   vs: number;
 }
 
-function runBatch(name: string, model: Qwen3Model, batch: GrpoBatch): Row[] {
+function runBatch(name: string, model: Qwen3Model, batch: PolicyBatch): Row[] {
   const adapter = createLora(model, LoraSchema.parse({ dropout: 0 }), 7);
   const r = new Rng(8);
   for (const v of adapter.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.02), v.shape));
@@ -114,12 +114,12 @@ const layout = runLayout(values.run!);
 const groupFiles = readdirSync(join(values.run!, 'groups')).filter((f) => f.endsWith('.json')).sort().slice(0, Number(values.updates));
 if (!groupFiles.length) throw new Error(`${values.run}/groups has no group files; pass --run with a demo run's directory (npm run demo writes runs/demo)`);
 const grpoCfg = GrpoSchema.parse({});
-const batches: { name: string; batch: GrpoBatch }[] = [];
+const batches: { name: string; batch: PolicyBatch }[] = [];
 for (const f of groupFiles) {
   const { sequences } = buildUpdateBatch([readGroupFile(join(values.run!, 'groups', f))], layout, grpoCfg);
   const replay = await replayTurnMasks(sequences, model);
   // advantages as the run's, but a zero-std group would skip its backward: keep them nonzero for timing
-  const rows = grpoRows(sequences, false, replay.masks);
+  const rows = policyRows(sequences, false, replay.masks);
   batches.push({ name: `demo update ${f.replace('.json', '')} (${rows.inputIds.length} turns)`, batch: { ...rows, advantages: rows.advantages.map((a, i) => a || (i % 2 ? -0.5 : 0.5)) } });
 }
 const out: Row[] = [];
@@ -135,7 +135,7 @@ if (only.includes('full')) {
   const rng = new Rng(9);
   const inputIds = Array.from({ length: G }, () => [...prompt, ...Array.from({ length: S }, () => rng.int(full.config.vocabSize))]);
   const completionMask = inputIds.map((q) => q.map((_, t) => (t >= prompt.length ? 1 : 0)));
-  const sub: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages: inputIds.map((_, i) => (i % 2 ? -1 : 1)), trajectories: inputIds.map((_, i) => i) };
+  const sub: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages: inputIds.map((_, i) => (i % 2 ? -1 : 1)), trajectories: inputIds.map((_, i) => i) };
   out.push(...runBatch(`full vocabulary (V 151,936): ${G} first turns, shared ${prompt.length}-token prompt + ${S} own, unmasked`, full, sub));
   full.dispose();
 }

@@ -32,7 +32,8 @@ turns, loss, grad_norm, seconds) above a progress bar with ETA (without a termin
 ETA ends each line). The run lives in runDir/runName (layout: checkpoints/README.md), with
 TensorBoard event files beside metrics.jsonl (tensorboard --logdir runDir).
 
-  --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output); its
+  --init-adapter DIR   start GRPO from a PEFT LoRA adapter (e.g. the SFT output; with
+                       trainer.engine tinker also a tinker:// state the engine holds); its
                        rank, alpha and target modules must match lora.*
   sft.enabled: true    without --init-adapter: run the SFT stage first (gsteer sft train,
                        then the valid-turn check) and start GRPO from its adapter
@@ -57,7 +58,8 @@ export async function run(argv: string[]): Promise<number> {
   const cfg = loadConfig(values.config ?? [], sets);
   const prepared = validateRunInputs(cfg);
   // The memory plan against the device (trainer/plan-config.ts): refused here, before anything starts.
-  console.error(`gsteer train: ${checkFits(cfg).summary}`);
+  // (trainer.engine tinker: a remote engine trains on its own GPUs, method §5.13)
+  console.error(`gsteer train: ${cfg.trainer.engine === 'tinker' ? `memory plan: not checked (trainer.engine tinker: ${cfg.trainer.baseUrl} trains on its own devices)` : checkFits(cfg).summary}`);
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
   // QREF has no per-user state (method §13.2): nothing to say about where user states start
   if (cfg.env === 'gsteer')

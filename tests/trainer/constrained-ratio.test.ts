@@ -118,7 +118,7 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     const { masks } = await replayTurnMasks(turns.map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint })), model);
     const P = (i: number) => turns[i]!.tokens.promptIds.length;
     const batch = {
-      kind: 'grpo' as const,
+      kind: 'policy' as const,
       inputIds: turns.map((t) => [...t.tokens.promptIds, ...t.tokens.completionIds]),
       completionMask: turns.map((t) => [...t.tokens.promptIds.map(() => 0), ...t.tokens.completionIds.map(() => 1)]),
       rolloutLogprobs: turns.map((t, i) => [...new Array<number>(P(i)).fill(0), ...t.tokens.logprobs]),

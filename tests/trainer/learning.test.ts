@@ -69,7 +69,7 @@ function learn(seed: number): SeedRun {
     curve.push(p[X]!);
     rewards.push(mean(R));
     trainStep(policy, opt, {
-      kind: 'grpo',
+      kind: 'policy',
       inputIds: tokens.map((t) => [...PROMPT, t]),
       completionMask: tokens.map(() => [0, 0, 0, 1]),
       advantages: groupAdvantages([R], 'group', 1e-4).advantages[0]!,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { trainStep, type GrpoBatch } from '../../trainer/step.ts';
+import { trainStep, type PolicyBatch } from '../../trainer/step.ts';
 import { AdamW } from '../../trainer/optim/adamw.ts';
 import { readOptimizerFile, writeOptimizerFile } from '../../trainer/optim/state-file.ts';
 import { createLora } from '../../model/lora/lora.ts';
@@ -44,7 +44,7 @@ describe('a non-finite loss or gradient norm', () => {
     const opt = new AdamW(vars, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 });
     const policy = loraPolicy(model, adapter);
     const before = snapshot(vars);
-    const nan: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages: [NaN, 1] };
+    const nan: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages: [NaN, 1] };
     const m = trainStep(policy, opt, nan, { lr: 1e-2, microBatchSize: 2, maxGradNorm: 1, grpo });
     expect(Number.isNaN(m.loss) || Number.isNaN(m.grad_norm)).toBe(true);
     expect(m.nonfinite_skipped).toBe(1);

@@ -5,7 +5,7 @@
 import { describe, it, expect, afterAll, beforeAll } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { selectBackend } from '../../model/backend.ts';
-import { accumulateGradients, type GrpoBatch } from '../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import type { GrpoLossOptions, LossAggregation } from '../../trainer/grpo/loss.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy, scoreRows } from '../../trainer/policy-lora.ts';
@@ -113,8 +113,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
       }
     });
 
-    const cases: { name: string; grpo: Omit<GrpoLossOptions, 'normalizer'>; batch: GrpoBatch; recompute: boolean }[] = [];
-    const base: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages, trajectories: rows.map((x) => x.trajectory), masks };
+    const cases: { name: string; grpo: Omit<GrpoLossOptions, 'normalizer'>; batch: PolicyBatch; recompute: boolean }[] = [];
+    const base: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages, trajectories: rows.map((x) => x.trajectory), masks };
     for (const aggregation of ['trajectory', 'turn'] as LossAggregation[]) {
       const g = { lossType: 'grpo' as const, aggregation, epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 16 };
       cases.push({ name: `${aggregation}, off-policy (clipping)`, grpo: g, batch: { ...base, oldLogprobs }, recompute: false });
@@ -160,7 +160,7 @@ for (const backend of ['cpu', 'wasm'] as const) {
       expect(d).toBeGreaterThan(1e-3);
       tf.dispose([want.logprobs, got.logprobs]);
       const bad: Policy = { variables: () => adapter.variables(), score: (ids, so, m) => treeLogprobs(model, adapter, { inputIds: ids, masks: m, scored: so.scored }, so, misaligned(ids)) };
-      const batch: GrpoBatch = { kind: 'grpo', inputIds: [inputIds[0]!, inputIds[2]!], completionMask: [completionMask[0]!, completionMask[2]!], advantages: [1, -1], trajectories: [0, 1] };
+      const batch: PolicyBatch = { kind: 'policy', inputIds: [inputIds[0]!, inputIds[2]!], completionMask: [completionMask[0]!, completionMask[2]!], advantages: [1, -1], trajectories: [0, 1] };
       const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
       const right = accumulateGradients(policy, batch, { microBatchSize: 2, grpo, prefixGrouping: true });
       const wrong = accumulateGradients(bad, batch, { microBatchSize: 2, grpo, prefixGrouping: true });

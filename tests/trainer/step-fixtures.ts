@@ -38,6 +38,12 @@ export function bigramPolicy(V: number, d: number, seed: number): Policy & { W: 
   };
 }
 
+/** The shape of the trainer tests' tiny random Qwen3 (2 layers, d 32, 48 ids). */
+export const TINY_QWEN3: Qwen3Config = {
+  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
+  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
+};
+
 /** A randomly initialized Qwen3-shaped model (weights ~ N(0, 0.02), norms 1), in memory. */
 export function randomQwen3(cfg: Qwen3Config, seed: number, lmHeadScale = 0.02): Qwen3Model {
   const rng = new Rng(seed);

@@ -1,7 +1,7 @@
 // The train step over the real tfjs Qwen3 forward + LoRA (a tiny random model).
 import { describe, it, expect } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { accumulateGradients, trainStep, type GrpoBatch } from '../../trainer/step.ts';
+import { accumulateGradients, trainStep, type PolicyBatch } from '../../trainer/step.ts';
 import { AdamW } from '../../trainer/optim/adamw.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy, scoreRows } from '../../trainer/policy-lora.ts';
@@ -21,7 +21,7 @@ const rng = new Rng(3);
 const lens = [6, 9, 7, 8];
 const inputIds = lens.map((n) => Array.from({ length: n }, () => rng.int(cfg.vocabSize)));
 const completionMask = lens.map((n) => Array.from({ length: n }, (_, t) => (t >= 3 ? 1 : 0)));
-const batch: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages: [1, -1, 0.5, -0.5] };
+const batch: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages: [1, -1, 0.5, -0.5] };
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 
 /** LoRA with a nonzero B so every A and B gets a gradient from the first step. */
@@ -63,7 +63,7 @@ describe('train step on the tfjs Qwen3 + LoRA', () => {
     const a = createLora(model, LoraSchema.parse({ dropout: 0 }), 3); // PEFT init: B = 0
     const p = loraPolicy(model, a);
     const opt = new AdamW(a.variables(), { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01 });
-    const group: GrpoBatch = { kind: 'grpo', inputIds: [[5, 6, 7, 8, 9], [5, 6, 7, 10, 11]], completionMask: [[0, 0, 0, 1, 1], [0, 0, 0, 1, 1]], advantages: [1, -1] };
+    const group: PolicyBatch = { kind: 'policy', inputIds: [[5, 6, 7, 8, 9], [5, 6, 7, 10, 11]], completionMask: [[0, 0, 0, 1, 1], [0, 0, 0, 1, 1]], advantages: [1, -1] };
     const seqLogp = () => scoreRows(model, a, group.inputIds, 2).map((r) => r[3]! + r[4]!);
     const [pos0, neg0] = seqLogp();
     const o = { lr: 1e-2, microBatchSize: 1, maxGradNorm: 1, grpo, withEntropy: true, recompute: true };

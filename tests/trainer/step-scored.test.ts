@@ -6,7 +6,7 @@
 // no gradient kernel: fused.ts gatherRows/scatterRows).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { accumulateGradients, type GrpoBatch, type SftBatch, type TrainBatch } from '../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch, type SftBatch, type TrainBatch } from '../../trainer/step.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
 import { tokenLogprobs } from '../../model/logprobs.ts';
@@ -68,7 +68,7 @@ interface Case {
   microBatchSize: number;
 }
 
-const grpo = (extra: Partial<GrpoBatch> = {}): GrpoBatch => ({ kind: 'grpo', inputIds, completionMask, advantages, ...extra });
+const grpo = (extra: Partial<PolicyBatch> = {}): PolicyBatch => ({ kind: 'policy', inputIds, completionMask, advantages, ...extra });
 const near = (rows: number[][], d: number) => rows.map((r) => r.map((x) => x - d));
 const sft: SftBatch = { kind: 'sft', inputIds, targetMask: completionMask };
 
@@ -98,8 +98,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const a = adapter(model, c.dropout ?? 0);
         const p = loraPolicy(model, a);
         const lp = (o: number) => tf.tidy(() => tokenLogprobs(model, null, { inputIds }).logprobs.arraySync()).map((r, b) => r.slice(0, lens[b]).map((x) => x - o));
-        const batch: TrainBatch = c.batch.kind === 'grpo' && c.tisCap ? { ...c.batch, oldLogprobs: lp(0.05), rolloutLogprobs: near(lp(0), 0.1) } : c.batch;
-        const withRef: TrainBatch = batch.kind === 'grpo' && c.betaKl ? { ...batch, refLogprobs: lp(0.02) } : batch;
+        const batch: TrainBatch = c.batch.kind === 'policy' && c.tisCap ? { ...c.batch, oldLogprobs: lp(0.05), rolloutLogprobs: near(lp(0), 0.1) } : c.batch;
+        const withRef: TrainBatch = batch.kind === 'policy' && c.betaKl ? { ...batch, refLogprobs: lp(0.02) } : batch;
         const g = { lossType: c.lossType ?? 'grpo', epsilon: 0.2, betaKl: c.betaKl ?? 0, tisCap: c.tisCap ?? null, maxCompletionLength: 16 };
         const o = { microBatchSize: c.microBatchSize, grpo: g, dropoutSeed: 7, recompute: c.recompute ?? false, withEntropy: true };
         const before = tf.memory().numTensors;

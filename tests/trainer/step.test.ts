@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { accumulateGradients, trainStep, type GrpoBatch, type SftBatch, type StepOptions } from '../../trainer/step.ts';
+import { accumulateGradients, trainStep, type PolicyBatch, type SftBatch, type StepOptions } from '../../trainer/step.ts';
 import { AdamW } from '../../trainer/optim/adamw.ts';
 import type { GrpoLossOptions, LossType } from '../../trainer/grpo/loss.ts';
 import { bigramPolicy } from './step-fixtures.ts';
@@ -17,7 +17,7 @@ const completionMask = lens.map((n) => Array.from({ length: n }, (_, t) => (t >=
 const advantages = [1.2, -0.4, 0.3, -1.1, 0.9, -0.2, 0.5, -1.2];
 // old logprobs slightly off the current policy so that some ratios clip
 const oldLogprobs = lens.map((n) => Array.from({ length: n }, (_, t) => (t === 0 ? 0 : -Math.log(V) + (rng.next() - 0.5))));
-const grpoBatch: GrpoBatch = { kind: 'grpo', inputIds, completionMask, advantages, oldLogprobs };
+const grpoBatch: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages, oldLogprobs };
 const grpoOpts = (lossType: LossType): Omit<GrpoLossOptions, 'normalizer'> => ({ lossType, epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 16 });
 
 const readGrads = (g: tf.Tensor[]) => g.map((t) => Array.from(t.dataSync()));
@@ -68,7 +68,7 @@ describe('trainStep', () => {
     const policy = bigramPolicy(V, 8, 4);
     const opt = new AdamW(policy.variables(), { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01 });
     // a group of two: same prompt [3, 5], completions [7, 8] (A = +1) and [9, 10] (A = -1)
-    const group: GrpoBatch = { kind: 'grpo', inputIds: [[3, 5, 7, 8], [3, 5, 9, 10]], completionMask: [[0, 0, 1, 1], [0, 0, 1, 1]], advantages: [1, -1] };
+    const group: PolicyBatch = { kind: 'policy', inputIds: [[3, 5, 7, 8], [3, 5, 9, 10]], completionMask: [[0, 0, 1, 1], [0, 0, 1, 1]], advantages: [1, -1] };
     const seqLogp = () => tf.tidy(() => Array.from(tf.sum(tf.mul(policy.score(group.inputIds, { training: false, recompute: false, withEntropy: false }).logprobs, tf.tensor2d(group.completionMask)), 1).dataSync()));
     const [pos0, neg0] = seqLogp();
     const m = trainStep(policy, opt, group, { lr: 0.05, microBatchSize: 1, maxGradNorm: 1, grpo: grpoOpts('grpo'), withEntropy: true });

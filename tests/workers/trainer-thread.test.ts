@@ -32,7 +32,7 @@ describe('threadTrainer', () => {
   it('steps and saves exactly as the part does in the calling thread; errors carry their message', async () => {
     process.env.GSTEER_PARTS = 'synthetic';
     const local = await syntheticParts(cfg, 'thr').trainer();
-    const thread = await threadTrainer(cfg, 'thr');
+    const thread = await threadTrainer(cfg, 'thr', { runDir: root, trainerUrl: null });
     try {
       await local.init(null);
       await thread.init(null);

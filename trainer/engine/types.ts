@@ -28,6 +28,13 @@ export interface EngineDatum {
    * `start` = index in `tokens` of the first position whose target was sampled under it.
    */
   constraint?: TurnConstraint & { start: number };
+  /**
+   * gsteer extension: [N] 1 where the target logprob is wanted (e.g. a turn's completion), 0
+   * where not (its prompt): at a 151,936-id vocabulary the head dominates (issue 17). Positions
+   * with a nonzero loss input are always scored (dro: every position). The outputs then carry
+   * `scored` [N] and `logprobs` is 0 where it is 0. Absent = every position, as Tinker.
+   */
+  scored?: number[];
 }
 
 export interface ForwardBackwardOptions {
@@ -36,6 +43,26 @@ export interface ForwardBackwardOptions {
   config?: Record<string, number>;
   /** forward only: no gradient is accumulated (Tinker `forward`). */
   forwardOnly: boolean;
+  /** gsteer's extensions (a plain Tinker client never sends them; a remote engine never reads them). */
+  gsteer?: GsteerCallOptions;
+}
+
+/**
+ * gsteer's per-call extensions (method §5.11, §5.6, §5.7). Each is optional; absent, the call
+ * is exactly Tinker's.
+ */
+export interface GsteerCallOptions {
+  /** Micro-batches cut in prefix order and scored over their prefix tree (method §5.11): same loss and gradients. */
+  prefixGrouping?: boolean;
+  /**
+   * LoRA dropout seed of the call's first micro-batch (micro-batch k: seed + k), as the in-process
+   * step seeds it; absent = no dropout (Tinker trains without LoRA dropout).
+   */
+  dropoutSeed?: number;
+  /** Also return `entropy` [N] of each position's (masked) distribution. */
+  withEntropy?: boolean;
+  /** forward only: score under the base model without the adapter (the reference policy of the k3 KL term). */
+  reference?: boolean;
 }
 
 export interface ForwardBackwardResult {
@@ -58,7 +85,7 @@ export interface AdamParams {
 /** One LoRA model inside an engine: gradients accumulate over forward_backward calls until optim_step. */
 export interface TrainingEngine {
   forwardBackward(data: readonly EngineDatum[], o: ForwardBackwardOptions): Promise<ForwardBackwardResult>;
-  /** Apply the accumulated gradients (then clear them); returns metrics such as grad_norm. */
+  /** Apply the accumulated gradients (then clear them); returns metrics such as grad_norm (before clipping). */
   optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }>;
   /** Write the PEFT adapter (+ optimizer state when asked) into an existing empty folder. */
   save(dir: string, o: { optimizer: boolean }): Promise<void>;

@@ -42,11 +42,14 @@ export class AdamW {
     return this.k;
   }
 
-  /** One update with learning rate `lr`; grads[i] is the gradient of params[i] (not disposed here). */
-  step(grads: readonly tf.Tensor[], lr: number): void {
+  /**
+   * One update with learning rate `lr`; grads[i] is the gradient of params[i] (not disposed here).
+   * `opts` overrides the constructor's for this step (a Tinker optim_step carries its AdamParams).
+   */
+  step(grads: readonly tf.Tensor[], lr: number, opts: AdamWOptions = this.opts): void {
     assert(grads.length === this.params.length, `AdamW.step: ${grads.length} grads for ${this.params.length} params`);
     this.k += 1;
-    const { beta1, beta2, eps, weightDecay } = this.opts;
+    const { beta1, beta2, eps, weightDecay } = opts;
     const stepSize = lr / (1 - beta1 ** this.k);
     const bc2Sqrt = Math.sqrt(1 - beta2 ** this.k);
     tf.tidy(() => {

@@ -1,5 +1,8 @@
 // An AdamW state as one JSON file (optimizer.json in an adapter version dir): float32 moments
 // written as JSON numbers, which read back to the same float32 values (resume is byte-exact).
+// Names are the variables' without the per-process adapter counter (`lora3/layers.0...` is
+// written `layers.0...`), so a state saved, loaded in another process and saved again is the
+// same bytes (the Tinker engine's save/load round trip, trainer/engine/tfjs-engine.ts).
 // Written atomically and fsynced (util/atomic.ts); a moment that is not finite is never
 // written (JSON would turn NaN into null, and null reads back as 0), and a file holding one
 // is refused on reading.
@@ -16,7 +19,8 @@ export function writeOptimizerFile(path: string, optimizer: AdamW): void {
       const bad = firstNonFinite(x);
       if (bad >= 0) throw new Error(`optimizer state ${which}[${i}] (${s.names[i]}) holds ${x[bad]} at index ${bad}; non-finite optimizer state is not written`);
     });
-  writeFileAtomic(path, JSON.stringify({ ...s, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
+  const names = s.names.map((n) => n.replace(/^lora\d+\//, ''));
+  writeFileAtomic(path, JSON.stringify({ ...s, names, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
 }
 
 export function readOptimizerFile(path: string, optimizer: AdamW): void {

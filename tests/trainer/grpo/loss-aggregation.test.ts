@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { accumulateGradients, type GrpoBatch } from '../../../trainer/step.ts';
+import { accumulateGradients, type PolicyBatch } from '../../../trainer/step.ts';
 import type { Policy } from '../../../trainer/policy.ts';
 import type { LossAggregation, LossType } from '../../../trainer/grpo/loss.ts';
 import { lossUnits } from '../../../trainer/grpo/loss-units.ts';
@@ -39,8 +39,8 @@ function thetaPolicy(): Policy & { theta: tf.Variable } {
   };
 }
 
-const batch = (offPolicy: boolean): GrpoBatch => ({
-  kind: 'grpo',
+const batch = (offPolicy: boolean): PolicyBatch => ({
+  kind: 'policy',
   inputIds: [0, 1, 2].map((b) => [b, 5, 6, 7]),
   completionMask: mask,
   advantages: A,

@@ -1,5 +1,7 @@
-// The PPO trainer part (method §13; algorithm: ppo): the actor is the policy LoRA, the critic
-// a value head on its own LoRA over the same frozen base (trainer/ppo/critic.ts). One update:
+// The PPO trainer part (method §13; algorithm: ppo), in process: a Tinker engine has no critic, so
+// PPO does not go through the contract (trainer.engine tinker refuses it at start). The actor is the
+// policy LoRA, the critic a value head on its own LoRA over the same frozen base
+// (trainer/ppo/critic.ts). One update:
 //   1. replay the constraint masks (as GRPO), score the batch under the actor (log pi_old:
 //      the current adapter on-policy, the server's logprobs with policy lag), the reference
 //      (the SFT / init adapter; the base model without one) and the critic (V_old);
@@ -14,8 +16,8 @@
 // checkpoints carry with the optimizer state, so resume restores both.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunConfig } from '../configs/schema.ts';
-import type { TrainerPart, TrainSequence } from './parts.ts';
+import type { RunConfig } from '../../configs/schema.ts';
+import type { TrainerPart, TrainSequence } from './part.ts';
 
 const CRITIC_PREFIX = 'critic.';
 const HEAD_FILE = `${CRITIC_PREFIX}value_head.json`;
@@ -26,31 +28,31 @@ const CRITIC_OPTIMIZER = `${CRITIC_PREFIX}optimizer.json`;
 const ACTOR_DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl'];
 
 export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
-  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }, critics, { criticStep, scoreValues }, { ppoTargets }, state] = await Promise.all([
-    import('../model/backend.ts'), import('../model/model.ts'), import('../model/lora/index.ts'), import('../trainer/policy-lora.ts'),
-    import('../trainer/step-options.ts'), import('../trainer/step.ts'), import('../trainer/constraint-masks.ts'), import('../trainer/ppo/critic.ts'),
-    import('../trainer/ppo/critic-step.ts'), import('../trainer/ppo/batch.ts'), import('../trainer/optim/state-file.ts'),
+  const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }, critics, { criticStep, scoreValues }, { ppoTargets }, state, { AdamW }] = await Promise.all([
+    import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'), import('../policy-lora.ts'),
+    import('../step-options.ts'), import('../step.ts'), import('../constraint-masks.ts'), import('../ppo/critic.ts'),
+    import('../ppo/critic-step.ts'), import('../ppo/batch.ts'), import('../optim/state-file.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
   const p = cfg.ppo;
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
   let critic = critics.createCritic(model, cfg.lora, cfg.seed);
-  let actorOpt = opts.grpoOptimizer(cfg, adapter.variables());
-  let criticOpt = opts.grpoOptimizer(cfg, critic.variables());
+  let actorOpt = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
+  let criticOpt = new AdamW(critic.variables(), opts.grpoAdam(cfg));
   let reference: { path: string | null; adapter: ReturnType<typeof lora.createLora> | null } = { path: null, adapter: null };
 
   const useActor = (next: typeof adapter) => {
     actorOpt.dispose();
     adapter.dispose();
     adapter = next;
-    actorOpt = opts.grpoOptimizer(cfg, adapter.variables());
+    actorOpt = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
   };
   const useCritic = (next: typeof critic) => {
     criticOpt.dispose();
     critic.dispose();
     critic = next;
-    criticOpt = opts.grpoOptimizer(cfg, critic.variables());
+    criticOpt = new AdamW(critic.variables(), opts.grpoAdam(cfg));
   };
   const useReference = (path: string | null) => {
     reference.adapter?.dispose();
@@ -100,7 +102,7 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
       const warmup = step <= p.criticWarmup; // critic only: the actor stays where it started
       for (let e = 0; e < p.ppoEpochs; e++) {
         if (!warmup) actor = trainStep(loraPolicy(model, adapter), actorOpt, {
-          kind: 'grpo', inputIds, completionMask: mask, advantages: batch.map(() => 0), tokenAdvantages: targets.advantages, oldLogprobs: oldLogp,
+          kind: 'policy', inputIds, completionMask: mask, advantages: batch.map(() => 0), tokenAdvantages: targets.advantages, oldLogprobs: oldLogp,
           ...(replay.masks.some((m) => m) ? { masks: replay.masks } : {}),
         }, {
           lr: p.actorLearningRate, microBatchSize: mb, maxGradNorm: cfg.grpo.maxGradNorm, recompute: cfg.grpo.gradientCheckpointing,
