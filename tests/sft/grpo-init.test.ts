@@ -26,7 +26,7 @@ describe('GRPO from the SFT adapter', () => {
     const cfg = resolveConfig({
       runName: 'grpo-init', runDir: m.root, seed: 11,
       policy: { model: m.modelDir },
-      trainer: { backend: 'cpu' },
+      trainer: { backend: 'cpu', engine: 'inprocess' }, // the step part in process: the contract path's scores are tests/trainer/update/
       lora: { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj', 'up_proj'] }, // no dropout: scores must be exact
       sft: { examples: m.examples, maxSteps: 3, batchSize: 4, microBatchSize: 2, learningRate: 0.05, heldOutFraction: 0.2, evalEvery: 3 },
       grpo: { maxPolicyLag: 1 }, // off-policy path: the step uses the server logprobs as logp_old
