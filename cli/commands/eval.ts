@@ -13,7 +13,7 @@ import { loadInstances } from '../../data/load.ts';
 import { evalGroups } from '../../data/splits.ts';
 import type { Instance } from '../../data/schema.ts';
 import type { Encoder } from '../../core/encoder.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { simulatorFrom } from '../../rollout/from-config.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { CallAggregator, JsonlCallSink, teeSinks, type CallSink } from '../../endpoints/index.ts';

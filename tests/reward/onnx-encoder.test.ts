@@ -5,8 +5,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadOnnxRuntime, ONNX_INSTALL, OnnxEncoder } from '../../reward/encoders/onnx.ts';
-import { meanPoolNormalize, padBatch, truncateIds } from '../../reward/encoders/pooling.ts';
+import { loadOnnxRuntime, ONNX_INSTALL, OnnxEncoder } from '../../encoders/onnx.ts';
+import { meanPoolNormalize, padBatch, truncateIds } from '../../encoders/pooling.ts';
 import { InputError } from '../../util/errors.ts';
 import { embeddingLookupModel, wordPieceTokenizerJson } from './onnx-writer.ts';
 
