@@ -1,4 +1,4 @@
-// The ONNX encoder end to end: a real model.onnx (written by tests/reward/onnx-writer.ts),
+// The ONNX encoder end to end: a real model.onnx (written by tests/encoders/onnx-writer.ts),
 // a real WordPiece tokenizer.json, onnxruntime-node, @lenml/tokenizers. Expected vectors are
 // worked by hand from the embedding table below.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
