@@ -121,5 +121,5 @@ describe('stepSequence', () => {
     expect(r.augmented).toBe(true);
     const aug = augmentExample(d.examples[5]!, words, (() => { const g = Rng.derive(3, 'pretrain-augment', 11, 2); g.next(); return g; })())!;
     expect(tok.decode(r.seq.ids.slice(r.seq.start))).toBe(`${aug.target}<|im_end|>`);
-  });
+  }, 120_000); // 1,200 tokenized sequences: ~10 s quiet, past 30 s at load 16
 });

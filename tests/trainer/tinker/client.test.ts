@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTrainerService, type RunningService } from '../../../trainer/service/server.ts';
 import { JsonlTrainerCallSink, ModelLostError, TinkerClient, TrainerCallAggregator, teeTrainerSinks, type TrainerCallRecord } from '../../../trainer/tinker/client/index.ts';
 import type { EngineDatum } from '../../../trainer/engine/types.ts';
@@ -136,9 +136,10 @@ describe('the Tinker client', () => {
   it('heartbeats keep the session; the API key is sent as X-API-Key and never written to the records', async () => {
     const records: TrainerCallRecord[] = [];
     const { client } = await connect(records, { heartbeatMs: 20 });
-    await new Promise((r) => setTimeout(r, 120));
+    // heartbeats every 20 ms: wait for two (however slow a loaded machine makes them), then stop
+    const beats = () => records.filter((r) => r.route === 'session_heartbeat' && r.status === 'ok').length;
+    await vi.waitFor(() => expect(beats()).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 20 });
     client.close();
-    expect(records.filter((r) => r.route === 'session_heartbeat' && r.status === 'ok').length).toBeGreaterThanOrEqual(2);
     expect(readFileSync(join(dir, 'trainer_calls.jsonl'), 'utf8')).not.toContain(KEY);
     process.env.GSTEER_TEST_TINKER_KEY = 'tml-wrong';
     await expect(connect([])).rejects.toThrow(/HTTP 401.*set a valid API key in \$GSTEER_TEST_TINKER_KEY/);
