@@ -18,7 +18,7 @@ import { simulatorFrom } from '../../rollout/from-config.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { CallAggregator, JsonlCallSink, teeSinks, type CallSink } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
-import { writeJsonlLine } from '../../util/jsonl.ts';
+import { writeTrajectories } from '../../core/trajectory-file.ts';
 import { baselineNamed, BASELINES } from '../../eval/baselines.ts';
 import { extractorFrom } from '../../eval/extractors.ts';
 import { openPolicy } from '../../eval/policy-endpoint.ts';
@@ -226,7 +226,7 @@ export async function run(argv: string[]): Promise<number> {
   console.log(`\n${toMarkdown(table2Groups([{ name: method.label, file: out, result: report }], tau, new Intrinsic({ resample: seededResampler(b.seed, b.samples), samples: b.samples, level: b.level, seed: b.seed })))}`);
   mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, `${JSON.stringify(report, null, 2)}\n`);
-  if (trajs) writeFileAtomic(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs.map(writeJsonlLine).join(''));
+  if (trajs) writeTrajectories(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs);
   console.log(`\nreport: ${out}`);
   return 0;
 }
@@ -241,7 +241,7 @@ async function runQrefEval(cfg: RunConfig, v: { adapter?: string; 'policy-model'
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', 'qref.json');
   mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, `${JSON.stringify({ v: 1, env: 'qref', label, model: r.model, split, summary: r.summary, episodes: r.episodes }, null, 2)}\n`);
-  writeFileAtomic(out.replace(/\.json$/, '') + '.trajectories.jsonl', r.trajectories.map((t) => JSON.stringify(t)).join('\n') + '\n');
+  writeTrajectories(out.replace(/\.json$/, '') + '.trajectories.jsonl', r.trajectories);
   console.error(`gsteer eval: wrote ${out}`);
   return 0;
 }
