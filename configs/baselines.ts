@@ -10,55 +10,47 @@
 //                    256 new tokens as its release; at Stop the dialogue is rewritten into q* by
 //                    `cep.rewriter` (paper: Qwen3-8B; default the policy server's endpoint)
 import { z } from 'zod';
+import { chatFields, endpointSection } from './endpoint-section.ts';
 
 const positiveInt = z.number().int().positive();
-const url = z.string().url();
 
-const endpointFields = {
-  baseUrl: url.optional(),
-  apiKeyEnv: z.string().min(1).default('GSTEER_BASELINE_API_KEY'),
-  timeoutMs: positiveInt.default(120_000),
-  maxRetries: z.number().int().min(0).default(3),
-  concurrency: positiveInt.default(4),
-};
+/** Each checkpoint's server: baseUrl is checked when the baseline is run (eval/external/). */
+const served = { optionalUrl: true, apiKeyEnv: 'GSTEER_BASELINE_API_KEY', timeoutMs: 120_000, concurrency: 4 } as const;
 
 export const ExternalBaselinesSchema = z
   .object({
-    mistralInteract: z
-      .object({
-        ...endpointFields,
-        model: z.string().min(1).default('mistral-interact'), // the name the server gives the checkpoint
+    mistralInteract: endpointSection({
+      ...served,
+      model: 'mistral-interact', // the name the server gives the checkpoint
+      fields: {
         temperature: z.number().min(0).max(2).default(0.2), // its release (test_one_new.py)
         topP: z.number().gt(0).max(1).default(0.95),
         repetitionPenalty: z.number().positive().default(1.2), // vLLM's repetition_penalty
         maxTokens: positiveInt.default(1024),
         /** Replies without [INQUIRY] or [SUMMARY] are sampled again (its release: 3 tries), then the turn is invalid. */
         parseAttempts: positiveInt.default(3),
-      })
-      .strict()
-      .prefault({}),
-    cep: z
-      .object({
-        ...endpointFields,
-        model: z.string().min(1).default('llama-3-8b-ask'),
+      },
+    }).prefault({}),
+    cep: endpointSection({
+      ...served,
+      model: 'llama-3-8b-ask',
+      fields: {
         temperature: z.number().min(0).max(2).default(0),
         maxTokens: positiveInt.default(256),
-        rewriter: z
-          .object({
-            ...endpointFields,
-            apiKeyEnv: z.string().min(1).default('GSTEER_POLICY_API_KEY'),
-            /** Absent: policy.baseUrl (the paper's Qwen3-8B is the policy's base model). */
-            model: z.string().min(1).default('Qwen/Qwen3-8B'),
+        rewriter: endpointSection({
+          ...served,
+          apiKeyEnv: 'GSTEER_POLICY_API_KEY',
+          /** Absent baseUrl: policy.baseUrl (the paper's Qwen3-8B is the policy's base model). */
+          model: 'Qwen/Qwen3-8B',
+          fields: {
             temperature: z.number().min(0).max(2).default(0.7), // the Qwen baselines' test-time sampling
             topP: z.number().gt(0).max(1).default(1.0),
             maxTokens: positiveInt.default(1024),
-            chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
-          })
-          .strict()
-          .prefault({}),
-      })
-      .strict()
-      .prefault({}),
+            chatTemplateKwargs: chatFields.chatTemplateKwargs,
+          },
+        }).prefault({}),
+      },
+    }).prefault({}),
   })
   .strict();
 export type ExternalBaselinesConfig = z.output<typeof ExternalBaselinesSchema>;

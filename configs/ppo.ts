@@ -1,5 +1,5 @@
 // Config fragment for PPO with GAE and a critic (issue 23), to be mounted as `ppo:` in
-// configs/schema.ts (`ppo: PpoSchema.default(PpoSchema.parse({}))`). Defaults: the QREF paper
+// configs/schema.ts (`ppo: PpoSchema.prefault({})`). Defaults: the QREF paper
 // where it gives a value (the QREF paper, method §13, RL settings: "batch size of 64", "actor and
 // critic learning rates are 1e-6 and 1e-5", "one rollout per prompt", "one epoch", "KL
 // regularization is applied through the reward, while an additional actor KL loss is

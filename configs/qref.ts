@@ -1,7 +1,8 @@
 // Config fragment for the QREF environment (issue 23; the QREF paper, method §13), to be mounted as
-// `qref:` in configs/schema.ts (`qref: QrefSchema.default(QrefSchema.parse({}))`). Every
+// `qref:` in configs/schema.ts (`qref: QrefSchema.prefault({})`). Every
 // default names its source; "ours" marks a choice the paper does not make.
 import { z } from 'zod';
+import { chatFields, endpointSection } from './endpoint-section.ts';
 
 const positiveInt = z.number().int().positive();
 
@@ -50,25 +51,20 @@ export type HttpSearchConfig = z.output<typeof HttpSearchSchema>;
  * OpenAI-compatible /v1 server, mapped to endpoints/ options by configs/endpoints.ts like the
  * judge and simulator sections (same fields, role "filter" in the call records and metrics).
  */
-export const LlmFilterSchema = z
-  .object({
-    baseUrl: z.string().url(),
-    model: z.string().min(1).default('Qwen/Qwen3-8B'), // paper: "We use Qwen3-8B as the Evidence Filter"
-    apiKeyEnv: z.string().min(1).default('GSTEER_FILTER_API_KEY'),
+export const LlmFilterSchema = endpointSection({
+  model: 'Qwen/Qwen3-8B', // paper: "We use Qwen3-8B as the Evidence Filter"
+  apiKeyEnv: 'GSTEER_FILTER_API_KEY', timeoutMs: 60_000, concurrency: 8, // requests in flight per rollout process
+  fields: {
     temperature: z.number().min(0).max(2).default(0), // ours: a filter decides, it does not sample (as the judge)
     // ours: {"kept": [...]} of at most topK indices, thinking off, is a few dozen tokens
     maxTokens: positiveInt.default(256),
     // ours: a result's title + text beyond this many code points is cut (Serper snippets are ~160;
     // a local corpus may hold whole passages)
     maxResultChars: positiveInt.default(1000),
-    timeoutMs: positiveInt.default(60_000),
-    maxRetries: z.number().int().min(0).default(3),
-    concurrency: positiveInt.default(8), // requests in flight per rollout process
-    /** Absent: {enable_thinking: false} for Qwen3-family models, nothing otherwise; null: never sent. */
-    chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
-    responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
-  })
-  .strict();
+    chatTemplateKwargs: chatFields.chatTemplateKwargs,
+    responseFormat: chatFields.responseFormat,
+  },
+});
 export type LlmFilterConfig = z.output<typeof LlmFilterSchema>;
 
 export const QrefSchema = z
@@ -80,7 +76,7 @@ export const QrefSchema = z
         demonstrations: z.string().optional().default('data/qref/demo/demonstrations.jsonl'),
       })
       .strict()
-      .default({ corpus: 'data/qref/demo/corpus.jsonl', questions: 'data/qref/demo/questions.jsonl', demonstrations: 'data/qref/demo/demonstrations.jsonl' }),
+      .prefault({}),
     search: z
       .object({
         /** bm25: the embedded index over data.corpus; http: the API in `http` (paper: Serper). */
@@ -93,11 +89,11 @@ export const QrefSchema = z
             delta: z.number().min(0).default(0), // 0 = plain BM25 (MiniSearch's BM25+ delta)
           })
           .strict()
-          .default({ k1: 1.2, b: 0.75, delta: 0 }),
+          .prefault({}),
         http: HttpSearchSchema.optional(),
       })
       .strict()
-      .default({ kind: 'bm25', topK: 10, bm25: { k1: 1.2, b: 0.75, delta: 0 } }),
+      .prefault({}),
     /** Bounds of the refiner's turn (rollout/qref/turn.ts). Ours: the paper bounds but gives no numbers. */
     turn: z
       .object({
@@ -107,7 +103,7 @@ export const QrefSchema = z
         maxRationaleChars: positiveInt.default(400), // "a short rationale"
       })
       .strict()
-      .default({ maxQueries: 5, maxQueryChars: 200, maxRationaleChars: 400 }),
+      .prefault({}),
     /** The retrieval-grounded reward (rollout/qref/reward.ts, formula there and in rollout/qref/README.md). */
     reward: z
       .object({
@@ -117,7 +113,7 @@ export const QrefSchema = z
         invalidPenalty: z.number().min(0).default(1.0), // as G-STEER's invalid-output penalty (method §4)
       })
       .strict()
-      .default({ queryCost: 0.1, invalidPenalty: 1.0 }),
+      .prefault({}),
     /**
      * The evidence filter (method §13). rule: the embedded lexical stand-in (rollout/qref/filter-rule.ts);
      * llm: the paper's filter, an LLM (paper: Qwen3-8B) at `llm` (rollout/qref/filter-llm.ts).
@@ -130,7 +126,7 @@ export const QrefSchema = z
         llm: LlmFilterSchema.optional(),
       })
       .strict()
-      .default({ kind: 'rule', minCoverage: 0.45 }),
+      .prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {

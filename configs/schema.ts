@@ -6,57 +6,30 @@ import { z } from 'zod';
 import { policyMinTokens } from '../core/turn/caps.ts';
 import { ExternalBaselinesSchema } from './baselines.ts';
 import { DownstreamSchema } from './downstream.ts';
+import { chatFields, checkEndpointSections, endpointSection } from './endpoint-section.ts';
 import { PpoSchema } from './ppo.ts';
 import { QrefSchema, REFINER_MIN_TOKENS } from './qref.ts';
 import { isClusterUrl } from '../util/redis-keys.ts';
 
-const url = z.string().url();
 const positiveInt = z.number().int().positive();
 
-/**
- * What every LLM endpoint section adds (endpoints/; method §14.6): vLLM's chat_template_kwargs
- * (absent: {enable_thinking: false} for Qwen3-family models, nothing for others, since
- * OpenAI's API rejects unknown fields; null: never send it), how JSON answers are asked for,
- * and the most requests in flight through the endpoint per process.
- */
-/** A reply body above this many MiB is a failed attempt (endpoints/bounded-fetch.ts; not from the paper). */
-const maxResponseMb = z.number().positive().default(32);
-
-const llmEndpointFields = {
-  chatTemplateKwargs: z.record(z.string(), z.unknown()).nullable().optional(),
-  responseFormat: z.enum(['json_schema', 'json_object', 'none']).default('json_schema'),
-  concurrency: positiveInt.default(8),
-  maxResponseMb,
-};
-
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
-export const PolicySchema = z
-  .object({
-    /** `embedded`: gsteer starts `serve/` over `model`; `external`: use `baseUrl` as is. */
-    server: z.enum(['embedded', 'external']).default('embedded'),
-    /** Hugging Face model folder (config.json + *.safetensors) for the trainer and embedded server. */
-    model: z.string().default('models/tiny'),
-    /** OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (required when server=external). */
-    baseUrl: url.optional(),
+export const PolicySchema = endpointSection({
+  /** `embedded`: gsteer starts `serve/` over `model` (a Hugging Face folder: config.json + *.safetensors, also the trainer's); `external`: `baseUrl` as is. */
+  kinds: ['embedded', 'external'], kindKey: 'server',
+  urlHint: 'an OpenAI-compatible /v1 URL (e.g. http://127.0.0.1:8000/v1)',
+  model: 'models/tiny', apiKeyEnv: 'GSTEER_POLICY_API_KEY', timeoutMs: 120_000, concurrency: 64, // policy requests in flight per rollout process
+  fields: {
     /** Port the embedded server listens on (0 = any free port). */
     port: z.number().int().min(0).max(65535).default(0),
-    /** Name of the environment variable holding the API key (the key itself never goes in a config). */
-    apiKeyEnv: z.string().default('GSTEER_POLICY_API_KEY'),
-    /** Per-request deadline (connect to the body's last byte) and bounded retries with backoff (endpoints/ retry rule, method §14.6). */
-    timeoutMs: positiveInt.default(120_000),
-    maxRetries: z.number().int().min(0).default(3),
-    concurrency: positiveInt.default(64), // policy requests in flight per rollout process
-    maxResponseMb,
-  })
-  .strict();
+    maxResponseMb: chatFields.maxResponseMb,
+  },
+});
 
 /** method §3: LLM-backed simulator in real runs (Qwen3-32B in the paper), embedded seed-grounded one otherwise. */
-export const SimulatorSchema = z
-  .object({
-    kind: z.enum(['embedded', 'llm']).default('embedded'),
-    baseUrl: url.optional(),
-    model: z.string().default('Qwen/Qwen3-32B'),
-    apiKeyEnv: z.string().default('GSTEER_SIMULATOR_API_KEY'),
+export const SimulatorSchema = endpointSection({
+  kinds: ['embedded', 'llm'], model: 'Qwen/Qwen3-32B', apiKeyEnv: 'GSTEER_SIMULATOR_API_KEY', timeoutMs: 60_000, concurrency: 8, chat: true,
+  fields: {
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
     // ---- issue 33 (h-paper) ----
@@ -67,48 +40,37 @@ export const SimulatorSchema = z
     temperature: z.number().min(0).max(2).default(0.7),
     topP: z.number().gt(0).max(1).default(1.0),
     maxTokens: positiveInt.default(768),
-    timeoutMs: positiveInt.default(60_000),
-    maxRetries: z.number().int().min(0).default(3),
-    ...llmEndpointFields,
-  })
-  .strict();
+  },
+});
 
-/** method §9: phi = all-mpnet-base-v2 in the paper; three implementations behind one interface. */
-export const EncoderSchema = z
-  .object({
-    kind: z.enum(['embedded', 'onnx', 'http']).default('embedded'),
+/** method §9: phi = all-mpnet-base-v2 in the paper; three implementations behind one interface (http: OpenAI-compatible /v1/embeddings). */
+export const EncoderSchema = endpointSection({
+  kinds: ['embedded', 'onnx', 'http'], remote: ['http'], model: 'sentence-transformers/all-mpnet-base-v2', apiKeyEnv: 'GSTEER_ENCODER_API_KEY', timeoutMs: 30_000, concurrency: 8,
+  fields: {
     /** onnx: folder with model.onnx + tokenizer.json (sentence-transformers export). */
     path: z.string().optional(),
-    /** http: OpenAI-compatible /v1/embeddings base URL. */
-    baseUrl: url.optional(),
-    model: z.string().default('sentence-transformers/all-mpnet-base-v2'),
-    apiKeyEnv: z.string().default('GSTEER_ENCODER_API_KEY'),
     /** embedded: dimension of the hashed n-gram space. */
     dim: positiveInt.default(512),
     batchSize: positiveInt.default(64),
-    /** http: per-request timeout and bounded retries (method §14.6; same shape as policy/simulator). */
-    timeoutMs: positiveInt.default(30_000),
-    maxRetries: z.number().int().min(0).default(3),
     /** Texts whose embeddings are kept in an LRU cache (targets and slot names repeat across a group); 0 = off. */
     cacheSize: z.number().int().min(0).default(10_000),
-    concurrency: positiveInt.default(8), // http: requests in flight per process
-  })
-  .strict();
+  },
+});
 
-/** method §6: memory judge; method §7 teacher; method §8 factor extractor. */
-export const JudgeSchema = z
-  .object({
-    kind: z.enum(['rule', 'llm']).default('rule'),
-    baseUrl: url.optional(),
-    model: z.string().default('Qwen/Qwen3-32B'),
-    apiKeyEnv: z.string().default('GSTEER_JUDGE_API_KEY'),
+/** method §6: memory judge; method §7 teacher. */
+export const JudgeSchema = endpointSection({
+  kinds: ['rule', 'llm'], model: 'Qwen/Qwen3-32B', apiKeyEnv: 'GSTEER_JUDGE_API_KEY', timeoutMs: 60_000, concurrency: 8, chat: true,
+  fields: {
     temperature: z.number().min(0).max(2).default(0), // not in the paper: a judge decides, it does not sample
     maxTokens: positiveInt.default(768),
-    timeoutMs: positiveInt.default(60_000),
-    maxRetries: z.number().int().min(0).default(3),
-    ...llmEndpointFields,
-  })
-  .strict();
+  },
+});
+
+/** method §8: the factor extractor, an LLM in real runs (paper: gpt-5.4-2026-03-05), a documented rule-based one embedded. */
+export const ExtractorSchema = endpointSection({
+  kinds: ['rule', 'llm'], model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, concurrency: 8, chat: true,
+  fields: { maxTokens: positiveInt.default(1024) },
+});
 
 /** method §3 and §5 (paper: group 4, temperature 0.7, top-p 0.95). */
 export const RolloutSchema = z
@@ -238,7 +200,7 @@ export const TrainerSchema = z
      * to `turns` turns of the newest sampling version scored under that adapter, the one before and
      * the base; 0 turns = off.
      */
-    samplerCheck: z.object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) }).strict().default({ turns: 2, every: 1 }),
+    samplerCheck: z.object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) }).strict().prefault({}),
     // ---- issue 33 (h-paper) ----
     /**
      * The GPU the trainer runs on (backend gpu): a name of trainer/plan.ts GPUS (A100-40GB,
@@ -303,23 +265,10 @@ export const EvalSchema = z
         level: z.number().gt(0).lt(1).default(0.95), // the percentile interval's coverage
       })
       .strict()
-      .default({ samples: 1000, level: 0.95 }),
-    /** Factor extractor: LLM in real runs (paper: gpt-5.4-2026-03-05), documented rule-based one embedded. */
-    extractor: z
-      .object({
-        kind: z.enum(['rule', 'llm']).default('rule'),
-        baseUrl: url.optional(),
-        model: z.string().default('gpt-5.4-2026-03-05'),
-        apiKeyEnv: z.string().default('GSTEER_EXTRACTOR_API_KEY'),
-        timeoutMs: positiveInt.default(60_000),
-        maxRetries: z.number().int().min(0).default(3),
-        maxTokens: positiveInt.default(1024),
-        ...llmEndpointFields,
-      })
-      .strict()
       .prefault({}),
+    extractor: ExtractorSchema.prefault({}),
     /** `gsteer eval downstream` (method §12; configs/downstream.ts). */
-    downstream: DownstreamSchema.default(DownstreamSchema.parse({})),
+    downstream: DownstreamSchema.prefault({}),
     // ---- issue 33 (h-paper) ----
     /** The released-checkpoint baselines (Mistral-Interact, CEP-Clarify+Rewrite; method §8.5; configs/baselines.ts). */
     baselines: ExternalBaselinesSchema.prefault({}),
@@ -327,7 +276,7 @@ export const EvalSchema = z
   })
   .strict();
 
-export const RunConfigSchema = z
+const RunConfigObject = z
   .object({
     runName: z
       .string()
@@ -354,20 +303,20 @@ export const RunConfigSchema = z
         userStates: z.string().optional().default('data/demo/user_states.jsonl'),
       })
       .strict()
-      .default({ instances: ['data/demo/instances.jsonl'], userStates: 'data/demo/user_states.jsonl' }),
-    policy: PolicySchema.default(PolicySchema.parse({})),
-    simulator: SimulatorSchema.default(SimulatorSchema.parse({})),
-    encoder: EncoderSchema.default(EncoderSchema.parse({})),
-    judge: JudgeSchema.default(JudgeSchema.parse({})),
-    rollout: RolloutSchema.default(RolloutSchema.parse({})),
-    reward: RewardSchema.default(RewardSchema.parse({})),
-    grpo: GrpoSchema.default(GrpoSchema.parse({})),
-    lora: LoraSchema.default(LoraSchema.parse({})),
-    trainer: TrainerSchema.default(TrainerSchema.parse({})),
-    sft: SftSchema.default(SftSchema.parse({})),
-    eval: EvalSchema.default(EvalSchema.parse({})),
-    qref: QrefSchema.default(QrefSchema.parse({})),
-    ppo: PpoSchema.default(PpoSchema.parse({})),
+      .prefault({}),
+    policy: PolicySchema.prefault({}),
+    simulator: SimulatorSchema.prefault({}),
+    encoder: EncoderSchema.prefault({}),
+    judge: JudgeSchema.prefault({}),
+    rollout: RolloutSchema.prefault({}),
+    reward: RewardSchema.prefault({}),
+    grpo: GrpoSchema.prefault({}),
+    lora: LoraSchema.prefault({}),
+    trainer: TrainerSchema.prefault({}),
+    sft: SftSchema.prefault({}),
+    eval: EvalSchema.prefault({}),
+    qref: QrefSchema.prefault({}),
+    ppo: PpoSchema.prefault({}),
     queues: z
       .object({
         /** A Redis URL; `?cluster=true` names one node of a Redis Cluster (the client finds the others). */
@@ -391,7 +340,7 @@ export const RunConfigSchema = z
         pollMs: positiveInt.default(200),
       })
       .strict()
-      .default({ redisUrl: 'redis://127.0.0.1:6379', prefix: 'gsteer', attempts: 3, backoffMs: 1000, rolloutLockMs: 60_000, trainerLockMs: 30_000, reclaim: true, pollMs: 200 }),
+      .prefault({}),
     // Orchestration shortcuts (workers/; not from the paper): each on by default and each
     // switchable, so bench/orchestrator/ measures a run with and without it in one invocation.
     orchestrator: z
@@ -417,58 +366,53 @@ export const RunConfigSchema = z
         sparseGroupPolls: z.boolean().default(true),
       })
       .strict()
-      .default({ events: true, earlyAdmission: true, promoteGroups: true, fsyncRunFiles: false, rolloutFetchers: 8, sparseGroupPolls: true }),
+      .prefault({}),
     checkpoint: z
       .object({
         every: positiveInt.default(10), // updates between checkpoints
         keep: positiveInt.default(3), // newest checkpoints kept on disk
       })
       .strict()
-      .default({ every: 10, keep: 3 }),
+      .prefault({}),
     initAdapter: z.string().optional(), // PEFT adapter folder GRPO starts from (e.g. the SFT output)
   })
-  .strict()
-  .superRefine((c, ctx) => {
-    // Cross-field rules live here, each with the rule and the fix.
-    if (c.policy.server === 'external' && !c.policy.baseUrl)
-      ctx.addIssue({ code: 'custom', path: ['policy', 'baseUrl'], message: 'policy.server is "external" but policy.baseUrl is not set; set policy.baseUrl (e.g. http://127.0.0.1:8000/v1) or use policy.server=embedded' });
-    if (c.simulator.kind === 'llm' && !c.simulator.baseUrl)
-      ctx.addIssue({ code: 'custom', path: ['simulator', 'baseUrl'], message: 'simulator.kind is "llm" but simulator.baseUrl is not set; set it to an OpenAI-compatible URL or use simulator.kind=embedded' });
-    if (c.judge.kind === 'llm' && !c.judge.baseUrl)
-      ctx.addIssue({ code: 'custom', path: ['judge', 'baseUrl'], message: 'judge.kind is "llm" but judge.baseUrl is not set; set it or use judge.kind=rule' });
-    if (c.eval.extractor.kind === 'llm' && !c.eval.extractor.baseUrl)
-      ctx.addIssue({ code: 'custom', path: ['eval', 'extractor', 'baseUrl'], message: 'eval.extractor.kind is "llm" but eval.extractor.baseUrl is not set; set it to an OpenAI-compatible /v1 URL or use eval.extractor.kind=rule' });
-    if (c.encoder.kind === 'onnx' && !c.encoder.path)
-      ctx.addIssue({ code: 'custom', path: ['encoder', 'path'], message: 'encoder.kind is "onnx" but encoder.path is not set; point it at a folder with model.onnx and tokenizer.json' });
-    if (c.encoder.kind === 'http' && !c.encoder.baseUrl)
-      ctx.addIssue({ code: 'custom', path: ['encoder', 'baseUrl'], message: 'encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL' });
-    if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
-      ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
-    for (const key of ['rollout', 'eval'] as const)
-      if (c.env === 'qref' && c.rollout.constrained && c[key].maxTokens < REFINER_MIN_TOKENS)
-        ctx.addIssue({ code: 'custom', path: [key, 'maxTokens'], message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (rollout/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false` });
-    if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
-      ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
-    if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
-      ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
-    if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
-      ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
-    if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
-      ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar the trainer replays (trainer/constraint-masks.ts); lower it or set rollout.constrained=false` });
-    if (c.trainer.engine === 'tinker') {
-      const fix = 'or use trainer.engine=embedded';
-      if (!c.trainer.baseUrl) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseUrl'], message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}` });
-      if (!c.trainer.baseModel) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseModel'], message: `trainer.engine is "tinker" but trainer.baseModel is not set; set the engine's name of the base (e.g. Qwen/Qwen3-8B) ${fix}` });
-      if (c.algorithm === 'ppo')
-        ctx.addIssue({ code: 'custom', path: ['algorithm'], message: "algorithm ppo needs a critic (a value head on its own LoRA), which the Tinker API has no place for; a Tinker engine trains the policy only. Use algorithm=grpo with trainer.engine=tinker, or trainer.engine=embedded (PPO trains in process)" });
-      if (c.grpo.betaKl > 0)
-        ctx.addIssue({ code: 'custom', path: ['grpo', 'betaKl'], message: `grpo.betaKl (${c.grpo.betaKl}) needs the reference model's logprobs, which only gsteer's own engine scores (a gsteer extension); set grpo.betaKl=0 (the paper's) ${fix}` });
-      if (c.policy.server === 'embedded')
-        ctx.addIssue({ code: 'custom', path: ['policy', 'server'], message: "trainer.engine is \"tinker\" but policy.server is \"embedded\": gsteer serve cannot load a remote engine's sampler weights; set policy.server=external and policy.baseUrl to the engine's OpenAI-compatible sampler (the rollouts name each version's sampler path as the model)" });
-    }
-    if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
-      ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
-  });
+  .strict();
+
+/** Every endpoint section whose kind calls a server has a baseUrl (configs/endpoint-section.ts). */
+const endpointRule = checkEndpointSections(RunConfigObject);
+
+export const RunConfigSchema = RunConfigObject.superRefine((c, ctx) => {
+  // Cross-field rules live here, each with the rule and the fix.
+  endpointRule(c, ctx);
+  if (c.encoder.kind === 'onnx' && !c.encoder.path)
+    ctx.addIssue({ code: 'custom', path: ['encoder', 'path'], message: 'encoder.kind is "onnx" but encoder.path is not set; point it at a folder with model.onnx and tokenizer.json' });
+  if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
+    ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
+  for (const key of ['rollout', 'eval'] as const)
+    if (c.env === 'qref' && c.rollout.constrained && c[key].maxTokens < REFINER_MIN_TOKENS)
+      ctx.addIssue({ code: 'custom', path: [key, 'maxTokens'], message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (rollout/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false` });
+  if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
+    ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
+  if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
+    ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
+  if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
+    ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
+  if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
+    ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar the trainer replays (trainer/constraint-masks.ts); lower it or set rollout.constrained=false` });
+  if (c.trainer.engine === 'tinker') {
+    const fix = 'or use trainer.engine=embedded';
+    if (!c.trainer.baseUrl) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseUrl'], message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}` });
+    if (!c.trainer.baseModel) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseModel'], message: `trainer.engine is "tinker" but trainer.baseModel is not set; set the engine's name of the base (e.g. Qwen/Qwen3-8B) ${fix}` });
+    if (c.algorithm === 'ppo')
+      ctx.addIssue({ code: 'custom', path: ['algorithm'], message: "algorithm ppo needs a critic (a value head on its own LoRA), which the Tinker API has no place for; a Tinker engine trains the policy only. Use algorithm=grpo with trainer.engine=tinker, or trainer.engine=embedded (PPO trains in process)" });
+    if (c.grpo.betaKl > 0)
+      ctx.addIssue({ code: 'custom', path: ['grpo', 'betaKl'], message: `grpo.betaKl (${c.grpo.betaKl}) needs the reference model's logprobs, which only gsteer's own engine scores (a gsteer extension); set grpo.betaKl=0 (the paper's) ${fix}` });
+    if (c.policy.server === 'embedded')
+      ctx.addIssue({ code: 'custom', path: ['policy', 'server'], message: "trainer.engine is \"tinker\" but policy.server is \"embedded\": gsteer serve cannot load a remote engine's sampler weights; set policy.server=external and policy.baseUrl to the engine's OpenAI-compatible sampler (the rollouts name each version's sampler path as the model)" });
+  }
+  if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
+    ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
+});
 
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
 export type RunConfig = z.output<typeof RunConfigSchema>;

@@ -1,6 +1,6 @@
 // method §4/§9: the sentence encoder phi. Implementations: embedded hashed n-gram
-// (reward/encoders/hashed.ts), ONNX on disk (reward/encoders/onnx.ts), OpenAI-compatible
-// /v1/embeddings (reward/encoders/http.ts). All return L2-normalized vectors.
+// (encoders/hashed.ts), ONNX on disk (encoders/onnx.ts), OpenAI-compatible
+// /v1/embeddings (encoders/http.ts). All return L2-normalized vectors.
 
 export interface Encoder {
   readonly name: string;

@@ -12,7 +12,7 @@ import { evalGroups } from '../data/splits.ts';
 import { loadInstances } from '../data/load.ts';
 import type { Instance } from '../data/schema.ts';
 import { CallAggregator, JsonlCallSink, teeSinks, type CallSink } from '../endpoints/index.ts';
-import { createEncoder } from '../reward/encoders/index.ts';
+import { createEncoder } from '../encoders/index.ts';
 import { simulatorFrom } from '../rollout/from-config.ts';
 import { InputError } from '../util/errors.ts';
 import { baselineNamed } from './baselines.ts';

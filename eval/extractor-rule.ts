@@ -12,7 +12,7 @@
 //   4. keep the rest, trimmed and de-duplicated (case-insensitive), in order.
 // Limits, by design of a rule: no synonyms, no coreference; "and" is not a split point
 // (it joins values: "the UK and the US"); an abbreviation such as "e.g." ends a sentence.
-import { words } from '../reward/encoders/hashed.ts';
+import { words } from '../encoders/hashed.ts';
 import type { FactorExtractor } from './extractor.ts';
 
 const CLAUSE_OPENERS = [

@@ -13,7 +13,7 @@
 // 2. Final scoring: encoder cosine between the query and each candidate's stored embedding;
 //    the best `topK` (3) with cosine > 0 are returned, best first (ties: newest first).
 import { cosine } from '../core/encoder.ts';
-import { words } from '../reward/encoders/hashed.ts';
+import { words } from '../encoders/hashed.ts';
 import { InputError } from '../util/errors.ts';
 import { memoryText, type SearchOptions, type SearchResult, type StoredMemory } from './user-store.ts';
 

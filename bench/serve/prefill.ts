@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances, loadUserStates } from '../../data/load.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { simulatorFrom } from '../../rollout/from-config.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { cosine } from '../../core/encoder.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 
 export const summary = 'print sentence-encoder embeddings of texts as JSON (checks the encoder config)';

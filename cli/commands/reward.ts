@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
 import { computeReward } from '../../reward/index.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { parseTrajectorySummary } from '../../reward/input.ts';
 import { InputError } from '../../util/errors.ts';
 

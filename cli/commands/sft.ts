@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { InputError } from '../../util/errors.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { loadInstances } from '../../data/load.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
 import { sftLayout } from '../../trainer/sft/checkpoint.ts';
 import { sftPhase } from './sft-phase.ts';

@@ -14,7 +14,7 @@ import type { Environment, EnvInstance, RewardPart, RolloutPart, UserStatePart }
 import { trajectoryView } from './view.ts';
 
 async function encoderOf(cfg: RunConfig, sink?: CallSink) {
-  return (await import('../../reward/encoders/index.ts')).createEncoder(cfg.encoder, sink);
+  return (await import('../../encoders/index.ts')).createEncoder(cfg.encoder, sink);
 }
 
 /** G-STEER's instances are data/schema.ts Instances (loaded by this environment's `load`). */

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEndpoint } from '../../endpoints/endpoint.ts';
 import { readEmbeddings } from '../../endpoints/embeddings.ts';
-import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
+import { hashedEmbedding } from '../../encoders/hashed.ts';
 import { startFakeVllm, type FakeVllm } from '../helpers/fake-vllm.ts';
 import { options, recordingDeps, statuses } from './helpers.ts';
 

@@ -1,7 +1,7 @@
 // The fake vLLM server itself, over plain fetch: it must behave like vLLM serving Qwen3 or
 // every test built on it proves nothing.
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
+import { hashedEmbedding } from '../../encoders/hashed.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { startFakeVllm, type FakeVllm, type FakeVllmOptions } from '../helpers/fake-vllm.ts';
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { run } from '../../cli/commands/eval.ts';
 import { targetText, InstanceSchema } from '../../data/schema.ts';
 import { cosine } from '../../core/encoder.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import type { EvalReport } from '../../eval/report.ts';
 import { trajectory } from '../rollout/helpers/trajectory.ts';
 import { F_FLAT, F_SEEN, INSTANCES, Q_FLAT, Q_SEEN, writeDataset, removeDatasets } from './fixture.ts';

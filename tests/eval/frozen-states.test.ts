@@ -8,7 +8,7 @@ import { frozenStatesSource } from '../../eval/evaluate.ts';
 import { loadConfig } from '../../configs/load.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { validateRunInputs } from '../../workers/prepare.ts';
 import { InputError } from '../../util/errors.ts';
 

@@ -35,7 +35,7 @@
 // release(k) / releaseAll() to keep answers back until a test lets them go.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
+import { hashedEmbedding } from '../../encoders/hashed.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { buildChat, type FakeChatRequest } from './fake-vllm-chat.ts';
 import { fires, type Fault } from './fake-vllm-faults.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../cli/main.ts';
 import { computeReward } from '../../reward/index.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { RewardSchema } from '../../configs/schema.ts';
 import type { Trajectory } from '../../core/types.ts';
 

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { countQuestions, countMultiQuestion, countRepeated } from '../../reward/questions.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { TableEncoder } from './fake-encoder.ts';
 
 describe('countQuestions (n_multi definition)', () => {

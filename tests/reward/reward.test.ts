@@ -4,7 +4,7 @@ import { computeReward, rewardInputFromTrajectory, type RewardInput } from '../.
 import { RewardSchema } from '../../configs/schema.ts';
 import type { Target } from '../../data/schema.ts';
 import type { EvidenceSlot } from '../../core/types.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { InputError } from '../../util/errors.ts';
 import { TableEncoder } from './fake-encoder.ts';
 

@@ -13,7 +13,7 @@ import { loadConfig } from '../../configs/load.ts';
 import { IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import type { Trajectory } from '../../core/types.ts';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { judgeFrom, simulatorFrom } from '../../rollout/from-config.ts';
 import type { CompletionRequest, PolicyClient } from '../../rollout/policy-client.ts';

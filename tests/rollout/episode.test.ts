@@ -4,7 +4,7 @@
 // them), so a loop that feeds the wrong state, history or observation fails here.
 import { describe, it, expect, afterEach } from 'vitest';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { cosine } from '../../core/encoder.ts';
 import { runEpisode, turnSeed, type EpisodeOptions } from '../../rollout/episode.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';

@@ -1,7 +1,7 @@
 // The rule-based memory judge (rollout/judge-rule.ts): one golden case per method §6 criterion.
 import { describe, it, expect } from 'vitest';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { RuleJudge, supportFraction, isGeneric } from '../../rollout/judge-rule.ts';
 import type { UserSnapshot } from '../../rollout/user-store.ts';
 import type { EvidenceSlot } from '../../core/types.ts';

@@ -18,7 +18,7 @@ import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { BASELINES } from '../../eval/baselines.ts';
 import { baseKeptIds, initModel, PRESETS } from '../../model/init.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import { baselineSystemPrompt, SYSTEM_PROMPT } from '../../rollout/prompt.ts';

@@ -7,7 +7,7 @@ import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { SeedSimulator } from '../../rollout/simulator-seed.ts';
 import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { buildPolicyMessages } from '../../rollout/prompt.ts';
 import { EOS_IDS, encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';

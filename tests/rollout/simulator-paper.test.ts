@@ -9,7 +9,7 @@ import { userFacts } from '../../data/build/rules.ts';
 import { ruleSteps } from '../../data/build/steps.ts';
 import { isActive } from '../../data/ieg.ts';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import { simulatorMessages } from '../../rollout/simulator-llm.ts';

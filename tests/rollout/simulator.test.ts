@@ -3,7 +3,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { personaLines } from '../../data/persona.ts';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { cosine } from '../../core/encoder.ts';
 import { SeedSimulator, targetMatchText } from '../../rollout/simulator-seed.ts';
 import { LlmSimulator, simulatorMessages } from '../../rollout/simulator-llm.ts';

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import fc from 'fast-check';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { RuleJudge } from '../../rollout/judge-rule.ts';
 import { bestOfGroup, updateUserState, type ScoredTrajectory } from '../../rollout/state-update.ts';
 import { RedisUserStore } from '../../rollout/user-store-redis.ts';

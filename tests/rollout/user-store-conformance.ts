@@ -1,7 +1,7 @@
 // ONE conformance suite for every UserStore (STYLE.md §8): run by user-store-memory.test.ts
 // and user-store-redis.test.ts against the in-memory and the Redis store.
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { cosine } from '../../core/encoder.ts';
 import { InputError } from '../../util/errors.ts';
 import type { UserState } from '../../data/schema.ts';

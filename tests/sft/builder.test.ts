@@ -1,7 +1,7 @@
 // Property tests over every trajectory the SFT builder emits (method §7), for random IEGs.
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { buildInstance, type BuildOptions } from '../../data/sft/build.ts';
 import { subgraphs } from '../../data/sft/subgraphs.ts';

@@ -11,7 +11,7 @@ import type { Teacher, TeacherInput } from '../../data/sft/teacher.ts';
 import { templateRefine } from '../../data/sft/teacher.ts';
 import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../../core/turn/menu-grammar.ts';
 import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { turnConstraint } from '../../rollout/policy-constraint.ts';
 import { baselineSystemPrompt } from '../../rollout/prompt.ts';
 import { specOf } from '../../trainer/constraint-masks.ts';

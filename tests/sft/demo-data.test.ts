@@ -4,7 +4,7 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import { loadInstances } from '../../data/load.ts';
 import type { Instance } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { buildInstance, type SftTrajectory } from '../../data/sft/build.ts';
 import { trajectoryExamples } from '../../trainer/sft/examples.ts';

@@ -2,7 +2,7 @@
 // and late activation switched off as a scenario of its own.
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { buildInstance, type BuildOptions } from '../../data/sft/build.ts';
 import { arbInstance, violations } from './check.ts';

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
 import { InstanceSchema, type Instance } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { cosine } from '../../core/encoder.ts';
 import { templateRefine } from '../../data/sft/teacher.ts';

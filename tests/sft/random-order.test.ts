@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildInstance, type BuildOptions } from '../../data/sft/build.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { arbInstance, violations } from './check.ts';
 
 const encoder = new HashedEncoder(128);

@@ -2,7 +2,7 @@
 // trajectories (data/sft/render.ts), through a real HTTP endpoint (the fake vLLM); slot
 // names stay the canonical ones; an Ask with two questions is refused and repaired.
 import { afterAll, describe, expect, it } from 'vitest';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { buildInstance } from '../../data/sft/build.ts';
 import { llmTeacher } from '../../data/sft/teacher.ts';

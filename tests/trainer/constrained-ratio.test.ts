@@ -14,7 +14,7 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoraSchema } from '../../configs/schema.ts';
 import { InstanceSchema } from '../../data/schema.ts';
-import { HashedEncoder } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../encoders/hashed.ts';
 import { runEpisode } from '../../rollout/episode.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import { SeedSimulator } from '../../rollout/simulator-seed.ts';

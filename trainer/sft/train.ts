@@ -18,7 +18,7 @@ import { BudgetCounts, formatBudget } from './budget.ts';
 import { checkFits } from '../plan-config.ts';
 import { writeQrefSftExamples } from './qref-examples.ts';
 import { JsonlCallSink } from '../../endpoints/index.ts';
-import { createEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder } from '../../encoders/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
 import { Rng } from '../../util/rng.ts';

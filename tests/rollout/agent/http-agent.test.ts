@@ -50,9 +50,9 @@ describe('the search agent over HTTP', () => {
     const records: CallRecord[] = [];
     const sink = { record: (r: CallRecord) => void records.push(r) };
     const cfg = RunConfigSchema.parse({ env: 'qref', qref: { filter: { kind: 'llm', llm: { baseUrl: llm.baseUrl, maxRetries: 0 } } } });
-    const search = recordedSearch(new HttpSearch({ ...cfg.qref.search, ...{ url: `${web.url}/search`, method: 'GET', queryParam: 'q', topKParam: 'num', body: {}, headers: {}, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ', results: 'organic', id: 'link', title: 'title', text: 'snippet', score: 'score', timeoutMs: 5000 } }), sink);
-    const reader = recordedReader(new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 5000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }), sink);
-    const endpoint = createEndpoint({ role: 'agent', baseUrl: llm.baseUrl, model: 'Qwen/Qwen3-8B', apiKeyEnv: 'NONE_SET', timeoutMs: 5000, maxRetries: 0, concurrency: 2, chatTemplateKwargs: { enable_thinking: false } }, { sink });
+    const search = recordedSearch(new HttpSearch({ ...cfg.qref.search, ...{ url: `${web.url}/search`, method: 'GET', queryParam: 'q', topKParam: 'num', body: {}, headers: {}, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ', results: 'organic', id: 'link', title: 'title', text: 'snippet', score: 'score', timeoutMs: 60_000 } }), sink);
+    const reader = recordedReader(new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 60_000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }), sink);
+    const endpoint = createEndpoint({ role: 'agent', baseUrl: llm.baseUrl, model: 'Qwen/Qwen3-8B', apiKeyEnv: 'NONE_SET', timeoutMs: 60_000, maxRetries: 0, concurrency: 2, chatTemplateKwargs: { enable_thinking: false } }, { sink });
     const backbone = new LlmBackbone({ endpoint, maxQueries: 5, temperature: 0.6, maxTokens: 400 });
     const run = await runAgent({ backbone, search, filter: await filterFrom(cfg.qref, sink), refiner: null, reader }, 'On which river is the birthplace of the engineer of Kestwick Bridge?', '', limits);
 

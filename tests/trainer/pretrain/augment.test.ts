@@ -10,7 +10,7 @@ import { buildInstance } from '../../../data/sft/build.ts';
 import { trajectoryExamples, type SftExample } from '../../../trainer/sft/examples.ts';
 import { OfflineMemory } from '../../../data/sft/memory.ts';
 import { tokenizeExample } from '../../../trainer/sft/tokens.ts';
-import { HashedEncoder } from '../../../reward/encoders/hashed.ts';
+import { HashedEncoder } from '../../../encoders/hashed.ts';
 import { parseTurn } from '../../../core/turn/grammar.ts';
 import type { PolicyTurn } from '../../../core/types.ts';
 import { selectBackend } from '../../../model/backend.ts';

@@ -5,9 +5,9 @@
 // `batchSize` texts, and a reply with missing, repeated, ragged or non-finite vectors refused
 // and retried. Vectors are re-normalized here: servers differ on whether they normalize, and
 // method §4 needs unit vectors.
-import type { Encoder } from '../../core/encoder.ts';
-import { createEndpoint, type CallSink, type Endpoint } from '../../endpoints/index.ts';
-import { InputError } from '../../util/errors.ts';
+import type { Encoder } from '../core/encoder.ts';
+import { createEndpoint, type CallSink, type Endpoint } from '../endpoints/index.ts';
+import { InputError } from '../util/errors.ts';
 import { l2NormalizeInPlace } from './normalize.ts';
 
 export interface HttpEncoderOptions {

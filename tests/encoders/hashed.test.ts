@@ -1,8 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { HashedEncoder, fnv1a, features, hashedEmbedding } from '../../reward/encoders/hashed.ts';
+import { HashedEncoder, fnv1a, features, hashedEmbedding } from '../../encoders/hashed.ts';
 import { cosine } from '../../core/encoder.ts';
-import { l2Norm } from '../../reward/encoders/normalize.ts';
+import { l2Norm } from '../../encoders/normalize.ts';
 
 describe('fnv1a', () => {
   it('matches the published FNV-1a 32-bit test vectors', () => {

@@ -1,12 +1,12 @@
-// The ONNX encoder end to end: a real model.onnx (written by tests/reward/onnx-writer.ts),
+// The ONNX encoder end to end: a real model.onnx (written by tests/encoders/onnx-writer.ts),
 // a real WordPiece tokenizer.json, onnxruntime-node, @lenml/tokenizers. Expected vectors are
 // worked by hand from the embedding table below.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadOnnxRuntime, ONNX_INSTALL, OnnxEncoder } from '../../reward/encoders/onnx.ts';
-import { meanPoolNormalize, padBatch, truncateIds } from '../../reward/encoders/pooling.ts';
+import { loadOnnxRuntime, ONNX_INSTALL, OnnxEncoder } from '../../encoders/onnx.ts';
+import { meanPoolNormalize, padBatch, truncateIds } from '../../encoders/pooling.ts';
 import { InputError } from '../../util/errors.ts';
 import { embeddingLookupModel, wordPieceTokenizerJson } from './onnx-writer.ts';
 

@@ -8,15 +8,15 @@
 //   tokenizer_config.json      optional (pad token, model_max_length)
 //   sentence_bert_config.json  optional (max_seq_length; 384 for all-mpnet-base-v2)
 // Texts are tokenized with @lenml/tokenizers, run in batches of `batchSize`, mean-pooled over
-// the attention mask and L2-normalized (reward/encoders/pooling.ts). A model whose only
+// the attention mask and L2-normalized (encoders/pooling.ts). A model whose only
 // output is already pooled [B, D] is used as is (then normalized).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as Ort from 'onnxruntime-node';
 import { TokenizerLoader } from '@lenml/tokenizers';
-import type { Encoder } from '../../core/encoder.ts';
-import { InputError } from '../../util/errors.ts';
-import { importOptional } from '../../util/optional.ts';
+import type { Encoder } from '../core/encoder.ts';
+import { InputError } from '../util/errors.ts';
+import { importOptional } from '../util/optional.ts';
 import { meanPoolNormalize, padBatch, splitNormalize, truncateIds } from './pooling.ts';
 
 type Tokenizer = ReturnType<typeof TokenizerLoader.fromPreTrained>;

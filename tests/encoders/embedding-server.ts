@@ -2,7 +2,7 @@
 // embeds with the hashed encoder. Used by the encoder conformance suite.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
+import { hashedEmbedding } from '../../encoders/hashed.ts';
 
 export async function startEmbeddingServer(dim = 64): Promise<{ baseUrl: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {

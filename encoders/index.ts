@@ -1,9 +1,9 @@
 // The encoder factory (method §9): one config section, three implementations behind one
 // interface, wrapped in an LRU cache (encoder.cacheSize; 0 = off).
-import type { RunConfig } from '../../configs/schema.ts';
-import type { Encoder } from '../../core/encoder.ts';
-import type { CallSink } from '../../endpoints/index.ts';
-import { InputError } from '../../util/errors.ts';
+import type { RunConfig } from '../configs/schema.ts';
+import type { Encoder } from '../core/encoder.ts';
+import type { CallSink } from '../endpoints/index.ts';
+import { InputError } from '../util/errors.ts';
 import { CachedEncoder } from './cache.ts';
 import { HashedEncoder } from './hashed.ts';
 import { HttpEncoder } from './http.ts';

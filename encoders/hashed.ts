@@ -12,7 +12,7 @@
 // semantic overlap there shows up as lexical overlap. Character trigrams make it robust to
 // inflection ("budget"/"budgets", "travel"/"travelling"); bigrams reward shared phrases.
 // It does not know synonyms — a real run uses the ONNX or HTTP encoder for that.
-import type { Encoder } from '../../core/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 import { l2NormalizeInPlace } from './normalize.ts';
 
 const FNV_OFFSET = 0x811c9dc5;

@@ -5,9 +5,9 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpEncoder } from '../../reward/encoders/http.ts';
-import { hashedEmbedding } from '../../reward/encoders/hashed.ts';
-import { l2Norm } from '../../reward/encoders/normalize.ts';
+import { HttpEncoder } from '../../encoders/http.ts';
+import { hashedEmbedding } from '../../encoders/hashed.ts';
+import { l2Norm } from '../../encoders/normalize.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 
 interface Seen { auth: string | undefined; inputs: string[]; model: string }

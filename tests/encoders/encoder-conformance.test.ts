@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EncoderSchema } from '../../configs/schema.ts';
-import { createEncoder, CachedEncoder } from '../../reward/encoders/index.ts';
+import { createEncoder, CachedEncoder } from '../../encoders/index.ts';
 import { cosine, type Encoder } from '../../core/encoder.ts';
-import { l2Norm } from '../../reward/encoders/normalize.ts';
+import { l2Norm } from '../../encoders/normalize.ts';
 import { embeddingLookupModel, wordPieceTokenizerJson } from './onnx-writer.ts';
 import { startEmbeddingServer } from './embedding-server.ts';
 

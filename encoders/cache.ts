@@ -3,7 +3,7 @@
 // groups of the same instance, so most reward calls hit the cache. The embeddings are
 // deterministic for a given encoder, so caching changes no result. Returned vectors are
 // shared with the cache: callers treat them as read-only (as every reward path does).
-import type { Encoder } from '../../core/encoder.ts';
+import type { Encoder } from '../core/encoder.ts';
 
 export class CachedEncoder implements Encoder {
   readonly name: string;
