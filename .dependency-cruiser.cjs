@@ -16,7 +16,7 @@ const GROUND = ['util', 'core', 'endpoints', 'configs'];
 const ALLOW = {
   // the shared ground floor
   util: [],
-  core: [],
+  core: ['util'], // core/trajectory-file.ts: trajectory files through util's errors, JSONL and run-file writes
   endpoints: ['util'],
   configs: ['util', 'core', 'endpoints'],
   // services beside endpoints/

@@ -1,12 +1,55 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// Two lanes, one suite: `npm test` (vitest run) runs both projects, every file once. `npm run
+// test:fast` runs the `fast` project only (a minute or two), `npm run test:slow` the rest.
+// A file is slow when it runs whole trainings, builds or servers (tests/e2e/, the SDK
+// conformance peer, a browser), has a budget of 120 s or more, or was among the fast lane's
+// heaviest; SLOW lists them, every other file is fast. A new test that takes more than ~5 s
+// alone belongs here.
+const SLOW = [
+  'tests/e2e/**/*.test.ts', // whole runs: train, resume, faults, demos
+  'tests/conformance/**/*.test.ts', // the official Python SDK against gsteer's trainer service
+  'tests/cli/gsteer.test.ts', // npm pack + install
+  'tests/cli/qref-base.test.ts',
+  'tests/core/turn/cursor.test.ts',
+  'tests/data/build-e2e.test.ts',
+  'tests/data/build-llm.test.ts',
+  'tests/data/build-serve.test.ts',
+  'tests/model/masked-head.test.ts',
+  'tests/model/token-masks.test.ts',
+  'tests/monitor/dashboard-browser.test.ts', // chromium
+  'tests/rollout/agent/qref-episode-http.test.ts',
+  'tests/rollout/menu-grammar.test.ts',
+  'tests/rollout/qref/turn.test.ts',
+  'tests/serve/structured-outputs.test.ts',
+  'tests/serve/structured/compile.test.ts',
+  'tests/serve/structured/policy-filter.test.ts',
+  'tests/serve/structured/refiner-filter.test.ts',
+  'tests/sft/demo-base.test.ts',
+  'tests/trainer/constrained-ratio.test.ts',
+  'tests/trainer/learning.test.ts',
+  'tests/trainer/update/contract-masks.test.ts',
+  'tests/trainer/update/contract-part.test.ts',
+  // the fast lane's heaviest files when it was measured (each ~3-10 s on a 2-core machine)
+  'tests/data/persona.test.ts',
+  'tests/layers/dependency-rules.test.ts',
+  'tests/model/batch-invariance.test.ts',
+  'tests/model/batch-step.test.ts',
+  'tests/serve/batching.test.ts',
+  'tests/trainer/prefix-grouping.test.ts',
+  'tests/trainer/tinker/codec.test.ts',
+];
 
 // Two cores on CI: run files in two forks; slow end-to-end files set their own timeouts.
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'fast', include: ['tests/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SLOW] } },
+      { extends: true, test: { name: 'slow', include: SLOW } },
+    ],
   },
 });

@@ -12,7 +12,7 @@ import { removeStrayTemps } from '../util/atomic.ts';
 import { InputError } from '../util/errors.ts';
 import { restoreAdapterVersions, type LoadedCheckpoint } from './checkpoint.ts';
 import { numberedName, type RunLayout } from './layout.ts';
-import { readWholeTrajectory } from './trajectory-file.ts';
+import { readWholeTrajectory } from '../core/trajectory-file.ts';
 
 const stepOfGroupName = (name: string) => {
   const m = /^s(\d{6})-g\d+(\.json)?$/.exec(name);

@@ -2,11 +2,11 @@
 // JSONL file of Trajectory records (core/types.ts), one JSON file of one record, or a
 // run's trajectories/ directory (every *.json / *.jsonl below it, in sorted path order).
 // Only the fields evaluation reads are checked; a bad record names file, line and field.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readTrajectories } from '../core/trajectory-file.ts';
 import { InputError } from '../util/errors.ts';
-import { readJsonl } from '../util/jsonl.ts';
 import type { EpisodeOutcome } from './score.ts';
 
 const count = z.number().int().min(0);
@@ -39,29 +39,20 @@ function listFiles(path: string): string[] {
     .map((f) => join(path, f));
 }
 
-function recordsOf(file: string): { line: number; value: unknown }[] {
-  if (file.endsWith('.jsonl')) return readJsonl(file);
-  try {
-    return [{ line: 1, value: JSON.parse(readFileSync(file, 'utf8')) as unknown }];
-  } catch (e) {
-    throw new InputError(`${file}: not a JSON trajectory (${(e as Error).message}); each .json file holds one Trajectory record`);
-  }
-}
-
 export function readOutcomes(path: string): LocatedOutcome[] {
   const out: LocatedOutcome[] = [];
   const problems: string[] = [];
   for (const file of listFiles(path)) {
-    for (const { line, value } of recordsOf(file)) {
+    for (const { where, value } of readTrajectories(file)) {
       const r = EpisodeOutcomeSchema.safeParse(value);
       if (!r.success) {
         for (const i of r.error.issues)
-          problems.push(`${file}:${line}: ${i.path.join('.') || '(root)'}: ${i.message}; a trajectory needs instanceId, termination, refinedQuery, askCount, retrieveCount (core/types.ts)`);
+          problems.push(`${where}: ${i.path.join('.') || '(root)'}: ${i.message}; a trajectory needs instanceId, termination, refinedQuery, askCount, retrieveCount (core/types.ts)`);
         continue;
       }
       const d = r.data;
-      if (d.termination === 'stop' && d.refinedQuery === null) problems.push(`${file}:${line}: refinedQuery: null but termination is "stop"; a stopped episode has its q*`);
-      out.push({ instanceId: d.instanceId, termination: d.termination, refinedQuery: d.refinedQuery, askCount: d.askCount, retrieveCount: d.retrieveCount, where: `${file}:${line}` });
+      if (d.termination === 'stop' && d.refinedQuery === null) problems.push(`${where}: refinedQuery: null but termination is "stop"; a stopped episode has its q*`);
+      out.push({ instanceId: d.instanceId, termination: d.termination, refinedQuery: d.refinedQuery, askCount: d.askCount, retrieveCount: d.retrieveCount, where });
     }
   }
   if (problems.length) throw new InputError(`${problems.length} problem(s) in --trajectories ${path}:\n${problems.join('\n')}`, problems);

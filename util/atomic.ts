@@ -63,7 +63,7 @@ export function removeStrayTemps(dir: string, recursive = true): string[] {
 
 /**
  * durable: false skips the fsyncs (still temp + rename, so a reader sees the whole file or
- * none of it), for files a later fsynced checkpoint supersedes (workers/run-file.ts).
+ * none of it), for files a later fsynced checkpoint supersedes (util/run-file.ts).
  */
 export interface AtomicOptions {
   durable?: boolean;

@@ -30,7 +30,7 @@ import { loadAdapter, unloadAdapter, type AdminOptions } from './policy-admin.ts
 import { readEngineState } from '../trainer/update/engine-states.ts';
 import { UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { groupIdOf, jobId, QUEUE, queuePrefix, runNamespace } from '../checkpoints/run-keys.ts';
-import { writeRunFile } from './run-file.ts';
+import { writeRunFile } from '../util/run-file.ts';
 import { isDiskFull } from '../util/errors.ts';
 import { scheduleRngState, trainInstances, updateSchedule, versionFor } from './schedule.ts';
 import type { RunInfo } from '../checkpoints/run-info.ts';

@@ -6,12 +6,12 @@
 //     adapter it started with, even when a newer one is loaded meanwhile);
 //   - a trajectory file already at the job's path (a resumed run's in-flight episode that
 //     had finished before the kill, or a retried job whose worker died after writing it) is
-//     the same episode when it is whole (checkpoints/trajectory-file.ts) and names the same
+//     the same episode when it is whole (core/trajectory-file.ts) and names the same
 //     run, instance, adapter version and user-state snapshot: the seed is a function of those
 //     and the position (method §10.1), so sampling again would give the same tokens. Anything
 //     else is sampled again.
 import type { Trajectory } from '../core/types.ts';
-import { readWholeTrajectory } from '../checkpoints/trajectory-file.ts';
+import { readWholeTrajectory } from '../core/trajectory-file.ts';
 import type { RolloutJob } from './payloads.ts';
 
 /** The trajectory with every turn tagged with the job's adapter version; throws on a turn sampled by another. */

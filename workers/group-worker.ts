@@ -4,16 +4,16 @@
 // update goes on with the other groups. So is a group the controller dropped as late
 // (grpo.groupDeadlineMs, workers/late-groups.ts). Advantages are computed by the update stage, over
 // all groups of the update, because batch-std scaling needs them together.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Trajectory } from '../core/types.ts';
+import { readTrajectory } from '../core/trajectory-file.ts';
 import type { RunContext } from './context.ts';
 import type { Scored } from './parts.ts';
 import { bestIndex, episodeCounts, readGroupFile, type GroupFile } from '../checkpoints/group-file.ts';
 import { GroupJobSchema, parsePayload, RolloutResultSchema, type GroupJob, type GroupResult } from './payloads.ts';
 import { connect } from '../util/redis.ts';
 import { groupIdOf, jobId, QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
-import { writeRunFile } from './run-file.ts';
+import { writeRunFile } from '../util/run-file.ts';
 import { STALLED_CHECK_MS } from './reclaim.ts';
 import { unrecoverable } from './rollout-worker.ts';
 import { claimGroup, claimKey } from './late-groups.ts';
@@ -92,7 +92,7 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
       return { groupId: p.groupId, dropped: true, reason, groupPath: p.groupPath };
     }
     results.sort((a, b) => a.index - b.index);
-    const trajs = results.map((r) => JSON.parse(readFileSync(ctx.layout.abs(r.trajPath), 'utf8')) as Trajectory);
+    const trajs = results.map((r) => readTrajectory(ctx.layout.abs(r.trajPath)));
     const scores: Scored[] = [];
     for (const t of trajs) scores.push(await reward.score(t, instance).catch(unrecoverable));
     const best = bestIndex(scores);

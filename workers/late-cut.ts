@@ -13,7 +13,7 @@ import type { RedisClient } from '../util/redis.ts';
 import { droppedGroup, promoteGroup } from './group-worker.ts';
 import { cancelChannel, claimGroup, claimKey, publishCancel, unfinishedEpisodes } from './late-groups.ts';
 import { GroupJobSchema, parsePayload } from './payloads.ts';
-import { writeRunFile } from './run-file.ts';
+import { writeRunFile } from '../util/run-file.ts';
 
 export interface LateCutDeps {
   cfg: RunConfig;

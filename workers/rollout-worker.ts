@@ -12,7 +12,7 @@ import type { RunContext } from './context.ts';
 import { parsePayload, RolloutJobSchema, type RolloutResult } from './payloads.ts';
 import { connect } from '../util/redis.ts';
 import { QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
-import { writeRunFile } from './run-file.ts';
+import { writeTrajectory } from '../core/trajectory-file.ts';
 import { STALLED_CHECK_MS } from './reclaim.ts';
 import { reusableTrajectory, tagVersions } from './episode-record.ts';
 import { abortable, cancelChannel, claimKey, followCancels, isLate } from './late-groups.ts';
@@ -41,7 +41,7 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
     // Its LLM calls are tagged with the episode, so a resume keeps them with a kept trajectory.
     const run = withCallEpisode(p.index, () => rollout.run({ job: p, instance, policyUrl: ctx.policyUrl, ...(signal ? { signal } : {}) })).catch(unrecoverable);
     const traj = tagVersions(await abortable(run, signal, () => late(p.groupId)), p);
-    await writeRunFile(path, JSON.stringify(traj), ctx.cfg.orchestrator.fsyncRunFiles);
+    await writeTrajectory(path, traj, ctx.cfg.orchestrator.fsyncRunFiles);
     return { index: p.index, trajPath: p.trajPath };
   };
   // A BullMQ worker fetches its jobs one at a time (one Redis round trip each), so the k-th

@@ -31,7 +31,7 @@ type Op = ThreadCall extends infer C ? (C extends { op: infer O } ? O : never) :
 
 export type ThreadReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { name: string; message: string; stack: string } };
 
-const ENTRY = new URL('./trainer-thread.mjs', import.meta.url);
+const ENTRY = new URL('./trainer-thread-entry.mjs', import.meta.url);
 
 /** A TrainerPart whose calls run in a worker thread; `close` ends the thread. */
 export async function threadTrainer(cfg: RunConfig, runId: string, where: { runDir: string; trainerUrl: string | null }): Promise<TrainerPart & { close(): Promise<void> }> {

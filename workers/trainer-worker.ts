@@ -3,7 +3,7 @@
 // + optimizer + trainer.json) or writes version 0 (fresh LoRA or the init adapter). An
 // update for a later step waits (moved to delayed); one already done returns its recorded
 // result (a retry after a crash never trains twice). Each version is written atomically
-// (workers/run-file.ts: renamed whole; not fsynced, a checkpoint holds the durable copy).
+// (util/run-file.ts: renamed whole; not fsynced, a checkpoint holds the durable copy).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -15,7 +15,7 @@ import type { TrainerPart } from './parts.ts';
 import { GroupResultSchema, parsePayload, UpdateJobSchema, UpdateResultSchema, type UpdateResult } from './payloads.ts';
 import { connect } from '../util/redis.ts';
 import { QUEUE, queuePrefix } from '../checkpoints/run-keys.ts';
-import { writeRunDir, writeRunFile } from './run-file.ts';
+import { writeRunDir, writeRunFile } from '../util/run-file.ts';
 import { buildUpdateBatch } from './update-batch.ts';
 import { STALLED_CHECK_MS } from './reclaim.ts';
 

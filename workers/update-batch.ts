@@ -1,9 +1,8 @@
 // The update stage's input read from the run directory: each group's trajectory files and
 // scores, in group order, for the trainer's update batch (trainer/update/update-batch.ts).
-import { readFileSync } from 'node:fs';
 import type { GrpoConfig } from '../configs/schema.ts';
 import type { RunLayout } from '../checkpoints/layout.ts';
-import type { Trajectory } from '../core/types.ts';
+import { readTrajectory } from '../core/trajectory-file.ts';
 import type { GroupFile } from '../checkpoints/group-file.ts';
 import { updateBatch, type UpdateBatch } from '../trainer/update/update-batch.ts';
 
@@ -12,7 +11,7 @@ export type { UpdateBatch };
 export function buildUpdateBatch(groups: readonly GroupFile[], layout: RunLayout, grpo: GrpoConfig, algorithm: 'grpo' | 'ppo' = 'grpo'): UpdateBatch {
   const scored = groups.map((g) => ({
     rewards: g.scores.map((s) => s.reward),
-    trajectories: g.trajPaths.map((rel) => JSON.parse(readFileSync(layout.abs(rel), 'utf8')) as Trajectory),
+    trajectories: g.trajPaths.map((rel) => readTrajectory(layout.abs(rel))),
   }));
   return updateBatch(scored, grpo, algorithm);
 }

@@ -20,7 +20,7 @@ import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning
 import { readMetrics } from '../../monitor/sink.ts';
 import { rewardCurves } from '../../monitor/terminal-curve.ts';
 import type { PhaseContext } from './phase.ts';
-import { evaluate } from '../commands/eval.ts';
+import { evaluate } from '../../eval/evaluate.ts';
 
 /** The newest adapter version the trainer wrote, or null. */
 export function latestAdapter(adaptersDir: string): { version: number; dir: string } | null {
@@ -63,7 +63,7 @@ export function demoDifferences(rows: readonly Row[], level: number): string {
 }
 
 async function episodesOf(cfg: RunConfig, adapter: string | undefined, split: string, ids?: readonly string[]): Promise<ScoredEpisode[]> {
-  const { report } = await evaluate(cfg, { ...(adapter ? { adapter } : {}), split, ...(ids ? { ids: [...ids] } : {}) });
+  const { report } = await evaluate(cfg, { ...(adapter ? { adapter } : {}), split, ...(ids ? { ids: [...ids] } : {}) }, (l) => console.error(`gsteer eval: ${l}`));
   return report.episodes;
 }
 

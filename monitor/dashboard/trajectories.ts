@@ -2,9 +2,10 @@
 // (RUN/groups/<groupId>.json for rewards, RUN/trajectories/<groupId>/t<i>.json for the
 // turns), without the token arrays. Paths come from the run's own files and must stay
 // inside the run directory.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { RunLayout } from '../../checkpoints/layout.ts';
+import { readTrajectory } from '../../core/trajectory-file.ts';
 import type { Trajectory } from '../../core/types.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { trajectoryView } from '../../rollout/env/view.ts';
@@ -35,10 +36,10 @@ export interface GroupView {
 const GROUP_FILE = /^s(\d{6})-g(\d+)\.json$/;
 const clip = (s: string, n = 400) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
-function readTrajectory(layout: RunLayout, rel: string): Trajectory | null {
+function runTrajectory(layout: RunLayout, rel: string): Trajectory | null {
   const path = resolve(layout.root, rel);
   if (!path.startsWith(layout.root + sep) || !existsSync(path)) return null;
-  return JSON.parse(readFileSync(path, 'utf8')) as Trajectory;
+  return readTrajectory(path);
 }
 
 /** Steps that have group files, ascending. */
@@ -64,7 +65,7 @@ export function updateTrajectories(layout: RunLayout, step: number): GroupView[]
   return names.map((m) => {
     const g = readGroupFile(join(dir, m[0]));
     const trajectories = g.trajPaths.flatMap((rel, i): TrajectoryView[] => {
-      const t = readTrajectory(layout, rel);
+      const t = runTrajectory(layout, rel);
       const score = g.scores[i];
       if (!t || !score) return [];
       return [{

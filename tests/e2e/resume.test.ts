@@ -3,7 +3,7 @@
 // run — here with maxPolicyLag 1, so the checkpoint must also carry the lagged adapter —
 // and its TensorBoard file holds exactly its metrics.jsonl: one point per update, none of the
 // killed run's updates after the checkpoint doubled. Per-update files are not fsynced
-// (workers/run-file.ts), so before resuming the test does what a machine crash may do to the
+// (util/run-file.ts), so before resuming the test does what a machine crash may do to the
 // newest ones: empties or cuts trajectories, loses group files and user-state dumps, and
 // leaves temp files; resume must rewrite them all.
 import { existsSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { frozenStatesSource } from '../../cli/commands/eval.ts';
+import { frozenStatesSource } from '../../eval/evaluate.ts';
 import { loadConfig } from '../../configs/load.ts';
 import { InstanceSchema } from '../../data/schema.ts';
 import { finalRunStates, frozenUserStates } from '../../eval/user-states.ts';

@@ -53,8 +53,12 @@ export class ServiceState {
     this.checkpoints = new CheckpointStore(opts.stateDir);
   }
 
+  private now(): number {
+    return this.opts.now?.() ?? Date.now();
+  }
+
   createSession(): Session {
-    const s: Session = { id: `sess-${randomUUID()}`, lastSeen: Date.now(), models: new Set(), samplers: new Set() };
+    const s: Session = { id: `sess-${randomUUID()}`, lastSeen: this.now(), models: new Set(), samplers: new Set() };
     this.sessions.set(s.id, s);
     return s;
   }
@@ -62,7 +66,7 @@ export class ServiceState {
   session(id: string): Session {
     const s = this.sessions.get(id);
     if (!s) throw notFound(`session ${id} is not open on this server (it ended after missed heartbeats, or the server restarted); create a new session`);
-    s.lastSeen = Date.now();
+    s.lastSeen = this.now();
     return s;
   }
 
@@ -70,7 +74,7 @@ export class ServiceState {
     const m = id ? this.models.get(id) : undefined;
     if (!m) throw notFound(`${field} = ${JSON.stringify(id)} is not loaded on this server (the server restarted, its session ended, or it was unloaded); create a model and load_state from your last checkpoint`);
     const s = this.sessions.get(m.sessionId);
-    if (s) s.lastSeen = Date.now(); // a call on a model keeps its session alive, as a heartbeat does
+    if (s) s.lastSeen = this.now(); // a call on a model keeps its session alive, as a heartbeat does
     return m;
   }
 
@@ -121,7 +125,7 @@ export class ServiceState {
 
   /** End sessions silent for longer than the timeout; their models are unloaded. */
   sweep(timeoutMs: number, log?: (line: string) => void): void {
-    const now = Date.now();
+    const now = this.now();
     for (const s of [...this.sessions.values()]) {
       if (now - s.lastSeen <= timeoutMs) continue;
       for (const id of s.models) {

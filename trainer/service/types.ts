@@ -70,6 +70,8 @@ export interface ServiceOptions {
   compressForwardBackward?: boolean;
   /** A session without a heartbeat for this long is ended and its models unloaded (default 10 min; 0 = never). */
   sessionTimeoutMs?: number;
+  /** The clock heartbeats are stamped and sessions swept by, in ms (default Date.now; tests drive it by hand). */
+  now?: () => number;
   /** How long retrieve_future holds a pending future before answering try_again (default 10 s). */
   retrieveHoldMs?: number;
   /** Settled futures are kept this long (default 15 min) and at most this many (default 4,096). */

@@ -193,16 +193,27 @@ describe('errors', () => {
 });
 
 describe('sessions', () => {
+  // The sessions' clock is the test's (ServiceOptions.now): only the sweep timer runs on wall time,
+  // so a loaded machine that delays heartbeats or ticks cannot end the session kept alive.
   it('a session without heartbeats (or calls) ends after the timeout and its models are unloaded; heartbeats keep one alive', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsteer-tinker-sessions-'));
     const made: ToyEngine[] = [];
-    const s = await startTrainerService({ baseModel: 'toy', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir: dir, sessionTimeoutMs: 150, retrieveHoldMs: 50, createEngine: async ({ lora }) => made[made.push(new ToyEngine(lora.seed)) - 1]! });
+    let now = 0;
+    const s = await startTrainerService({ baseModel: 'toy', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir: dir, sessionTimeoutMs: 150, retrieveHoldMs: 50, now: () => now, createEngine: async ({ lora }) => made[made.push(new ToyEngine(lora.seed)) - 1]! });
     const call = (route: string, body: unknown) => fetch(`${s.url}/api/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
     try {
       const [quiet, kept] = [(await call('create_session', {})).json.session_id, (await call('create_session', {})).json.session_id];
       const f = await call('create_model', { session_id: quiet, model_seq_id: 0, base_model: 'toy', lora_config: { rank: 2 } });
       await call('retrieve_future', { request_id: f.json.request_id });
-      for (let i = 0; i < 100 && s.state.sessions.has(quiet); i++) {
+      // t = 100: both silent for at most 100 ms <= 150; a sweep ends neither.
+      now = 100;
+      expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
+      s.state.sweep(150);
+      expect([s.state.sessions.has(quiet), s.state.sessions.has(kept)]).toEqual([true, true]);
+      // t = 200: quiet silent for 200 ms > 150, kept heard from just now; the server's own sweep ends quiet.
+      now = 200;
+      expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
+      for (let i = 0; i < 400 && s.state.sessions.has(quiet); i++) {
         await new Promise((r) => setTimeout(r, 50));
         expect((await call('session_heartbeat', { session_id: kept })).status).toBe(200);
       }

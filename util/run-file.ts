@@ -7,8 +7,8 @@
 // (checkpoints/restore.ts). An fsync costs 4-8 ms per file on the build machine's disk.
 // Every run file passes the masking rule first (util/secrets.ts): an error message a server
 // echoed a key into never lands in a group file the dashboard serves.
-import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from '../util/atomic.ts';
-import { maskValues } from '../util/secrets.ts';
+import { writeDirAtomic, writeFileAtomic, writeFileAtomicAsync } from './atomic.ts';
+import { maskValues } from './secrets.ts';
 
 /** `durable`: orchestrator.fsyncRunFiles (default false). */
 export async function writeRunFile(path: string, raw: string, durable: boolean): Promise<void> {
