@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Two lanes, one suite: `npm test` (vitest run) runs both projects, every file once. `npm run
@@ -39,6 +40,10 @@ const SLOW = [
   'tests/trainer/prefix-grouping.test.ts',
   'tests/trainer/tinker/codec.test.ts',
 ];
+
+// A SLOW path that names no file would quietly move its file to the fast lane: refuse it.
+const stale = SLOW.filter((p) => !p.includes('*') && !existsSync(new URL(p, import.meta.url)));
+if (stale.length) throw new Error(`vitest.config.ts SLOW names files that do not exist: ${stale.join(', ')}; fix the path or remove the entry`);
 
 // Two cores on CI: run files in two forks; slow end-to-end files set their own timeouts.
 export default defineConfig({
