@@ -10,6 +10,7 @@ const LAYERS = [
   'endpoints',
   'configs',
   'model',
+  'structured',
   'data',
   'reward',
   'rollout',

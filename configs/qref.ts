@@ -8,7 +8,7 @@ const positiveInt = z.number().int().positive();
 /**
  * The fewest max_tokens a constrained refiner turn fits in: the shortest turn the refiner
  * grammar allows, byte by byte ("RATIONALE:x\nQUERIES:\n- x", 24), and EOS. The refiner_turn
- * filter computes the same (serve/structured/refiner-filter.ts; a test keeps the two equal).
+ * filter computes the same (structured/refiner-filter.ts; a test keeps the two equal).
  */
 export const REFINER_MIN_TOKENS = 25;
 

@@ -5,7 +5,7 @@
 // never shown (method §2). The system prompt is sent every turn, so it stays short.
 import type { Instance } from '../data/schema.ts';
 import type { ChatMessage } from '../core/tokenizer.ts';
-import { renderSlot } from '../core/turn/grammar.ts';
+import { renderSlot } from '../structured/turn/grammar.ts';
 import type { ActionKind, EvidenceSlot, Observation } from '../core/types.ts';
 
 export interface HistoryEntry {

@@ -29,7 +29,7 @@ import { buildPrefixTree, prefixOrder } from '../../model/prefix-tree.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
 import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { microBatches } from '../../trainer/step-batch.ts';
-import { replayTurnMasks } from '../../trainer/constraint-masks.ts';
+import { replayTurnMasks } from '../../structured/turn-masks.ts';
 import { GrpoSchema, LoraSchema } from '../../configs/schema.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { runLayout } from '../../checkpoints/layout.ts';

@@ -29,7 +29,7 @@ train  LoRA SFT with masked cross-entropy on the target tokens (sft.* in the con
        checkpoint; --fresh discards earlier SFT checkpoints of this run.
 eval   Samples N policy turns on held-out steps (seeded; N above the number of held-out
        steps samples each again, e.g. --n 138 = every one of 46 three times) and prints
-       the share that parse as valid turns (core/turn/grammar.ts). --show K prints the first K.`;
+       the share that parse as valid turns (structured/turn/grammar.ts). --show K prints the first K.`;
 
 async function build(argv: string[]): Promise<number> {
   // `--data A B`: the usage's FILE... form; the files after --data are positionals here

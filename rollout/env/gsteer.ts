@@ -9,7 +9,7 @@ import type { Instance } from '../../data/schema.ts';
 import { loadInstances } from '../../data/load.ts';
 import { connect } from '../../util/redis.ts';
 import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
-import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
+import { CLARIFIER_ACTIONS } from '../../structured/turn/menu-grammar.ts';
 import type { Environment, EnvInstance, RewardPart, RolloutPart, UserStatePart } from './types.ts';
 import { trajectoryView } from './view.ts';
 

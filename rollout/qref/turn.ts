@@ -12,7 +12,7 @@
 //   QUERIES: with nothing after it on its line; then 1..maxQueries lines "- {query}", each
 //   with a non-space character (`missing_queries`, `no_queries`, `empty_query`,
 //   `too_many_queries`). Headers are upper-case and start their line.
-// - Tolerated as in the G-STEER turn (core/turn/grammar.ts, whose whitespace rules and
+// - Tolerated as in the G-STEER turn (structured/turn/grammar.ts, whose whitespace rules and
 //   trimField this reuses): trailing ASCII whitespace (CRLF too) and blank lines anywhere.
 //   Anything else is `unexpected_line`; an all-blank output is `empty`.
 // - Lengths, in code points: rationale <= maxRationaleChars, each query <= maxQueryChars
@@ -20,13 +20,16 @@
 // Repeated queries are allowed: redundancy is the reward's business (it costs a query and
 // adds no evidence), not a format error.
 //
-// The grammar (turn-ebnf.ts) says all of this except the lengths: counted repetitions for
+// The grammar (structured/qref/turn-ebnf.ts, with the headers) says all of this except the lengths: counted repetitions for
 // them made xgrammar's compile over the Qwen3 vocabulary take 66 s (rationale {0,240},
 // queries {0,120}) and 28 s (queries only) against 1.0 s without (bench/qref/grammar-compile.ts,
 // 2 cores), so lengths are checked here and,
-// for constrained sampling, are to be capped by a token filter as serve/structured/policy-filter.ts
+// for constrained sampling, are to be capped by a token filter as structured/policy-filter.ts
 // does for the G-STEER turn. Hence: grammar-accepted => parse ok or a *_too_long reason.
-import { FIELD_SPACE, trimField } from '../../core/turn/grammar.ts';
+import { FIELD_SPACE, trimField } from '../../structured/turn/grammar.ts';
+import { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from '../../structured/qref/turn-ebnf.ts';
+
+export { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER };
 
 export interface RefinerTurn {
   rationale: string;
@@ -46,9 +49,6 @@ export interface RefinerCaps {
   maxRationaleChars: number;
 }
 
-export const RATIONALE_HEADER = 'RATIONALE:';
-export const QUERIES_HEADER = 'QUERIES:';
-export const QUERY_BULLET = '- ';
 
 /** One line with single spaces (what the renderer writes). */
 const oneLine = (s: string) => trimField(s.replace(/[ \t\n\v\f\r]+/g, ' '));

@@ -9,12 +9,12 @@ import { buildInstance, CLARIFIER_KINDS, type BuildOptions } from '../../data/sf
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import type { Teacher, TeacherInput } from '../../data/sft/teacher.ts';
 import { templateRefine } from '../../data/sft/teacher.ts';
-import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../../core/turn/menu-grammar.ts';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../../structured/turn/menu-grammar.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { turnConstraint } from '../../rollout/policy-constraint.ts';
 import { baselineSystemPrompt } from '../../rollout/prompt.ts';
-import { specOf } from '../../trainer/constraint-masks.ts';
+import { specOf } from '../../structured/turn-masks.ts';
 import { trajectoryExamples } from '../../trainer/sft/examples.ts';
 import { arbInstance } from './check.ts';
 

@@ -5,7 +5,7 @@
 // column i + 1. gsteer's engine scores next-token targets only (target_tokens[i] =
 // model_input[i + 1], the shift every Tinker recipe builds); another target is refused.
 import { InputError } from '../../util/errors.ts';
-import type { MaskedTurn } from '../constraint-masks.ts';
+import type { MaskedTurn } from '../../structured/turn-masks.ts';
 import { LOSS_INPUTS } from './losses.ts';
 import type { EngineDatum, TinkerLossFn } from './types.ts';
 

@@ -25,7 +25,7 @@ import { prefixOrder } from '../../model/prefix-tree.ts';
 import { AdamW, type AdamWOptions } from '../optim/adamw.ts';
 import { clipGradNorm, globalNorm } from '../optim/clip.ts';
 import { readOptimizerFile, writeOptimizerFile } from '../optim/state-file.ts';
-import { ReplayPool } from '../replay-pool.ts';
+import { ReplayPool } from '../../structured/replay-pool.ts';
 import type { TokenMasks } from '../../model/token-masks.ts';
 import { microBatches, PAD_ID, padRows } from '../step-batch.ts';
 import { checkDatum, columnRow, isIdle, maskedTurn, scoredRow, sequenceOf } from './datum.ts';

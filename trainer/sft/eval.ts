@@ -1,10 +1,10 @@
 // `gsteer sft eval`: does the SFT policy speak the turn grammar? Samples the policy's turn
 // for N held-out example prompts (a fixed seeded sample) with the rollout sampling settings
-// and reports the share that parse as valid turns (core/turn/grammar.ts); a turn that hits
+// and reports the share that parse as valid turns (structured/turn/grammar.ts); a turn that hits
 // rollout.maxTokens before <|im_end|> counts as invalid (truncated), as in a rollout.
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
 import { Generation, type FinishReason } from '../../serve/generation.ts';
 import { serveModelOf } from '../../serve/tfjs-model.ts';
 import { selectBackend, type BackendKind } from '../../model/backend.ts';

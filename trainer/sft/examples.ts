@@ -1,12 +1,12 @@
 // method §7: each step of a scaffolded trajectory becomes one SFT example. The input is
 // exactly what the policy sees at that turn in a rollout (rollout/prompt.ts: query,
 // profile, the evidence state it wrote on the previous turn, the action/observation
-// history); the target is the canonical text of the next turn (core/turn/grammar.ts).
+// history); the target is the canonical text of the next turn (structured/turn/grammar.ts).
 import { z } from 'zod';
 import type { Instance } from '../../data/schema.ts';
 import { buildPolicyMessages, type HistoryEntry } from '../../rollout/prompt.ts';
-import { renderTurn } from '../../core/turn/grammar.ts';
-import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
+import { renderTurn } from '../../structured/turn/grammar.ts';
+import { CLARIFIER_ACTIONS } from '../../structured/turn/menu-grammar.ts';
 import type { EvidenceSlot } from '../../core/types.ts';
 import { SCENARIO_KINDS } from '../../data/sft/scenario.ts';
 import type { SftTrajectory } from '../../data/sft/build.ts';

@@ -30,7 +30,7 @@ const ACTOR_DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'appro
 export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
   const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }, critics, { criticStep, scoreValues }, { ppoTargets }, state, { AdamW }] = await Promise.all([
     import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'), import('../policy-lora.ts'),
-    import('../step-options.ts'), import('../step.ts'), import('../constraint-masks.ts'), import('../ppo/critic.ts'),
+    import('../step-options.ts'), import('../step.ts'), import('../../structured/turn-masks.ts'), import('../ppo/critic.ts'),
     import('../ppo/critic-step.ts'), import('../ppo/batch.ts'), import('../optim/state-file.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);

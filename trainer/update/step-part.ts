@@ -4,7 +4,7 @@
 // contract (contract-part.ts); this one is the reference it is measured against (bench/trainer).
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { readOptimizerFile, writeOptimizerFile } from '../optim/state-file.ts';
 import type { TrainerPart } from './part.ts';
 import { policyRows } from './sequences.ts';
@@ -15,7 +15,7 @@ export const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'appr
 export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
   const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }, { AdamW }] = await Promise.all([
     import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'),
-    import('../policy-lora.ts'), import('../step-options.ts'), import('../step.ts'), import('../replay-pool.ts'), import('../optim/adamw.ts'),
+    import('../policy-lora.ts'), import('../step-options.ts'), import('../step.ts'), import('../../structured/replay-pool.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);

@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { refinerGrammarEbnf } from '../../../rollout/qref/turn-ebnf.ts';
+import { refinerGrammarEbnf } from '../../../structured/qref/turn-ebnf.ts';
 import { parseRefinerTurn, renderRefinerTurn, type RefinerCaps, type RefinerTurn } from '../../../rollout/qref/turn.ts';
-import { compileConstraint } from '../../../serve/structured/compile.ts';
-import { qwen3Vocab } from '../../../serve/structured/vocab.ts';
-import { ebnfAcceptor } from '../../serve/structured/accept.ts';
+import { compileConstraint } from '../../../structured/compile.ts';
+import { qwen3Vocab } from '../../../structured/vocab.ts';
+import { ebnfAcceptor } from '../../structured/accept.ts';
 import { mutateLines, mutationKinds } from '../helpers/line-mutations.ts';
 
 const CAPS: RefinerCaps = { maxQueries: 5, maxQueryChars: 60, maxRationaleChars: 80 };
@@ -93,8 +93,8 @@ const JUNK = ['', ' ', 'QUERIES:', 'RATIONALE: again', '-', '- ', '- more', 'ok'
 const mutate = (base: string, kinds: string[], picks: number[]) => mutateLines(base, kinds, picks, JUNK, EXTRA);
 
 describe('refiner grammar against the parser (properties)', () => {
-  it('rollout/qref/turn.ebnf is the text refinerGrammarEbnf(5) writes (regenerate: node --import tsx -e "import(\'./rollout/qref/turn-ebnf.ts\').then(m => process.stdout.write(m.refinerGrammarEbnf(5)))" > rollout/qref/turn.ebnf)', () => {
-    expect(readFileSync(new URL('../../../rollout/qref/turn.ebnf', import.meta.url), 'utf8')).toBe(refinerGrammarEbnf(5));
+  it('structured/qref/turn.ebnf is the text refinerGrammarEbnf(5) writes (regenerate: node --import tsx -e "import(\'./rollout/qref/turn-ebnf.ts\').then(m => process.stdout.write(m.refinerGrammarEbnf(5)))" > structured/qref/turn.ebnf)', () => {
+    expect(readFileSync(new URL('../../../structured/qref/turn.ebnf', import.meta.url), 'utf8')).toBe(refinerGrammarEbnf(5));
   });
 
   it('every rendered turn is accepted, and parses back to its flattened fields when within the caps', () => {

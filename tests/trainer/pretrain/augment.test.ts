@@ -11,7 +11,7 @@ import { trajectoryExamples, type SftExample } from '../../../trainer/sft/exampl
 import { OfflineMemory } from '../../../data/sft/memory.ts';
 import { tokenizeExample } from '../../../trainer/sft/tokens.ts';
 import { HashedEncoder } from '../../../reward/encoders/hashed.ts';
-import { parseTurn } from '../../../core/turn/grammar.ts';
+import { parseTurn } from '../../../structured/turn/grammar.ts';
 import type { PolicyTurn } from '../../../core/types.ts';
 import { selectBackend } from '../../../model/backend.ts';
 import { loadModel, type Qwen3Model } from '../../../model/index.ts';
