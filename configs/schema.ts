@@ -460,7 +460,7 @@ export const RunConfigSchema = z
     if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
       ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
     if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
-      ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar the trainer replays (structured/turn-masks.ts); lower it or set rollout.constrained=false` });
+      ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar gsteer trainer serve replays (rollout/env/grammars.ts MAX_REFINER_QUERIES); lower it or set rollout.constrained=false` });
     if (c.trainer.engine === 'tinker') {
       const fix = 'or use trainer.engine=embedded';
       if (!c.trainer.baseUrl) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseUrl'], message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}` });

@@ -17,6 +17,16 @@ export type ConstraintSpec =
   | { type: 'json'; schema: string; anyWhitespace: boolean }
   | { type: 'json_object'; anyWhitespace: boolean };
 
+/**
+ * What a policy call samples under: a grammar and the token filter asked on top (vLLM ignores the
+ * filter). An environment lists its own (rollout/env/grammars.ts); the trainer replays a turn's
+ * masks under the one whose spec hash the turn recorded (turn-masks.ts specOf).
+ */
+export interface PolicyGrammar {
+  grammar: string;
+  filter: TokenFilterKind;
+}
+
 /** The request field a spec came from, for 400 messages. */
 export function specField(spec: ConstraintSpec): string {
   return spec.type === 'json_object' ? 'structured_outputs.json_object' : `structured_outputs.${spec.type === 'json' ? 'json' : spec.type}`;

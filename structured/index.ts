@@ -6,6 +6,6 @@ export { allowedIds, maskHas, TokenConstraint, type ConstraintOptions } from './
 export { POLICY_FILTER_VERSION, PolicyTurnFilter } from './policy-filter.ts';
 export { POLICY_CAPS, policyMinTokens } from './turn/caps.ts';
 export { replayConstraint, type ReplayResult } from './replay.ts';
-export { specHash, TOKEN_FILTERS, type ConstraintSpec, type TokenFilterKind } from './constraint-spec.ts';
+export { specHash, TOKEN_FILTERS, type ConstraintSpec, type PolicyGrammar, type TokenFilterKind } from './constraint-spec.ts';
 export { choiceEbnf } from './regex-ebnf.ts';
 export { qwen3Vocab, QWEN3_VOCAB_SIZE, type TokenVocab } from './vocab.ts';

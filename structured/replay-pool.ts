@@ -6,11 +6,11 @@
 // The trainer's step is synchronous (tfjs holds the thread), so the wait cannot be an await:
 // a worker posts its reply on a MessagePort and bumps a shared counter; the trainer sleeps
 // in Atomics.wait on that counter and reads the replies with receiveMessageOnPort, neither
-// of which needs the event loop. Same masks as the in-process replay (constraint-masks.ts
+// of which needs the event loop. Same masks as the in-process replay (turn-masks.ts
 // `replayTurnMasks`, tested against it), so the same logprobs and the same run.
 import { availableParallelism } from 'node:os';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import type { ConstraintSpec } from './index.ts';
+import type { ConstraintSpec, PolicyGrammar } from './index.ts';
 import { policyMinTokens } from './turn/caps.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
 import type { VocabMap } from '../model/vocab-map.ts';
@@ -110,7 +110,7 @@ export class PendingMasks {
     return this.done.has(b) || this.errors.has(b);
   }
 
-  /** The replay's metrics (constraint-masks.ts ReplayStats); waits for every turn. */
+  /** The replay's metrics (turn-masks.ts ReplayStats); waits for every turn. */
   stats(): ReplayStats {
     for (let b = 0; b < this.turns.length; b++) this.get(b);
     const turns = this.turns.filter((t) => t.constraint).length;
@@ -131,8 +131,11 @@ export class ReplayPool {
   private readonly pending = new Map<number, PendingMasks>();
   private nextBatch = 0;
 
-  /** `threads`: worker threads (default: the cores less one for the trainer, 1 to 8). */
-  constructor(threads = Math.min(8, Math.max(1, availableParallelism() - 1))) {
+  /** `grammars`: the environment's, which turns are replayed under (turn-masks.ts specOf); `threads`: worker threads (default: the cores less one for the trainer, 1 to 8). */
+  constructor(
+    private readonly grammars: readonly PolicyGrammar[],
+    threads = Math.min(8, Math.max(1, availableParallelism() - 1)),
+  ) {
     this.slots = Array.from({ length: threads }, () => {
       const worker = new Worker(new URL('./replay-thread.mjs', import.meta.url));
       const { port1, port2 } = new MessageChannel();
@@ -149,10 +152,10 @@ export class ReplayPool {
   /**
    * Sends every constrained turn to the workers at once (turn b to worker b mod threads, so
    * the first micro-batches' turns come first) and returns their masks as they arrive. The
-   * spec check (constraint-masks.ts specOf) runs here, before anything is sent.
+   * spec check (turn-masks.ts specOf) runs here, before anything is sent.
    */
   start(turns: readonly MaskedTurn[], model: { vocab: VocabMap | null; config: { vocabSize: number } }): PendingMasks {
-    const specs = turns.map((t) => (t.constraint ? specOf(t.constraint) : null));
+    const specs = turns.map((t) => (t.constraint ? specOf(t.constraint, this.grammars) : null));
     const batch = this.nextBatch++;
     const p = new PendingMasks(this, batch, turns);
     this.pending.set(batch, p);

@@ -1,5 +1,5 @@
 // One mask-replay worker thread (structured/replay-pool.ts): its own xgrammar instance and
-// compiled grammars (serve/structured cache, per thread), replaying one turn per message and
+// compiled grammars (compile.ts cache, per thread), replaying one turn per message and
 // answering on the port it was given, then bumping the shared signal so a main thread
 // blocked in Atomics.wait (replay-pool.ts `get`) wakes up.
 import { parentPort, type MessagePort } from 'node:worker_threads';

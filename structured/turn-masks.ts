@@ -1,18 +1,15 @@
 // The trainer's side of constrained turns (rollout.constrained, issue 14): replay each
-// turn's completion ids through the constraint it was sampled under (the policy grammar,
-// with gsteer serve's token filter when the server reported applying it) to get every
-// position's allowed set, as the TokenMasks the masked log-softmax reads
-// (model/token-masks.ts). The grammar compiles once per process (serve/structured cache).
+// turn's completion ids through the constraint it was sampled under (one of the environment's
+// grammars, given as data: rollout/env/grammars.ts; with gsteer serve's token filter when the
+// server reported applying it) to get every position's allowed set, as the TokenMasks the
+// masked log-softmax reads (model/token-masks.ts). A grammar compiles once per process (compile.ts cache).
 //
 // A turn whose recorded spec hash is not the one this code builds (the grammar changed
 // between sampling and training) is an error: its masks cannot be rebuilt. A turn whose
 // replay rejects an id was not sampled under that mask (an external server that ignored
 // the grammar); it is scored unmasked, exactly as an unconstrained turn, and counted.
-import { POLICY_GRAMMAR } from './turn/grammar-ebnf.ts';
-import { CLARIFIER_ACTIONS, menuGrammarEbnf } from './turn/menu-grammar.ts';
-import { refinerGrammarEbnf } from './qref/turn-ebnf.ts';
 import type { TurnConstraint } from '../core/types.ts';
-import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec, type TokenVocab } from './index.ts';
+import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec, type PolicyGrammar, type TokenVocab } from './index.ts';
 import { InputError } from '../util/errors.ts';
 import type { TokenMasks } from '../model/token-masks.ts';
 import type { VocabMap } from '../model/vocab-map.ts';
@@ -33,14 +30,12 @@ export interface ReplayStats {
 }
 
 /**
- * The grammars a trained policy samples under: G-STEER's, the Ask/Stop clarifier's menu grammar
- * (variant clarifier), and the QREF refiner's for every qref.turn.maxQueries up to 16 (method §13).
+ * The spec a constrained turn was sampled under: the one of `grammars` (the environment's) whose
+ * hash it records, with the filter the turn records (none when the server reported none); an
+ * error when none has that hash.
  */
-const TRAINED_GRAMMARS = [POLICY_GRAMMAR, menuGrammarEbnf(CLARIFIER_ACTIONS), ...Array.from({ length: 16 }, (_, k) => refinerGrammarEbnf(k + 1))];
-
-/** The spec a constrained turn was sampled under (the trained grammar whose hash it records); an error when this gsteer builds none with that hash. */
-export function specOf(c: TurnConstraint): ConstraintSpec {
-  const specs: ConstraintSpec[] = TRAINED_GRAMMARS.map((grammar) => (c.tokenFilter ? { type: 'grammar', grammar, filter: c.tokenFilter } : { type: 'grammar', grammar }));
+export function specOf(c: TurnConstraint, grammars: readonly PolicyGrammar[]): ConstraintSpec {
+  const specs: ConstraintSpec[] = grammars.map(({ grammar }) => (c.tokenFilter ? { type: 'grammar', grammar, filter: c.tokenFilter } : { type: 'grammar', grammar }));
   const spec = specs.find((s) => specHash(s) === c.specSha256);
   if (!spec)
     throw new InputError(
@@ -64,8 +59,12 @@ function vocabFor(map: VocabMap | null, size: number): TokenVocab {
   return vocabCache.vocab;
 }
 
-/** masks[b] for each turn (null = unconstrained or rejected), aligned with prompt + completion ids. */
-export async function replayTurnMasks(turns: readonly MaskedTurn[], model: { vocab: VocabMap | null; config: { vocabSize: number } }): Promise<{ masks: (TokenMasks | null)[]; stats: ReplayStats }> {
+/** masks[b] for each turn (null = unconstrained or rejected), aligned with prompt + completion ids; `grammars`: the environment's (specOf). */
+export async function replayTurnMasks(
+  turns: readonly MaskedTurn[],
+  model: { vocab: VocabMap | null; config: { vocabSize: number } },
+  grammars: readonly PolicyGrammar[],
+): Promise<{ masks: (TokenMasks | null)[]; stats: ReplayStats }> {
   const t0 = performance.now();
   const stats: ReplayStats = { 'constraint/turns': 0, 'constraint/replay_rejected': 0, 'constraint/distinct_masks': 0, 'constraint/replay_seconds': 0 };
   const masks: (TokenMasks | null)[] = [];
@@ -76,7 +75,7 @@ export async function replayTurnMasks(turns: readonly MaskedTurn[], model: { voc
       continue;
     }
     stats['constraint/turns']++;
-    const spec = specOf(turn.constraint);
+    const spec = specOf(turn.constraint, grammars);
     const vocab = vocabFor(model.vocab, model.config.vocabSize);
     const compiled = await compileConstraint(spec, vocab);
     const r = await replayConstraint(compiled, { maxTokens: turn.constraint.maxTokens }, turn.completionIds);

@@ -39,6 +39,7 @@ import { ReplayPool } from '../../structured/replay-pool.ts';
 import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { replayParts, sftExamples, type Parts } from '../serve/replay-parts.ts';
 import { randomModel } from './random-model.ts';
+import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 
 const { values } = parseArgs({
   options: {
@@ -131,7 +132,7 @@ async function replayInProcess(perIdFilter: boolean): Promise<TokenMasks[]> {
   return out;
 }
 const masks = await replayInProcess(false);
-const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined);
+const pool = new ReplayPool(EVERY_GRAMMAR, values.threads ? Number(values.threads) : undefined);
 {
   const warm = pool.start(turns, model); // each worker builds the vocabulary and compiles the grammar once
   warm.stats();

@@ -12,6 +12,7 @@ import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
 import { CLARIFIER_ACTIONS } from '../../structured/turn/menu-grammar.ts';
 import type { Environment, EnvInstance, RewardPart, RolloutPart, UserStatePart } from './types.ts';
 import { trajectoryView } from './view.ts';
+import { GSTEER_GRAMMARS } from './grammars.ts';
 
 async function encoderOf(cfg: RunConfig, sink?: CallSink) {
   return (await import('../../reward/encoders/index.ts')).createEncoder(cfg.encoder, sink);
@@ -95,5 +96,6 @@ export function gsteerEnv(cfg: RunConfig, sink?: CallSink): Environment {
     reward: () => rewardPart(cfg, sink),
     users: (runId) => usersPart(cfg, runId, sink),
     view: (traj) => trajectoryView(traj),
+    grammars: () => GSTEER_GRAMMARS,
   };
 }

@@ -17,6 +17,7 @@ import { baselineSystemPrompt } from '../../rollout/prompt.ts';
 import { specOf } from '../../structured/turn-masks.ts';
 import { trajectoryExamples } from '../../trainer/sft/examples.ts';
 import { arbInstance } from './check.ts';
+import { GSTEER_GRAMMARS } from '../../rollout/env/grammars.ts';
 
 const encoder = new HashedEncoder(128);
 
@@ -63,10 +64,10 @@ describe('variant = clarifier', () => {
 
   it('the trainer replays a clarifier turn under the clarifier grammar, a G-STEER turn under the policy grammar', () => {
     const clar = menuGrammarEbnf(CLARIFIER_ACTIONS);
-    expect(specOf(turnConstraint(undefined, 64, clar))).toEqual({ type: 'grammar', grammar: clar });
-    expect(specOf(turnConstraint(undefined, 64))).toEqual({ type: 'grammar', grammar: POLICY_GRAMMAR });
+    expect(specOf(turnConstraint(undefined, 64, clar), GSTEER_GRAMMARS)).toEqual({ type: 'grammar', grammar: clar });
+    expect(specOf(turnConstraint(undefined, 64), GSTEER_GRAMMARS)).toEqual({ type: 'grammar', grammar: POLICY_GRAMMAR });
     const applied = { tokenFilter: 'policy_turn', tokenFilterVersion: 1, specSha256: 'x', maxTokens: 64 } as const;
     // a reported spec hash that no trained grammar has: refused, naming the hashes it could build
-    expect(() => specOf(turnConstraint(applied, 64))).toThrow(/sampled under constraint x, but this gsteer builds \w{12} or \w{12}/);
+    expect(() => specOf(turnConstraint(applied, 64), GSTEER_GRAMMARS)).toThrow(/sampled under constraint x, but this gsteer builds \w{12} or \w{12}/);
   });
 });

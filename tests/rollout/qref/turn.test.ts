@@ -144,7 +144,7 @@ describe('refiner grammar against the parser (properties)', () => {
     );
   });
 
-  it('compiles through serve/structured (the path vLLM-bound and embedded sampling share) over the Qwen3 vocabulary', async () => {
+  it('compiles through structured/ (the path vLLM-bound and embedded sampling share) over the Qwen3 vocabulary', async () => {
     const c = await compileConstraint({ type: 'grammar', grammar: refinerGrammarEbnf(5) }, qwen3Vocab());
     expect(c.spec).toEqual({ type: 'grammar', grammar: refinerGrammarEbnf(5) });
     expect(c.hash).toMatch(/^[0-9a-f]{64}$/);
