@@ -98,7 +98,7 @@ export const QrefSchema = z
       })
       .strict()
       .default({ kind: 'bm25', topK: 10, bm25: { k1: 1.2, b: 0.75, delta: 0 } }),
-    /** Bounds of the refiner's turn (rollout/qref/turn.ts). Ours: the paper bounds but gives no numbers. */
+    /** Bounds of the refiner's turn (structured/qref/turn.ts). Ours: the paper bounds but gives no numbers. */
     turn: z
       .object({
         // WebSailor's batches average 3.8 queries (7,545 queries in 1,992 batches, paper §2); 5 leaves room.

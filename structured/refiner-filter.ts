@@ -30,7 +30,7 @@
 // the completion's bytes, so the trainer's replay of the same ids gives the same bans. From
 // any state the shortest completion uses single-byte tokens, which every vocabulary keeps, so
 // the filter never leaves a position with no token once max_tokens >= REFINER_MIN_TOKENS.
-import { QUERIES_HEADER, RATIONALE_HEADER } from './qref/turn-ebnf.ts';
+import { QUERIES_HEADER, RATIONALE_HEADER } from './qref/turn.ts';
 import { bitIndices } from '../util/bits.ts';
 import type { TokenVocab } from './vocab.ts';
 

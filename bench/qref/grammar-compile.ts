@@ -1,4 +1,4 @@
-// Why the refiner grammar leaves lengths to the parser (rollout/qref/turn.ts): xgrammar's
+// Why the refiner grammar leaves lengths to the parser (structured/qref/turn.ts): xgrammar's
 // compile time over the full Qwen3 vocabulary for the grammar as written and for variants
 // that bound lengths with counted repetitions. Each variant runs in its own process so the
 // per-process cache (structured/compile.ts) cannot help it. Takes about 2 minutes.

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
 import { createEncoder } from '../../reward/encoders/index.ts';
-import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
+import { formatCounts, writeSftDataset } from '../../rollout/sft-dataset.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { InputError } from '../../util/errors.ts';
 import { checkOutFile } from '../out-path.ts';
@@ -76,9 +76,9 @@ export async function run(argv: string[]): Promise<number> {
     case 'build':
       return build(rest);
     case 'train':
-      return (await import('../../trainer/sft/train.ts')).sftTrainCommand(rest);
+      return (await import('./sft-train.ts')).sftTrainCommand(rest);
     case 'eval':
-      return (await import('../../trainer/sft/eval.ts')).sftEvalCommand(rest);
+      return (await import('../../eval/sft-turns.ts')).sftEvalCommand(rest);
     default:
       console.error(usage);
       return 2;

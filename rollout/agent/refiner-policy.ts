@@ -10,7 +10,7 @@
 import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
 import type { CompletionResult, PolicyClient } from '../policy-client.ts';
 import { refinerMessages, type RefinerInput } from '../qref/prompt.ts';
-import { parseRefinerTurn, type RefinerCaps, type RefinerParse } from '../qref/turn.ts';
+import { parseRefinerTurn, type RefinerCaps, type RefinerParse } from '../../structured/qref/turn.ts';
 import { refinerGrammarEbnf } from '../../structured/qref/turn-ebnf.ts';
 import type { Refinement, Refiner } from './types.ts';
 

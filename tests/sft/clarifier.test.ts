@@ -15,7 +15,7 @@ import { HashedEncoder } from '../../reward/encoders/hashed.ts';
 import { turnConstraint } from '../../rollout/policy-constraint.ts';
 import { baselineSystemPrompt } from '../../rollout/prompt.ts';
 import { specOf } from '../../structured/turn-masks.ts';
-import { trajectoryExamples } from '../../trainer/sft/examples.ts';
+import { trajectoryExamples } from '../../rollout/sft-examples.ts';
 import { arbInstance } from './check.ts';
 import { GSTEER_GRAMMARS } from '../../rollout/env/grammars.ts';
 

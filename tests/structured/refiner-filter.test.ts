@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { refinerGrammarEbnf } from '../../structured/qref/turn-ebnf.ts';
-import { parseRefinerTurn } from '../../rollout/qref/turn.ts';
+import { parseRefinerTurn } from '../../structured/qref/turn.ts';
 import { compileConstraint, type CompiledConstraint } from '../../structured/compile.ts';
 import { allowedIds, maskHas } from '../../structured/constraint.ts';
 import { advance, advanceChecked, overCap, REFINER_MIN_TOKENS, REFINER_START, RefinerTurnFilter, shortestCompletion } from '../../structured/refiner-filter.ts';

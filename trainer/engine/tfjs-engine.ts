@@ -44,7 +44,7 @@ export interface TfjsEngineOptions {
   microBatchSize: number;
   /** Per-layer activation recomputation (grpo.gradientCheckpointing): same gradients, less memory. */
   recompute?: boolean;
-  /** The grammars constrained datums were sampled under (rollout/env/grammars.ts); none: a constrained datum is refused. */
+  /** The grammars constrained datums were sampled under (the environment's, Environment.grammars; every one for gsteer trainer serve); none: a constrained datum is refused. */
   grammars?: readonly PolicyGrammar[];
   /** Replays constrained datums' masks; default a pool of its own over `grammars`, started on the first constrained datum. */
   replayPool?: ReplayPool;

@@ -12,7 +12,7 @@
 // value's own closing punctuation, so the tokens stay those of the data (the trimmed
 // vocabulary keeps them).
 import { parseTurn } from '../../structured/turn/grammar.ts';
-import type { SftExample } from '../sft/examples.ts';
+import type { SftExample } from '../../data/sft/example.ts';
 import type { Rng } from '../../util/rng.ts';
 
 const PATTERNS = [/\| value: (.+)$/gm, /^\s*MEMORY: \S+ \(.*?\): (.+)$/gm, /^\s*USER: (.+)$/gm];

@@ -8,7 +8,7 @@ import { loadQref } from '../../data/qref/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { writeFileAtomic } from '../../util/atomic.ts';
 import { InputError } from '../../util/errors.ts';
-import { demonstrationExample } from '../../rollout/qref/sft-example.ts';
+import { demonstrationExample } from './sft-example.ts';
 
 /** Writes the examples; returns a line for the log. */
 export function writeQrefSftExamples(cfg: RunConfig, out: string): string {

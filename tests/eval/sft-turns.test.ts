@@ -2,9 +2,9 @@
 // cut at rollout.maxTokens counts as invalid ('truncated'), as it does in a rollout.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { rmSync } from 'node:fs';
-import { evalSample, evalValidTurns, invalidReason } from '../../trainer/sft/eval.ts';
+import { evalSample, evalValidTurns, invalidReason } from '../../eval/sft-turns.ts';
 import { heldOutMask, isHeldOut, readSftExamples } from '../../trainer/sft/tokens.ts';
-import { makeMicro } from './micro.ts';
+import { makeMicro } from '../sft/micro.ts';
 
 let m: ReturnType<typeof makeMicro>;
 beforeAll(() => {

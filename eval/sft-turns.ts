@@ -3,19 +3,19 @@
 // and reports the share that parse as valid turns (structured/turn/grammar.ts); a turn that hits
 // rollout.maxTokens before <|im_end|> counts as invalid (truncated), as in a rollout.
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../configs/load.ts';
-import { parseTurn } from '../../structured/turn/grammar.ts';
-import { Generation, type FinishReason } from '../../serve/generation.ts';
-import { serveModelOf } from '../../serve/tfjs-model.ts';
-import { selectBackend, type BackendKind } from '../../model/backend.ts';
-import { loadPeftAdapter } from '../../model/lora/index.ts';
-import { loadModel } from '../../model/index.ts';
-import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
-import { InputError } from '../../util/errors.ts';
-import { progressBar } from '../../util/progress.ts';
-import { Rng } from '../../util/rng.ts';
-import { heldOutMask, readSftExamples } from './tokens.ts';
-import type { SftExample } from './examples.ts';
+import { loadConfig } from '../configs/load.ts';
+import { parseTurn } from '../structured/turn/grammar.ts';
+import { Generation, type FinishReason } from '../serve/generation.ts';
+import { serveModelOf } from '../serve/tfjs-model.ts';
+import { selectBackend, type BackendKind } from '../model/backend.ts';
+import { loadPeftAdapter } from '../model/lora/index.ts';
+import { loadModel } from '../model/index.ts';
+import { encodeChat, qwen3Tokenizer } from '../core/tokenizer.ts';
+import { InputError } from '../util/errors.ts';
+import { progressBar } from '../util/progress.ts';
+import { Rng } from '../util/rng.ts';
+import { heldOutMask, readSftExamples } from '../trainer/sft/tokens.ts';
+import type { SftExample } from '../data/sft/example.ts';
 
 export interface EvalOptions {
   model: string;

@@ -1,4 +1,4 @@
-// The refiner turn (rollout/qref/turn.ts) and its grammar (turn-ebnf.ts), with xgrammar
+// The refiner turn (structured/qref/turn.ts) and its grammar (turn-ebnf.ts), with xgrammar
 // deciding acceptance: every rendered turn parses back and is accepted; on fuzzed text,
 // accepted => parse ok or a length reason (lengths are the parser's), and parse ok =>
 // accepted; the grammar compiles through the project's compile path over the Qwen3 vocabulary.
@@ -6,11 +6,11 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refinerGrammarEbnf } from '../../../structured/qref/turn-ebnf.ts';
-import { parseRefinerTurn, renderRefinerTurn, type RefinerCaps, type RefinerTurn } from '../../../rollout/qref/turn.ts';
+import { parseRefinerTurn, renderRefinerTurn, type RefinerCaps, type RefinerTurn } from '../../../structured/qref/turn.ts';
 import { compileConstraint } from '../../../structured/compile.ts';
 import { qwen3Vocab } from '../../../structured/vocab.ts';
-import { ebnfAcceptor } from '../../structured/accept.ts';
-import { mutateLines, mutationKinds } from '../helpers/line-mutations.ts';
+import { ebnfAcceptor } from '../accept.ts';
+import { mutateLines, mutationKinds } from '../../rollout/helpers/line-mutations.ts';
 
 const CAPS: RefinerCaps = { maxQueries: 5, maxQueryChars: 60, maxRationaleChars: 80 };
 const LENGTH_REASONS = ['query_too_long', 'rationale_too_long'];

@@ -2,10 +2,10 @@
 // counted with the Qwen3 tokenizer as training encodes them) exceed sft.maxSeqLen is never cut
 // silently. The rule: the target stays whole (it is what is learned); the oldest HISTORY entries
 // of the prompt are left out first, one at a time, with a line saying how many
-// (rollout/prompt.ts trimHistory), until the example fits; an example that does not fit even
+// (core/prompt-history.ts trimHistory), until the example fits; an example that does not fit even
 // with no history left is dropped. `gsteer sft build` and `gsteer sft train` count every case per
 // action kind (RETRIEVE, ASK, STOP; chat examples: TURN) and print it.
-import { historyEntries, trimHistory } from '../../rollout/prompt.ts';
+import { historyEntries, trimHistory } from '../../core/prompt-history.ts';
 import type { ChatMessage, Tokenizer } from '../../core/tokenizer.ts';
 import { IM_END_ID, renderChatML } from '../../core/tokenizer.ts';
 

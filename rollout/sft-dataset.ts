@@ -1,17 +1,17 @@
-// `gsteer sft build`: scaffolded trajectories -> step examples JSONL, streamed to a temp
-// file and renamed into place (a reader never sees half a file), with a progress bar over
-// the training instances and counts per scenario kind and per action.
-import { openAtomicWriter } from '../../util/atomic.ts';
-import type { Instance } from '../../data/schema.ts';
-import type { Encoder } from '../../core/encoder.ts';
-import { progressBar } from '../../util/progress.ts';
-import { InputError } from '../../util/errors.ts';
-import { buildInstance, type BuildOptions } from '../../data/sft/build.ts';
-import { trajectoryExamples } from './examples.ts';
-import { OfflineMemory } from '../../data/sft/memory.ts';
-import { SCENARIO_KINDS, type ScenarioKind } from '../../data/sft/scenario.ts';
-import { qwen3Tokenizer } from '../../core/tokenizer.ts';
-import { BudgetCounts, fitExample, formatBudget } from './budget.ts';
+// `gsteer sft build` (G-STEER's SFT data, method §7): scaffolded trajectories -> step examples
+// JSONL, streamed to a temp file and renamed into place (a reader never sees half a file), with
+// a progress bar over the training instances and counts per scenario kind and per action.
+import { openAtomicWriter } from '../util/atomic.ts';
+import type { Instance } from '../data/schema.ts';
+import type { Encoder } from '../core/encoder.ts';
+import { progressBar } from '../util/progress.ts';
+import { InputError } from '../util/errors.ts';
+import { buildInstance, type BuildOptions } from '../data/sft/build.ts';
+import { trajectoryExamples } from './sft-examples.ts';
+import { OfflineMemory } from '../data/sft/memory.ts';
+import { SCENARIO_KINDS, type ScenarioKind } from '../data/sft/scenario.ts';
+import { qwen3Tokenizer } from '../core/tokenizer.ts';
+import { BudgetCounts, fitExample, formatBudget } from '../data/sft/budget.ts';
 
 export interface BuildCounts {
   instances: number;

@@ -20,16 +20,14 @@
 // Repeated queries are allowed: redundancy is the reward's business (it costs a query and
 // adds no evidence), not a format error.
 //
-// The grammar (structured/qref/turn-ebnf.ts, with the headers) says all of this except the lengths: counted repetitions for
+// The grammar (turn-ebnf.ts) says all of this except the lengths: counted repetitions for
 // them made xgrammar's compile over the Qwen3 vocabulary take 66 s (rationale {0,240},
 // queries {0,120}) and 28 s (queries only) against 1.0 s without (bench/qref/grammar-compile.ts,
 // 2 cores), so lengths are checked here and,
 // for constrained sampling, are to be capped by a token filter as structured/policy-filter.ts
 // does for the G-STEER turn. Hence: grammar-accepted => parse ok or a *_too_long reason.
-import { FIELD_SPACE, trimField } from '../../structured/turn/grammar.ts';
-import { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from '../../structured/qref/turn-ebnf.ts';
+import { FIELD_SPACE, trimField } from '../turn/grammar.ts';
 
-export { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER };
 
 export interface RefinerTurn {
   rationale: string;
@@ -42,6 +40,10 @@ export const REFINER_INVALID_REASONS = [
 ] as const;
 export type RefinerInvalidReason = (typeof REFINER_INVALID_REASONS)[number];
 export type RefinerParse = { ok: true; turn: RefinerTurn } | { ok: false; reason: RefinerInvalidReason; detail: string };
+
+export const RATIONALE_HEADER = 'RATIONALE:';
+export const QUERIES_HEADER = 'QUERIES:';
+export const QUERY_BULLET = '- ';
 
 export interface RefinerCaps {
   maxQueries: number;
