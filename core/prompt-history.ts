@@ -1,6 +1,6 @@
 // The HISTORY section of the policy's user message (rollout/prompt.ts renderPolicyInput writes
 // it: a "HISTORY:" line, then per past turn a `[k] ACTION: execute` line and indented observation
-// lines) as text to count and shorten: the SFT length budget (trainer/sft/budget.ts; method §7.8)
+// lines) as text to count and shorten: the SFT length budget (data/sft/budget.ts; method §7.8)
 // leaves its oldest entries out. Here, below both, so the trainer reads no environment file.
 /**
  * The user message with the `drop` oldest HISTORY entries left out and a line saying how many

@@ -1,4 +1,4 @@
-// The length budgets (method §7.8; trainer/sft/budget.ts): Qwen3 token counts, the target kept
+// The length budgets (method §7.8; data/sft/budget.ts): Qwen3 token counts, the target kept
 // whole, the oldest history left out first, a drop only when nothing else fits, every case
 // counted per action kind; `gsteer sft build` prints those counts; each update reports the
 // share of turns cut at rollout.maxTokens.

@@ -93,7 +93,7 @@ const JUNK = ['', ' ', 'QUERIES:', 'RATIONALE: again', '-', '- ', '- more', 'ok'
 const mutate = (base: string, kinds: string[], picks: number[]) => mutateLines(base, kinds, picks, JUNK, EXTRA);
 
 describe('refiner grammar against the parser (properties)', () => {
-  it('structured/qref/turn.ebnf is the text refinerGrammarEbnf(5) writes (regenerate: node --import tsx -e "import(\'./rollout/qref/turn-ebnf.ts\').then(m => process.stdout.write(m.refinerGrammarEbnf(5)))" > structured/qref/turn.ebnf)', () => {
+  it('structured/qref/turn.ebnf is the text refinerGrammarEbnf(5) writes (regenerate: node --import tsx -e "import(\'./structured/qref/turn-ebnf.ts\').then(m => process.stdout.write(m.refinerGrammarEbnf(5)))" > structured/qref/turn.ebnf)', () => {
     expect(readFileSync(new URL('../../../structured/qref/turn.ebnf', import.meta.url), 'utf8')).toBe(refinerGrammarEbnf(5));
   });
 

@@ -78,7 +78,7 @@ function filterBreak(text: string): string | null {
 }
 
 describe('structured/turn/grammar.ebnf', () => {
-  it('is the text policyGrammarEbnf() writes (regenerate: node --import tsx -e "import(\'./core/turn/grammar-ebnf.ts\').then(m => process.stdout.write(m.POLICY_GRAMMAR))" > structured/turn/grammar.ebnf)', () => {
+  it('is the text policyGrammarEbnf() writes (regenerate: node --import tsx -e "import(\'./structured/turn/grammar-ebnf.ts\').then(m => process.stdout.write(m.POLICY_GRAMMAR))" > structured/turn/grammar.ebnf)', () => {
     expect(readFileSync(new URL('../../../structured/turn/grammar.ebnf', import.meta.url), 'utf8')).toBe(POLICY_GRAMMAR);
   });
 
