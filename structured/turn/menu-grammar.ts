@@ -31,7 +31,7 @@ export function menuOf(actions: readonly ActionKind[]): ActionKind[] {
 
 export function menuGrammarEbnf(actions: readonly ActionKind[]): string {
   const menu = menuOf(actions);
-  return `# gsteer baseline turn, menu ${menu.join('/')} (core/turn/menu-grammar.ts), xgrammar EBNF.
+  return `# gsteer baseline turn, menu ${menu.join('/')} (structured/turn/menu-grammar.ts), xgrammar EBNF.
 root ::= (sp* "\\n")* "STATE:" sp* ("\\n" sp*)* "\\n" plan ("\\n" sp*)* "\\n" action ("\\n" sp*)* "\\n" execute ("\\n" sp*)*
 plan ::= "PLAN:" sp* mark rest
 action ::= "ACTION:" sp* (${menu.map((a) => JSON.stringify(a)).join(' | ')}) sp*
