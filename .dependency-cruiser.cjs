@@ -7,8 +7,6 @@
 // up. tests/, bench/ and docs/ sit above everything and are not checked. A violation prints the
 // importing file, the imported file and the rule, e.g.
 // "layer-configs: configs/schema.ts → serve/server.ts".
-// Edges marked "(until structured/)" exist only because the grammar constraint is still spread
-// over serve/, rollout/ and trainer/ (issue 34): delete them once it lives in structured/.
 
 const GROUND = ['util', 'core', 'endpoints', 'configs'];
 
@@ -25,23 +23,18 @@ const ALLOW = {
   data: GROUND,
   reward: ['util', 'core', 'configs', 'data'],
   rollout: [...GROUND, 'encoders', 'data', 'reward', 'structured'],
-  trainer: [...GROUND, 'encoders', 'data', 'model', 'structured',
-    'rollout', // (until structured/): trainer/constraint-masks.ts, trainer/sft/*, trainer/pretrain/augment-qref.ts
-    'serve', // (until structured/): trainer/constraint-masks.ts, trainer/replay-*.ts, trainer/sft/eval.ts
-  ],
+  trainer: [...GROUND, 'encoders', 'data', 'model', 'structured'], // no environment, no server: grammars and examples arrive as data
   // the serving tower
   model: ['util', 'core', 'configs'],
   structured: ['util', 'core', 'model'],
-  serve: ['util', 'core', 'model', 'structured',
-    'rollout', // (until structured/): serve/structured/request.ts, serve/structured/refiner-filter.ts
-  ],
+  serve: ['util', 'core', 'model', 'structured'],
   // run files and metrics, read by the workers, the dashboard and resume
   checkpoints: ['util', 'core', 'configs', 'model', 'reward'],
   monitor: ['util', 'core', 'configs', 'checkpoints', 'rollout'],
   // where the towers meet: queues, controller, rollout / group / trainer workers
   workers: [...GROUND, 'data', 'reward', 'rollout', 'trainer', 'model', 'structured', 'checkpoints', 'monitor'],
   // on top
-  eval: [...GROUND, 'encoders', 'data', 'rollout', 'structured', 'serve', 'workers'],
+  eval: [...GROUND, 'encoders', 'data', 'rollout', 'trainer', 'model', 'structured', 'serve', 'workers'], // trainer/, model/: the SFT turn eval (eval/sft-turns.ts)
   cli: [...GROUND, 'encoders', 'data', 'reward', 'rollout', 'trainer', 'model', 'structured', 'serve',
     'checkpoints', 'monitor', 'workers', 'eval'],
 };

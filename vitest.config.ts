@@ -12,7 +12,7 @@ const SLOW = [
   'tests/conformance/**/*.test.ts', // the official Python SDK against gsteer's trainer service
   'tests/cli/gsteer.test.ts', // npm pack + install
   'tests/cli/qref-base.test.ts',
-  'tests/core/turn/cursor.test.ts',
+  'tests/structured/turn/cursor.test.ts',
   'tests/data/build-e2e.test.ts',
   'tests/data/build-llm.test.ts',
   'tests/data/build-serve.test.ts',
@@ -20,12 +20,12 @@ const SLOW = [
   'tests/model/token-masks.test.ts',
   'tests/monitor/dashboard-browser.test.ts', // chromium
   'tests/rollout/agent/qref-episode-http.test.ts',
-  'tests/rollout/menu-grammar.test.ts',
-  'tests/rollout/qref/turn.test.ts',
+  'tests/structured/turn/menu-grammar.test.ts',
+  'tests/structured/qref/turn.test.ts',
   'tests/serve/structured-outputs.test.ts',
-  'tests/serve/structured/compile.test.ts',
-  'tests/serve/structured/policy-filter.test.ts',
-  'tests/serve/structured/refiner-filter.test.ts',
+  'tests/structured/compile.test.ts',
+  'tests/structured/policy-filter.test.ts',
+  'tests/structured/refiner-filter.test.ts',
   'tests/sft/demo-base.test.ts',
   'tests/trainer/constrained-ratio.test.ts',
   'tests/trainer/learning.test.ts',

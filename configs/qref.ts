@@ -9,7 +9,7 @@ const positiveInt = z.number().int().positive();
 /**
  * The fewest max_tokens a constrained refiner turn fits in: the shortest turn the refiner
  * grammar allows, byte by byte ("RATIONALE:x\nQUERIES:\n- x", 24), and EOS. The refiner_turn
- * filter computes the same (serve/structured/refiner-filter.ts; a test keeps the two equal).
+ * filter computes the same (structured/refiner-filter.ts; a test keeps the two equal).
  */
 export const REFINER_MIN_TOKENS = 25;
 
@@ -94,7 +94,7 @@ export const QrefSchema = z
       })
       .strict()
       .prefault({}),
-    /** Bounds of the refiner's turn (rollout/qref/turn.ts). Ours: the paper bounds but gives no numbers. */
+    /** Bounds of the refiner's turn (structured/qref/turn.ts). Ours: the paper bounds but gives no numbers. */
     turn: z
       .object({
         // WebSailor's batches average 3.8 queries (7,545 queries in 1,992 batches, paper §2); 5 leaves room.

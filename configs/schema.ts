@@ -3,7 +3,6 @@
 // (the G-STEER paper's Implementation Details; the docs/method.md sections, cited as method §n, named per field).
 // YAML files in configs/ hold overrides only; `--set a.b=c` overrides on the command line.
 import { z } from 'zod';
-import { policyMinTokens } from '../core/turn/caps.ts';
 import { ExternalBaselinesSchema } from './baselines.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { chatFields, checkEndpointSections, endpointSection } from './endpoint-section.ts';
@@ -11,6 +10,12 @@ import { PpoSchema } from './ppo.ts';
 import { QrefSchema, REFINER_MIN_TOKENS } from './qref.ts';
 import { isClusterUrl } from '../util/redis-keys.ts';
 
+/**
+ * The fewest max_tokens a constrained policy turn fits in: the shortest turn the policy grammar
+ * and its caps allow ("STATE:\nPLAN:x\nACTION:ASK\nEXECUTE:x", 34) and EOS. The policy_turn
+ * filter computes the same (structured/turn/caps.ts policyMinTokens; a test keeps the two equal).
+ */
+export const POLICY_MIN_TOKENS = 35;
 const positiveInt = z.number().int().positive();
 
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
@@ -81,7 +86,7 @@ export const RolloutSchema = z
     maxTurns: positiveInt.default(12), // method §3: default 12
     maxTokens: positiveInt.default(384), // per policy turn; long enough for state + plan + action
     /**
-     * Sample every policy turn under the policy grammar (core/turn/grammar.ebnf, sent as vLLM's
+     * Sample every policy turn under the policy grammar (structured/turn/grammar.ebnf, sent as vLLM's
      * `structured_outputs.grammar`), and score each constrained token under the same mask in
      * the trainer. A departure from the paper, which samples unconstrained and penalizes
      * malformed turns (configs/paper.yaml sets false); the invalid penalty stays for
@@ -390,15 +395,15 @@ export const RunConfigSchema = RunConfigObject.superRefine((c, ctx) => {
     ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
   for (const key of ['rollout', 'eval'] as const)
     if (c.env === 'qref' && c.rollout.constrained && c[key].maxTokens < REFINER_MIN_TOKENS)
-      ctx.addIssue({ code: 'custom', path: [key, 'maxTokens'], message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (rollout/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false` });
-  if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < policyMinTokens())
-    ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${policyMinTokens()}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
+      ctx.addIssue({ code: 'custom', path: [key, 'maxTokens'], message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (structured/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false` });
+  if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < POLICY_MIN_TOKENS)
+    ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${POLICY_MIN_TOKENS}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
   if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
     ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
   if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
     ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
   if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
-    ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar the trainer replays (trainer/constraint-masks.ts); lower it or set rollout.constrained=false` });
+    ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar gsteer trainer serve replays (rollout/env/grammars.ts MAX_REFINER_QUERIES); lower it or set rollout.constrained=false` });
   if (c.trainer.engine === 'tinker') {
     const fix = 'or use trainer.engine=embedded';
     if (!c.trainer.baseUrl) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseUrl'], message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}` });

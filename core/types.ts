@@ -1,6 +1,8 @@
 // The policy turn, the evidence state and the trajectory record (method §2, §3).
 // These are the contracts between rollout/, reward/, trainer/, workers/ and data/sft.
-import type { TokenFilterKind } from './constraint-spec.ts';
+
+/** Token filters gsteer serve can run after the grammar mask (structured/constraint-spec.ts TOKEN_FILTERS). */
+export type TokenFilterKind = 'policy_turn' | 'refiner_turn';
 
 export type SlotStatus = 'uncovered' | 'partial' | 'covered';
 export type SlotSource = 'profile' | 'memory' | 'dialogue';
@@ -16,7 +18,7 @@ export interface EvidenceSlot {
 
 export type ActionKind = 'RETRIEVE' | 'ASK' | 'STOP';
 
-/** A parsed policy turn (the grammar is documented in core/turn/grammar.ts). */
+/** A parsed policy turn (the grammar is documented in structured/turn/grammar.ts). */
 export interface PolicyTurn {
   state: EvidenceSlot[];
   plan: string;
@@ -36,7 +38,7 @@ export type InvalidReason =
   | 'empty_execute'
   | 'trailing_text'
   | 'truncated'
-  // Added with the grammar (core/turn/grammar.ts):
+  // Added with the grammar (structured/turn/grammar.ts):
   | 'section_order' // a section header out of STATE, PLAN, ACTION, EXECUTE order
   | 'unexpected_line' // a line that is neither a header nor allowed in its section
   | 'empty_plan'
@@ -84,14 +86,14 @@ export interface TurnTokens {
 
 /**
  * How a constrained turn was sampled (rollout.constrained): the policy grammar
- * (core/turn/grammar.ebnf) and, on gsteer serve, its token filter. The trainer replays the
+ * (structured/turn/grammar.ebnf) and, on gsteer serve, its token filter. The trainer replays the
  * completion ids through the same constraint to score each token under its mask.
  */
 export interface TurnConstraint {
   /** null: the grammar alone (vLLM applies only the EBNF). */
   tokenFilter: TokenFilterKind | null;
   tokenFilterVersion: number | null;
-  /** core/constraint-spec.ts specHash of what was applied; the trainer checks it against its own. */
+  /** structured/constraint-spec.ts specHash of what was applied; the trainer checks it against its own. */
   specSha256: string;
   /** The request's max_tokens (the filter's length budget depends on it). */
   maxTokens: number;

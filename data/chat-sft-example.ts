@@ -1,7 +1,7 @@
 // A generic SFT example: chat messages in, target text out (the assistant turn the loss is
 // taken on). Any environment's demonstrations become this (QREF's refiner demonstrations via
 // rollout/qref/sft-example.ts), so an SFT trainer needs no knowledge of the task. G-STEER's
-// step examples (trainer/sft/examples.ts) carry the same `input` and `target` fields plus their
+// step examples (data/sft/example.ts) carry the same `input` and `target` fields plus their
 // own bookkeeping.
 import { z } from 'zod';
 

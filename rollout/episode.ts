@@ -18,7 +18,7 @@ import type { RolloutConfig } from '../configs/schema.ts';
 import { encodeChat, type Tokenizer } from '../core/tokenizer.ts';
 import { assert } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
-import { parseTurn } from '../core/turn/grammar.ts';
+import { parseTurn } from '../structured/turn/grammar.ts';
 import type { PolicyClient } from './policy-client.ts';
 import { constraintFor, turnConstraint } from './policy-constraint.ts';
 import { buildPolicyMessages, policyProfile, type HistoryEntry } from './prompt.ts';
@@ -69,7 +69,7 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
   // Every method sees the profile, the IntentRL-style clarifier too (paper: "a frozen user profile").
   const profile = policyProfile(instance, userState.profile);
   const { maxTurns } = opts.rollout;
-  // A baseline samples under its own menu grammar (core/turn/menu-grammar.ts): an action off its
+  // A baseline samples under its own menu grammar (structured/turn/menu-grammar.ts): an action off its
   // menu cannot be sampled; unconstrained, checkMenu makes it an invalid turn.
   const constrained = opts.rollout.constrained ?? false;
   const constraintSpec = constraintFor(opts.actions);

@@ -7,7 +7,7 @@
 import type OpenAI from 'openai';
 import { createEndpoint, endpointUrl, type CallSink, type Endpoint } from '../endpoints/index.ts';
 import { InputError } from '../util/errors.ts';
-import type { TokenFilterKind } from '../core/constraint-spec.ts';
+import type { TokenFilterKind } from '../structured/constraint-spec.ts';
 
 export interface CompletionRequest {
   promptIds: number[];

@@ -3,15 +3,15 @@
 // `policy_turn` token filter on top (no repeated slot name, length caps; vLLM ignores the
 // field); the QREF refiner's grammar with the `refiner_turn` filter (rollout/agent/refiner-policy.ts). The record says what the server reported applying, or, when it reports nothing
 // (vLLM), the grammar alone; the trainer's replay then checks that every id was allowed.
-import { POLICY_GRAMMAR } from '../core/turn/grammar-ebnf.ts';
-import { menuGrammarEbnf } from '../core/turn/menu-grammar.ts';
-import { specHash, TOKEN_FILTERS } from '../core/constraint-spec.ts';
+import { POLICY_GRAMMAR } from '../structured/turn/grammar-ebnf.ts';
+import { menuGrammarEbnf } from '../structured/turn/menu-grammar.ts';
+import { specHash, TOKEN_FILTERS } from '../structured/constraint-spec.ts';
 import type { AppliedConstraint, CompletionRequest } from './policy-client.ts';
 import type { ActionKind, TurnConstraint } from '../core/types.ts';
 
 export const POLICY_CONSTRAINT: NonNullable<CompletionRequest['constraint']> = { grammar: POLICY_GRAMMAR, tokenFilter: 'policy_turn' };
 
-/** What a call samples under: the policy grammar, or a baseline's menu grammar (core/turn/menu-grammar.ts; method §8.5). */
+/** What a call samples under: the policy grammar, or a baseline's menu grammar (structured/turn/menu-grammar.ts; method §8.5). */
 export function constraintFor(actions: readonly ActionKind[] | undefined): NonNullable<CompletionRequest['constraint']> {
   return actions ? { grammar: menuGrammarEbnf(actions), tokenFilter: 'policy_turn' } : POLICY_CONSTRAINT;
 }

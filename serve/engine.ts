@@ -8,7 +8,7 @@ import { Generation, type ChoiceResult, type StepEvent } from './generation.ts';
 import type { ServeModel } from './model.ts';
 import type { GenerateParams } from './requests.ts';
 import type { GenScheduler } from './scheduler.ts';
-import type { CompiledConstraint } from './structured/compile.ts';
+import type { CompiledConstraint } from '../structured/compile.ts';
 
 export interface Engine {
   model: ServeModel;

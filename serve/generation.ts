@@ -12,8 +12,8 @@ import { Rng } from '../util/rng.ts';
 import { Detokenizer } from './detokenizer.ts';
 import type { AdapterHandle, Sequence, ServeModel } from './model.ts';
 import { logSumExpRow, samplePos, subRow, topLogprobsRow, type SamplingParams, type TokenLogprob } from './sampling.ts';
-import type { CompiledConstraint } from './structured/compile.ts';
-import { TokenConstraint } from './structured/constraint.ts';
+import type { CompiledConstraint } from '../structured/compile.ts';
+import { TokenConstraint } from '../structured/constraint.ts';
 
 export interface ChoiceSpec {
   promptIds: number[];

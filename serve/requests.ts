@@ -9,8 +9,8 @@ import type { ChatMessage } from '../core/tokenizer.ts';
 import { badRequest } from './errors.ts';
 import { bool, num, rejectUnsupported, stopStrings, str, tokenIds, type Body } from './fields.ts';
 import type { SamplingParams } from './sampling.ts';
-import { parseConstraint } from './structured/request.ts';
-import type { ConstraintSpec } from '../core/constraint-spec.ts';
+import { parseConstraint } from './structured-request.ts';
+import type { ConstraintSpec } from '../structured/constraint-spec.ts';
 
 /** vLLM's default --max-logprobs. */
 export const MAX_LOGPROBS = 20;

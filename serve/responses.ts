@@ -5,9 +5,9 @@ import { randomUUID } from 'node:crypto';
 import type { Tokenizer } from '../core/tokenizer.ts';
 import type { ChoiceResult } from './generation.ts';
 import type { TokenLogprob } from './sampling.ts';
-import type { CompiledConstraint } from './structured/compile.ts';
-import { POLICY_FILTER_VERSION } from './structured/policy-filter.ts';
-import { REFINER_FILTER_VERSION } from './structured/refiner-filter.ts';
+import type { CompiledConstraint } from '../structured/compile.ts';
+import { POLICY_FILTER_VERSION } from '../structured/policy-filter.ts';
+import { REFINER_FILTER_VERSION } from '../structured/refiner-filter.ts';
 
 export interface TokenNames {
   tok: Tokenizer;

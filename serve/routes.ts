@@ -10,9 +10,9 @@ import { cachedTokensOf, chatResponse, completionResponse, type TokenNames } fro
 import { chunker, type Send, type StreamShape } from './stream.ts';
 import { badRequest } from './errors.ts';
 import type { ServeModel } from './model.ts';
-import { compileConstraint, ConstraintError, type CompiledConstraint } from './structured/compile.ts';
-import type { ConstraintSpec } from '../core/constraint-spec.ts';
-import { qwen3Vocab } from './structured/vocab.ts';
+import { compileConstraint, ConstraintError, type CompiledConstraint } from '../structured/compile.ts';
+import type { ConstraintSpec } from '../structured/constraint-spec.ts';
+import { qwen3Vocab } from '../structured/vocab.ts';
 
 /** vLLM's default max_tokens for /v1/completions (OpenAI's legacy default). */
 const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;

@@ -1,5 +1,5 @@
 // Bitmasks as Int32Array words: bit (i & 31) of word (i >> 5) stands for index i (xgrammar's
-// token bitmask layout; grammar masks in serve/structured and model/token-masks).
+// token bitmask layout; grammar masks in structured/ and model/token-masks).
 
 /** Whether bit i is set. */
 export const hasBit = (mask: Int32Array, i: number): boolean => (((mask[i >>> 5] as number) >>> (i & 31)) & 1) === 1;

@@ -23,8 +23,8 @@ export async function realParts(cfg: RunConfig, runId: string, callsFile?: strin
     trainer: async (ctx) => {
       const n = await total();
       // method §13: PPO's actor + critic (in process: the contract has no critic), or GRPO's LoRA step
-      if (cfg.algorithm === 'ppo') return (await import('../trainer/update/ppo-part.ts')).ppoTrainerPart(cfg);
-      if (cfg.trainer.engine === 'inprocess') return (await import('../trainer/update/step-part.ts')).stepTrainerPart(cfg, () => n);
+      if (cfg.algorithm === 'ppo') return (await import('../trainer/update/ppo-part.ts')).ppoTrainerPart(cfg, env.grammars());
+      if (cfg.trainer.engine === 'inprocess') return (await import('../trainer/update/step-part.ts')).stepTrainerPart(cfg, () => n, env.grammars());
       // method §5.13: through the Tinker contract, to gsteer's service or a remote engine
       const embedded = cfg.trainer.engine === 'embedded';
       const baseUrl = embedded ? ctx?.trainerUrl : cfg.trainer.baseUrl;

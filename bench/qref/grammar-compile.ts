@@ -1,7 +1,7 @@
-// Why the refiner grammar leaves lengths to the parser (rollout/qref/turn.ts): xgrammar's
+// Why the refiner grammar leaves lengths to the parser (structured/qref/turn.ts): xgrammar's
 // compile time over the full Qwen3 vocabulary for the grammar as written and for variants
 // that bound lengths with counted repetitions. Each variant runs in its own process so the
-// per-process cache (serve/structured/compile.ts) cannot help it. Takes about 2 minutes.
+// per-process cache (structured/compile.ts) cannot help it. Takes about 2 minutes.
 // Run: node --import tsx bench/qref/grammar-compile.ts
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,8 @@ sp ::= [ \\t\\v\\f\\r]
 
 if (process.argv[2] === '--child') {
   const [r, q] = [Number(process.argv[3]), Number(process.argv[4])];
-  const { compileConstraint } = await import('../../serve/structured/compile.ts');
-  const { qwen3Vocab } = await import('../../serve/structured/vocab.ts');
+  const { compileConstraint } = await import('../../structured/compile.ts');
+  const { qwen3Vocab } = await import('../../structured/vocab.ts');
   const c = await compileConstraint({ type: 'grammar', grammar: grammar(r, q) }, qwen3Vocab());
   process.stdout.write(String(Math.round(c.compileMs)));
 } else {

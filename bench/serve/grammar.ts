@@ -6,16 +6,16 @@
 // dir). The server runs in-process over real HTTP; requests stream, and decode time is first
 // token -> last token of each request, so prefill is left out. Each mode sends the same
 // requests (same seeds): the grammar + gsteer's policy filter, the policy grammar alone
-// (core/turn/grammar.ebnf), and unconstrained with each request's length matched to its
+// (structured/turn/grammar.ebnf), and unconstrained with each request's length matched to its
 // grammar+filter run (`level`). Ratios are against the unconstrained run at the same
 // concurrency, measured in the same run. The second table replays the constrained
 // completions through a TokenConstraint to time its parts per token, on the model's
 // vocabulary and on the full Qwen3 vocabulary (what a real checkpoint pays).
 import { parseArgs } from 'node:util';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { startServer } from '../../serve/server.ts';
-import { compileConstraint } from '../../serve/structured/compile.ts';
-import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
+import { compileConstraint } from '../../structured/compile.ts';
+import { qwen3Vocab, type TokenVocab } from '../../structured/vocab.ts';
 import { readVocabMap } from '../../model/index.ts';
 import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { idSpaceVocab, replayParts, sftExamples, type Parts } from './replay-parts.ts';

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChatMessage } from '../../core/tokenizer.ts';
-import type { CompiledConstraint } from '../../serve/structured/compile.ts';
-import { allowedIds, maskHas } from '../../serve/structured/constraint.ts';
-import { PolicyTurnFilter } from '../../serve/structured/policy-filter.ts';
-import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
+import type { CompiledConstraint } from '../../structured/compile.ts';
+import { allowedIds, maskHas } from '../../structured/constraint.ts';
+import { PolicyTurnFilter } from '../../structured/policy-filter.ts';
+import { qwen3Vocab, type TokenVocab } from '../../structured/vocab.ts';
 
 export interface SftExample {
   input: ChatMessage[];

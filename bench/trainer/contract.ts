@@ -28,6 +28,7 @@ import { contractTrainerPart } from '../../trainer/update/contract-part.ts';
 import { stepTrainerPart } from '../../trainer/update/step-part.ts';
 import type { TrainerPart, TrainSequence } from '../../trainer/update/part.ts';
 import { StaleAdapterError } from '../../trainer/update/sampler-check.ts';
+import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 
 const { values } = parseArgs({ options: { run: { type: 'string', default: 'runs/demo' }, updates: { type: 'string', default: '4' }, backend: { type: 'string', default: 'wasm' }, config: { type: 'string', default: 'configs/demo.yaml' } } });
 const REPO = new URL('../..', import.meta.url).pathname;
@@ -66,7 +67,7 @@ async function path(name: string, engine: 'inprocess' | 'embedded', checkTurns: 
   const cfg = cfgFor(engine, checkTurns);
   const dirs = join(root, name.replace(/\W+/g, '-'));
   const part = engine === 'inprocess'
-    ? await stepTrainerPart(cfg, () => files.length)
+    ? await stepTrainerPart(cfg, () => files.length, EVERY_GRAMMAR)
     : await contractTrainerPart({ cfg, runId: `bench-${name.replace(/\W+/g, '-')}`, totalSteps: () => files.length, baseUrl: svc.url, baseModel: cfg.policy.model, embedded: { stateDir: join(root, 'service') }, callsFile: join(dirs, 'trainer_calls.jsonl'), versionDir: versionDir(dirs), log: () => {} });
   await part.init(null);
   mkdirSync(versionDir(dirs)(0), { recursive: true });

@@ -15,13 +15,13 @@
 //                     masked head, model/masked-head.ts, the default at this vocabulary)
 //   critical path     what the trainer waits for, replay included: before = in-process replay,
 //                     then the step; after = the replay pool's worker threads started with the
-//                     step (trainer/replay-pool.ts; warm: its grammars compiled by a first batch)
+//                     step (structured/replay-pool.ts; warm: its grammars compiled by a first batch)
 // Shares are (critical path - unmasked step) / unmasked step, measured in the same run; a
 // negative share: the masked step costs less than the unmasked one (the sparse head computes
 // positions with a few allowed ids on those rows only).
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import type { TurnConstraint } from '../../core/types.ts';
 import { selectBackend, type BackendKind } from '../../model/backend.ts';
@@ -30,15 +30,16 @@ import { createLora } from '../../model/lora/lora.ts';
 import { PRESETS } from '../../model/init.ts';
 import { maskedPath, type MaskVia, type TokenMasks } from '../../model/token-masks.ts';
 import { LoraSchema } from '../../configs/schema.ts';
-import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec } from '../../serve/structured/index.ts';
-import { POLICY_FILTER_VERSION } from '../../serve/structured/policy-filter.ts';
-import { turnMasks, type MaskedTurn } from '../../trainer/constraint-masks.ts';
+import { compileConstraint, qwen3Vocab, replayConstraint, specHash, type ConstraintSpec } from '../../structured/index.ts';
+import { POLICY_FILTER_VERSION } from '../../structured/policy-filter.ts';
+import { turnMasks, type MaskedTurn } from '../../structured/turn-masks.ts';
 import type { Policy } from '../../trainer/policy.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
-import { ReplayPool } from '../../trainer/replay-pool.ts';
+import { ReplayPool } from '../../structured/replay-pool.ts';
 import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { replayParts, sftExamples, type Parts } from '../serve/replay-parts.ts';
 import { randomModel } from './random-model.ts';
+import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 
 const { values } = parseArgs({
   options: {
@@ -131,7 +132,7 @@ async function replayInProcess(perIdFilter: boolean): Promise<TokenMasks[]> {
   return out;
 }
 const masks = await replayInProcess(false);
-const pool = new ReplayPool(values.threads ? Number(values.threads) : undefined);
+const pool = new ReplayPool(EVERY_GRAMMAR, values.threads ? Number(values.threads) : undefined);
 {
   const warm = pool.start(turns, model); // each worker builds the vocabulary and compiles the grammar once
   warm.stats();

@@ -29,7 +29,7 @@ import { buildPrefixTree, prefixOrder } from '../../model/prefix-tree.ts';
 import { loraPolicy } from '../../trainer/policy-lora.ts';
 import { accumulateGradients, type PolicyBatch } from '../../trainer/step.ts';
 import { microBatches } from '../../trainer/step-batch.ts';
-import { replayTurnMasks } from '../../trainer/constraint-masks.ts';
+import { replayTurnMasks } from '../../structured/turn-masks.ts';
 import { GrpoSchema, LoraSchema } from '../../configs/schema.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
@@ -37,6 +37,7 @@ import { buildUpdateBatch } from '../../workers/update-batch.ts';
 import { policyRows } from '../../trainer/update/sequences.ts';
 import { randomQwen3 } from '../../tests/trainer/step-fixtures.ts';
 import { Rng } from '../../util/rng.ts';
+import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 
 const { values } = parseArgs({
   options: {
@@ -117,7 +118,7 @@ const grpoCfg = GrpoSchema.parse({});
 const batches: { name: string; batch: PolicyBatch }[] = [];
 for (const f of groupFiles) {
   const { sequences } = buildUpdateBatch([readGroupFile(join(values.run!, 'groups', f))], layout, grpoCfg);
-  const replay = await replayTurnMasks(sequences, model);
+  const replay = await replayTurnMasks(sequences, model, EVERY_GRAMMAR);
   // advantages as the run's, but a zero-std group would skip its backward: keep them nonzero for timing
   const rows = policyRows(sequences, false, replay.masks);
   batches.push({ name: `demo update ${f.replace('.json', '')} (${rows.inputIds.length} turns)`, batch: { ...rows, advantages: rows.advantages.map((a, i) => a || (i % 2 ? -0.5 : 0.5)) } });

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../configs/load.ts';
 import { loadInstances } from '../../data/load.ts';
 import { createEncoder } from '../../encoders/index.ts';
-import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
+import { formatCounts, writeSftDataset } from '../../rollout/sft-dataset.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { InputError } from '../../util/errors.ts';
 import { checkOutFile } from '../out-path.ts';
@@ -29,7 +29,7 @@ train  LoRA SFT with masked cross-entropy on the target tokens (sft.* in the con
        checkpoint; --fresh discards earlier SFT checkpoints of this run.
 eval   Samples N policy turns on held-out steps (seeded; N above the number of held-out
        steps samples each again, e.g. --n 138 = every one of 46 three times) and prints
-       the share that parse as valid turns (core/turn/grammar.ts). --show K prints the first K.`;
+       the share that parse as valid turns (structured/turn/grammar.ts). --show K prints the first K.`;
 
 async function build(argv: string[]): Promise<number> {
   // `--data A B`: the usage's FILE... form; the files after --data are positionals here
@@ -76,9 +76,9 @@ export async function run(argv: string[]): Promise<number> {
     case 'build':
       return build(rest);
     case 'train':
-      return (await import('../../trainer/sft/train.ts')).sftTrainCommand(rest);
+      return (await import('./sft-train.ts')).sftTrainCommand(rest);
     case 'eval':
-      return (await import('../../trainer/sft/eval.ts')).sftEvalCommand(rest);
+      return (await import('../../eval/sft-turns.ts')).sftEvalCommand(rest);
     default:
       console.error(usage);
       return 2;

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { selectBackend, type BackendKind } from '../../model/backend.ts';
 import { loadModel } from '../../model/index.ts';
+import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 import { TfjsEngine } from '../../trainer/engine/tfjs-engine.ts';
 import { startTrainerService } from '../../trainer/service/server.ts';
 import type { LoraSpec } from '../../trainer/service/types.ts';
@@ -113,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
     apiKey,
     compressForwardBackward: values.compress !== 'off',
     sessionTimeoutMs: timeoutS * 1000,
-    createEngine: async ({ lora }) => TfjsEngine.create(model, peftLora(lora, alpha), lora.seed, { baseModel: values.model as string, microBatchSize, recompute: values.recompute ?? false }),
+    createEngine: async ({ lora }) => TfjsEngine.create(model, peftLora(lora, alpha), lora.seed, { baseModel: values.model as string, microBatchSize, recompute: values.recompute ?? false, grammars: EVERY_GRAMMAR }),
     sampler: values['no-sampler'] ? undefined : serveSampler(model, backendName),
     log,
     logRequests: values['log-requests'] ?? false,

@@ -24,7 +24,7 @@ import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning
 import { readMetrics } from '../../monitor/sink.ts';
 import { metricCurves, rewardCurves } from '../../monitor/terminal-curve.ts';
 import { sftLayout } from '../../trainer/sft/checkpoint.ts';
-import { writeQrefSftExamples } from '../../trainer/sft/qref-examples.ts';
+import { writeQrefSftExamples } from '../../rollout/qref/sft-examples.ts';
 import { writeFileAtomic } from '../../util/atomic.ts';
 import { latestAdapter } from './eval-phase.ts';
 import type { Phase, PhaseContext } from './phase.ts';

@@ -3,8 +3,9 @@
 // turns and report the share that parse as valid turns. GRPO then starts from the adapter
 // (the caller sets initAdapter to `adapterDir`).
 import type { RunConfig } from '../../configs/schema.ts';
+import { writeEnvSftExamples } from '../../rollout/env/sft-examples.ts';
 import { runSft, type SftRunResult } from '../../trainer/sft/train.ts';
-import { evalValidTurns, formatEval, type EvalResult } from '../../trainer/sft/eval.ts';
+import { evalValidTurns, formatEval, type EvalResult } from '../../eval/sft-turns.ts';
 
 export interface SftPhaseResult {
   adapterDir: string;
@@ -21,7 +22,7 @@ export interface SftPhaseOptions {
 
 export async function sftPhase(cfg: RunConfig, o: SftPhaseOptions = {}): Promise<SftPhaseResult> {
   const log = o.log ?? ((l: string) => console.error(l));
-  const train = await runSft(cfg, { resume: o.resume ?? false, fresh: !o.resume, log });
+  const train = await runSft(cfg, { resume: o.resume ?? false, fresh: !o.resume, log, writeExamples: writeEnvSftExamples });
   log(`sft: ${train.steps} updates in ${train.seconds.toFixed(1)} s; train loss ${train.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${train.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${train.adapterDir}`);
   if (train.heldOutLossBefore !== null && train.heldOutLoss !== null)
     log(

@@ -10,7 +10,7 @@ import { loadConfig } from '../../configs/load.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { loadInstances } from '../../data/load.ts';
 import { createEncoder } from '../../encoders/index.ts';
-import { formatCounts, writeSftDataset } from '../../trainer/sft/dataset.ts';
+import { formatCounts, writeSftDataset } from '../../rollout/sft-dataset.ts';
 import { sftLayout } from '../../trainer/sft/checkpoint.ts';
 import { sftPhase } from './sft-phase.ts';
 import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';

@@ -9,7 +9,7 @@ import { z } from 'zod';
 
 /** At least one non-whitespace character. */
 const nonBlank = z.string().regex(/\S/, 'must contain a non-space character');
-/** One line: the refiner's turn format is line-based (rollout/qref/turn.ts). */
+/** One line: the refiner's turn format is line-based (structured/qref/turn.ts). */
 const query = nonBlank.regex(/^[^\n\r]*$/, 'must be one line (no line break)');
 
 /** A document of the local corpus: what the embedded BM25 index and the evidence filter read. */

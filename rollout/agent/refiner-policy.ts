@@ -2,7 +2,7 @@
 // (or any served refiner), one completion per batch through the policy client (endpoints/
 // layer, vLLM's /v1/completions with token ids), on the refiner's prompt (rollout/qref/prompt.ts,
 // the text SFT trains on), under the refiner grammar and gsteer serve's `refiner_turn` token
-// filter when `constrained` (serve/structured/refiner-filter.ts: every turn ends by max_tokens;
+// filter when `constrained` (structured/refiner-filter.ts: every turn ends by max_tokens;
 // vLLM ignores the filter and applies the grammar alone). Every turn it samples
 // is kept in `turns` (prompt ids, the completion, how it parsed), which the QREF environment
 // turns into the trajectory's policy turns. An unparseable or truncated turn is an invalid
@@ -10,8 +10,8 @@
 import { encodeChat, type Tokenizer } from '../../core/tokenizer.ts';
 import type { CompletionResult, PolicyClient } from '../policy-client.ts';
 import { refinerMessages, type RefinerInput } from '../qref/prompt.ts';
-import { parseRefinerTurn, type RefinerCaps, type RefinerParse } from '../qref/turn.ts';
-import { refinerGrammarEbnf } from '../qref/turn-ebnf.ts';
+import { parseRefinerTurn, type RefinerCaps, type RefinerParse } from '../../structured/qref/turn.ts';
+import { refinerGrammarEbnf } from '../../structured/qref/turn-ebnf.ts';
 import type { Refinement, Refiner } from './types.ts';
 
 export type RefinerTurnParse = RefinerParse | { ok: false; reason: 'truncated' | 'grammar_dead_end'; detail: string };

@@ -9,9 +9,10 @@ import type { Instance } from '../../data/schema.ts';
 import { loadInstances } from '../../data/load.ts';
 import { connect } from '../../util/redis.ts';
 import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
-import { CLARIFIER_ACTIONS } from '../../core/turn/menu-grammar.ts';
+import { CLARIFIER_ACTIONS } from '../../structured/turn/menu-grammar.ts';
 import type { Environment, EnvInstance, RewardPart, RolloutPart, UserStatePart } from './types.ts';
 import { trajectoryView } from './view.ts';
+import { GSTEER_GRAMMARS } from './grammars.ts';
 
 async function encoderOf(cfg: RunConfig, sink?: CallSink) {
   return (await import('../../encoders/index.ts')).createEncoder(cfg.encoder, sink);
@@ -95,5 +96,6 @@ export function gsteerEnv(cfg: RunConfig, sink?: CallSink): Environment {
     reward: () => rewardPart(cfg, sink),
     users: (runId) => usersPart(cfg, runId, sink),
     view: (traj) => trajectoryView(traj),
+    grammars: () => GSTEER_GRAMMARS,
   };
 }

@@ -7,13 +7,15 @@
 //     and logprobs, so the trainer needs nothing environment-specific),
 //   - the reward with its components (`reward().score`), reported one by one,
 //   - per-user state carried between groups (`users`; G-STEER's online update, method §6), or none,
-//   - a trajectory view for the dashboard (`view`).
+//   - a trajectory view for the dashboard (`view`),
+//   - the grammars its policy samples under (`grammars`), which the trainer replays masks with.
 // G-STEER's clarification loop is one implementation (rollout/env/gsteer.ts), the QREF refiner
 // the other (rollout/qref/env.ts); `env: gsteer | qref` in the config picks it (rollout/env/index.ts).
 import type { RunConfig } from '../../configs/schema.ts';
 import type { Trajectory } from '../../core/types.ts';
 import type { UserState } from '../../data/schema.ts';
 import type { Scored } from '../../reward/types.ts';
+import type { PolicyGrammar } from '../../structured/constraint-spec.ts';
 
 /** What the orchestration reads of an instance: the rest is the environment's. */
 export interface EnvInstance {
@@ -92,6 +94,8 @@ export interface Environment {
   users(runId: string): Promise<UserStatePart>;
   /** The trajectory's turns for people (dashboard, reports). */
   view(traj: Trajectory): TurnView[];
+  /** The grammars its policy samples under (rollout.constrained; grammars.ts): the trainer replays each constrained turn's masks under the one it recorded. */
+  grammars(): readonly PolicyGrammar[];
 }
 
 /** A user-state part for environments without per-user state: every snapshot is version 0. */

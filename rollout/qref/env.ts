@@ -22,6 +22,7 @@ import type { PolicyClient } from '../policy-client.ts';
 import { withCallGroup, type CallSink } from '../../endpoints/index.ts';
 import { turnSeed } from '../episode.ts';
 import { trajectoryView } from '../env/view.ts';
+import { qrefGrammars } from '../env/grammars.ts';
 import { STATELESS_USERS, type Environment, type EnvInstance, type EpisodeJob, type RewardPart, type RolloutPart } from '../env/types.ts';
 import { addCounts, filterCounts, NO_COUNTS, type EvidenceFilter, type FilterCounts } from './evidence-filter.ts';
 import { qrefReward } from './reward.ts';
@@ -213,5 +214,6 @@ export function qrefEnv(cfg: RunConfig, sink?: CallSink): Environment {
     reward: async (): Promise<RewardPart> => ({ score: async (traj, inst) => qrefScore(traj, asQref(inst), cfg.qref.reward) }),
     users: async () => STATELESS_USERS,
     view: (traj) => trajectoryView(traj),
+    grammars: () => qrefGrammars(cfg.qref.turn.maxQueries),
   };
 }

@@ -4,7 +4,7 @@
 // (sft-example.ts) and the rollouts use this same function, so SFT trains on exactly what
 // the policy later sees.
 import type { ChatMessage } from '../../data/chat-sft-example.ts';
-import { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER, type RefinerCaps } from './turn.ts';
+import { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER, type RefinerCaps } from '../../structured/qref/turn.ts';
 
 export interface RefinerInput {
   question: string;

@@ -7,7 +7,7 @@ import type { ChatSftExample } from '../../data/chat-sft-example.ts';
 import type { Demonstration } from '../../data/qref/schema.ts';
 import { InputError } from '../../util/errors.ts';
 import { refinerMessages } from './prompt.ts';
-import { parseRefinerTurn, renderRefinerTurn, type RefinerCaps } from './turn.ts';
+import { parseRefinerTurn, renderRefinerTurn, type RefinerCaps } from '../../structured/qref/turn.ts';
 
 export function demonstrationExample(d: Demonstration, caps: RefinerCaps): ChatSftExample {
   const target = renderRefinerTurn({ rationale: d.rationale, queries: d.refined });

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../configs/load.ts';
 import { growQrefBase, RECIPE_RECORD, STAGE_RECORD, stageDir, type QrefBaseStage } from '../../cli/demo/qref-base.ts';
 import { run as modelRun } from '../../cli/commands/model.ts';
-import { writeQrefSftExamples } from '../../trainer/sft/qref-examples.ts';
+import { writeQrefSftExamples } from '../../rollout/qref/sft-examples.ts';
 import { sha256File } from '../../util/atomic.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gsteer-qref-base-'));

@@ -15,7 +15,7 @@ import { describe, it, expect, vi, afterEach, afterAll } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '../../cli/commands/eval.ts';
-import { renderTurn } from '../../core/turn/grammar.ts';
+import { renderTurn } from '../../structured/turn/grammar.ts';
 import { baselineSystemPrompt, SYSTEM_PROMPT } from '../../rollout/prompt.ts';
 import type { ActionKind, Trajectory } from '../../core/types.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';

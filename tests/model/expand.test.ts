@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { modelWorkspace, SMALL_CFG } from './fixtures.ts';
 import { sha256File } from '../../util/atomic.ts';
 import { run } from '../../cli/commands/model.ts';
-import type { SftExample } from '../../trainer/sft/examples.ts';
+import type { SftExample } from '../../data/sft/example.ts';
 import { toFloat32 } from '../../model/io/dtype.ts';
 import { readSafetensors } from '../../model/io/safetensors.ts';
 import { expandModel, layerMap } from '../../model/expand.ts';

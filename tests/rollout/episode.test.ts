@@ -9,15 +9,15 @@ import { cosine } from '../../core/encoder.ts';
 import { runEpisode, turnSeed, type EpisodeOptions } from '../../rollout/episode.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';
 import { buildPolicyMessages, type HistoryEntry } from '../../rollout/prompt.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
 import { SeedSimulator } from '../../rollout/simulator-seed.ts';
 import { NON_COMMITTAL } from '../../rollout/simulator.ts';
 import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import type { EvidenceSlot, Observation, Trajectory } from '../../core/types.ts';
 import { encodeChat, IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { completionBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
-import { specHash } from '../../core/constraint-spec.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
+import { specHash } from '../../structured/constraint-spec.ts';
 
 const tok = qwen3Tokenizer();
 const encoder = new HashedEncoder(512);

@@ -7,9 +7,9 @@ import { IM_END_ID, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { completionBody, startScriptedServer, type ScriptedServer } from './helpers/scripted-server.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { POLICY_CONSTRAINT, turnConstraint } from '../../rollout/policy-constraint.ts';
-import { specHash } from '../../core/constraint-spec.ts';
+import { specHash } from '../../structured/constraint-spec.ts';
 
 let server: ScriptedServer | null = null;
 afterEach(async () => { await server?.close(); server = null; });
@@ -53,7 +53,7 @@ describe('OpenAIPolicyClient', () => {
     const body = server.requests[0]!.body;
     // vLLM >= 0.10.2 reads structured_outputs.grammar (xgrammar EBNF) and ignores gsteer_token_filter
     expect(body.structured_outputs).toEqual({ grammar: POLICY_GRAMMAR });
-    expect(POLICY_GRAMMAR).toBe(readFileSync(join(import.meta.dirname, '../../core/turn/grammar.ebnf'), 'utf8'));
+    expect(POLICY_GRAMMAR).toBe(readFileSync(join(import.meta.dirname, '../../structured/turn/grammar.ebnf'), 'utf8'));
     expect(body.gsteer_token_filter).toBe('policy_turn');
     expect(body).not.toHaveProperty('guided_grammar'); // removed in vLLM 0.12
     // a vLLM response says nothing about what it applied: the turn records the grammar alone

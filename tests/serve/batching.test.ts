@@ -5,7 +5,7 @@
 // field count what the cache served.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { startServer, type RunningServer, type ServeOptions } from '../../serve/server.ts';
 import { buildAdapter } from '../../model/lora/lora.ts';
 import { savePeftAdapter } from '../../model/lora/peft.ts';

@@ -10,18 +10,18 @@
 //   - with the policy filter every turn parses and ends with EOS within max_tokens, and the
 //     trainer's replay of the ids gives back the server's logprobs (the same masks).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
 import { startServer, type RunningServer } from '../../serve/server.ts';
-import { compileConstraint } from '../../serve/structured/compile.ts';
-import { allowedIds } from '../../serve/structured/constraint.ts';
-import { ebnfString } from '../../serve/structured/regex-ebnf.ts';
-import { replayConstraint } from '../../serve/structured/replay.ts';
-import { qwen3Vocab, type TokenVocab } from '../../serve/structured/vocab.ts';
+import { compileConstraint } from '../../structured/compile.ts';
+import { allowedIds } from '../../structured/constraint.ts';
+import { ebnfString } from '../../structured/regex-ebnf.ts';
+import { replayConstraint } from '../../structured/replay.ts';
+import { qwen3Vocab, type TokenVocab } from '../../structured/vocab.ts';
 import { createKvCache, forwardStep, loadModel, type Qwen3Model } from '../../model/index.ts';
 import { encodeChat, qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { makeTinyModel, tinyKeptIds } from './tiny-model.ts';
-import { grammarText, validIgnoringNames, viablePrefix } from './structured/turn-prefix.ts';
+import { grammarText, validIgnoringNames, viablePrefix } from '../structured/turn-prefix.ts';
 
 const tok = qwen3Tokenizer();
 const prompt = encodeChat(tok, [{ role: 'user', content: 'Plan a trip to Kyoto.' }]);

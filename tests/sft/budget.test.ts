@@ -1,4 +1,4 @@
-// The length budgets (method §7.8; trainer/sft/budget.ts): Qwen3 token counts, the target kept
+// The length budgets (method §7.8; data/sft/budget.ts): Qwen3 token counts, the target kept
 // whole, the oldest history left out first, a drop only when nothing else fits, every case
 // counted per action kind; `gsteer sft build` prints those counts; each update reports the
 // share of turns cut at rollout.maxTokens.
@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { IM_END_ID, qwen3Tokenizer, renderChatML } from '../../core/tokenizer.ts';
-import { buildPolicyMessages, trimHistory, type HistoryEntry } from '../../rollout/prompt.ts';
-import { BudgetCounts, fitExample, formatBudget } from '../../trainer/sft/budget.ts';
+import { buildPolicyMessages, type HistoryEntry } from '../../rollout/prompt.ts';
+import { trimHistory } from '../../core/prompt-history.ts';
+import { BudgetCounts, fitExample, formatBudget } from '../../data/sft/budget.ts';
 import { run as sftCommand } from '../../cli/commands/sft.ts';
 import { updateMetrics } from '../../workers/update-metrics.ts';
 

@@ -2,7 +2,7 @@
 // the instance, not from the builder's code) and a random-IEG generator for property tests.
 import fc from 'fast-check';
 import { InstanceSchema, type Instance } from '../../data/schema.ts';
-import { parseTurn, renderTurn } from '../../core/turn/grammar.ts';
+import { parseTurn, renderTurn } from '../../structured/turn/grammar.ts';
 import type { SftTrajectory } from '../../data/sft/build.ts';
 
 /** Every rule violation found in `t` (empty = valid). */

@@ -9,14 +9,15 @@ import { buildInstance, CLARIFIER_KINDS, type BuildOptions } from '../../data/sf
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import type { Teacher, TeacherInput } from '../../data/sft/teacher.ts';
 import { templateRefine } from '../../data/sft/teacher.ts';
-import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../../core/turn/menu-grammar.ts';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import { CLARIFIER_ACTIONS, menuGrammarEbnf } from '../../structured/turn/menu-grammar.ts';
+import { POLICY_GRAMMAR } from '../../structured/turn/grammar-ebnf.ts';
 import { HashedEncoder } from '../../encoders/hashed.ts';
 import { turnConstraint } from '../../rollout/policy-constraint.ts';
 import { baselineSystemPrompt } from '../../rollout/prompt.ts';
-import { specOf } from '../../trainer/constraint-masks.ts';
-import { trajectoryExamples } from '../../trainer/sft/examples.ts';
+import { specOf } from '../../structured/turn-masks.ts';
+import { trajectoryExamples } from '../../rollout/sft-examples.ts';
 import { arbInstance } from './check.ts';
+import { GSTEER_GRAMMARS } from '../../rollout/env/grammars.ts';
 
 const encoder = new HashedEncoder(128);
 
@@ -63,10 +64,10 @@ describe('variant = clarifier', () => {
 
   it('the trainer replays a clarifier turn under the clarifier grammar, a G-STEER turn under the policy grammar', () => {
     const clar = menuGrammarEbnf(CLARIFIER_ACTIONS);
-    expect(specOf(turnConstraint(undefined, 64, clar))).toEqual({ type: 'grammar', grammar: clar });
-    expect(specOf(turnConstraint(undefined, 64))).toEqual({ type: 'grammar', grammar: POLICY_GRAMMAR });
+    expect(specOf(turnConstraint(undefined, 64, clar), GSTEER_GRAMMARS)).toEqual({ type: 'grammar', grammar: clar });
+    expect(specOf(turnConstraint(undefined, 64), GSTEER_GRAMMARS)).toEqual({ type: 'grammar', grammar: POLICY_GRAMMAR });
     const applied = { tokenFilter: 'policy_turn', tokenFilterVersion: 1, specSha256: 'x', maxTokens: 64 } as const;
     // a reported spec hash that no trained grammar has: refused, naming the hashes it could build
-    expect(() => specOf(turnConstraint(applied, 64))).toThrow(/sampled under constraint x, but this gsteer builds \w{12} or \w{12}/);
+    expect(() => specOf(turnConstraint(applied, 64), GSTEER_GRAMMARS)).toThrow(/sampled under constraint x, but this gsteer builds \w{12} or \w{12}/);
   });
 });

@@ -7,8 +7,8 @@ import type { Instance } from '../../data/schema.ts';
 import { HashedEncoder } from '../../encoders/hashed.ts';
 import { OfflineMemory } from '../../data/sft/memory.ts';
 import { buildInstance, type SftTrajectory } from '../../data/sft/build.ts';
-import { trajectoryExamples } from '../../trainer/sft/examples.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
+import { trajectoryExamples } from '../../rollout/sft-examples.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
 import { violations } from './check.ts';
 
 const MAX_TURNS = 12;

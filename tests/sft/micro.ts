@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { initModel, baseKeptIds, PRESETS } from '../../model/init.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { tokenizeExample } from '../../trainer/sft/tokens.ts';
-import { renderTurn } from '../../core/turn/grammar.ts';
+import { renderTurn } from '../../structured/turn/grammar.ts';
 
 function exampleLines(): string[] {
   const lines: string[] = [];

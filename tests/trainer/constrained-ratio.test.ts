@@ -22,8 +22,8 @@ import type { Trajectory } from '../../core/types.ts';
 import { InMemoryUserStore } from '../../rollout/user-store-memory.ts';
 import { startServer, type RunningServer } from '../../serve/server.ts';
 import { selectBackend } from '../../model/backend.ts';
-import { replayTurnMasks } from '../../trainer/constraint-masks.ts';
-import { ReplayPool } from '../../trainer/replay-pool.ts';
+import { replayTurnMasks } from '../../structured/turn-masks.ts';
+import { ReplayPool } from '../../structured/replay-pool.ts';
 import { createLora } from '../../model/lora/lora.ts';
 import { savePeftAdapter } from '../../model/lora/peft.ts';
 import type { LoraAdapter } from '../../model/lora/types.ts';
@@ -35,6 +35,7 @@ import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { baseKeptIds, initModel, PRESETS } from '../../model/init.ts';
 import { SYSTEM_PROMPT } from '../../rollout/prompt.ts';
 import { Rng } from '../../util/rng.ts';
+import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 
 const instance = InstanceSchema.parse({
   id: 'i', userId: 'u', taskId: 't', split: 'train', query: 'Which laptop should I buy for my research?', profile: 'PhD student.',
@@ -93,7 +94,7 @@ describe('constrained turns: server and trainer agree on the mask', () => {
 
   it('the trainer\'s masked logprobs are the server\'s within 1e-5; raw ones are lower where the mask removed mass', async () => {
     const turns = turnsOf().map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint }));
-    const { masks, stats } = await replayTurnMasks(turns, model);
+    const { masks, stats } = await replayTurnMasks(turns, model, EVERY_GRAMMAR);
     expect(stats['constraint/turns']).toBe(turns.length);
     expect(stats['constraint/replay_rejected']).toBe(0);
     const inputIds = turns.map((t) => [...t.promptIds, ...t.completionIds]);
@@ -115,7 +116,7 @@ describe('constrained turns: server and trainer agree on the mask', () => {
 
   it('the first GRPO step at policy lag 0 reports the sampling ratio 1 within 1e-5', async () => {
     const turns = turnsOf();
-    const { masks } = await replayTurnMasks(turns.map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint })), model);
+    const { masks } = await replayTurnMasks(turns.map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint })), model, EVERY_GRAMMAR);
     const P = (i: number) => turns[i]!.tokens.promptIds.length;
     const batch = {
       kind: 'policy' as const,
@@ -137,8 +138,8 @@ describe('constrained turns: server and trainer agree on the mask', () => {
 
   it('the replay pool (worker threads, masks taken synchronously) gives the in-process replay\'s masks', async () => {
     const turns = [...turnsOf(), turnsOf()[0]!].map((t, i) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, ...(i === 1 ? {} : { constraint: t.constraint }) }));
-    const { masks, stats } = await replayTurnMasks(turns, model);
-    const pool = new ReplayPool(2);
+    const { masks, stats } = await replayTurnMasks(turns, model, EVERY_GRAMMAR);
+    const pool = new ReplayPool(EVERY_GRAMMAR, 2);
     try {
       const pending = pool.start(turns, model);
       expect(pending.masks.length).toBe(turns.length);

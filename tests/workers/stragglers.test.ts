@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../configs/load.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
 import type { Trajectory } from '../../core/types.ts';
 import type { Instance } from '../../data/schema.ts';
 import { OpenAIPolicyClient } from '../../rollout/policy-client.ts';

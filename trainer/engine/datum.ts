@@ -5,7 +5,7 @@
 // column i + 1. gsteer's engine scores next-token targets only (target_tokens[i] =
 // model_input[i + 1], the shift every Tinker recipe builds); another target is refused.
 import { InputError } from '../../util/errors.ts';
-import type { MaskedTurn } from '../constraint-masks.ts';
+import type { MaskedTurn } from '../../structured/turn-masks.ts';
 import { LOSS_INPUTS } from './losses.ts';
 import type { EngineDatum, TinkerLossFn } from './types.ts';
 
@@ -45,7 +45,7 @@ export function columnRow(values: readonly number[] | undefined, N: number): num
   return values ? [0, ...values] : new Array<number>(N + 1).fill(0);
 }
 
-/** The turn the mask replay needs (constraint-masks.ts): prompt = the sequence up to the first constrained token. */
+/** The turn the mask replay needs (structured/turn-masks.ts): prompt = the sequence up to the first constrained token. */
 export function maskedTurn(d: EngineDatum, seq: readonly number[]): MaskedTurn {
   if (!d.constraint) return { promptIds: seq, completionIds: [] };
   const { start, ...constraint } = d.constraint;

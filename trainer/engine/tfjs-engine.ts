@@ -25,7 +25,8 @@ import { prefixOrder } from '../../model/prefix-tree.ts';
 import { AdamW, type AdamWOptions } from '../optim/adamw.ts';
 import { clipGradNorm, globalNorm } from '../optim/clip.ts';
 import { readOptimizerFile, writeOptimizerFile } from '../optim/state-file.ts';
-import { ReplayPool } from '../replay-pool.ts';
+import { ReplayPool } from '../../structured/replay-pool.ts';
+import type { PolicyGrammar } from '../../structured/constraint-spec.ts';
 import type { TokenMasks } from '../../model/token-masks.ts';
 import { microBatches, PAD_ID, padRows } from '../step-batch.ts';
 import { checkDatum, columnRow, isIdle, maskedTurn, scoredRow, sequenceOf } from './datum.ts';
@@ -43,7 +44,9 @@ export interface TfjsEngineOptions {
   microBatchSize: number;
   /** Per-layer activation recomputation (grpo.gradientCheckpointing): same gradients, less memory. */
   recompute?: boolean;
-  /** Replays constrained datums' masks; default a pool of its own, started on the first constrained datum. */
+  /** The grammars constrained datums were sampled under (the environment's, Environment.grammars; every one for gsteer trainer serve); none: a constrained datum is refused. */
+  grammars?: readonly PolicyGrammar[];
+  /** Replays constrained datums' masks; default a pool of its own over `grammars`, started on the first constrained datum. */
   replayPool?: ReplayPool;
 }
 
@@ -217,7 +220,7 @@ export class TfjsEngine implements TrainingEngine {
   }
 
   private pool(): ReplayPool {
-    return this.o.replayPool ?? (this.ownPool ??= new ReplayPool());
+    return this.o.replayPool ?? (this.ownPool ??= new ReplayPool(this.o.grammars ?? []));
   }
 
   dispose(): void {

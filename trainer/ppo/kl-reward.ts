@@ -3,7 +3,7 @@
 // disabled"), as verl's apply_kl_penalty and the reward manager build them:
 //   kl_t     = KL estimate at token t between the rollout policy and the reference (SFT) policy
 //   r_t      = -beta * kl_t * m_t  +  [t = last generated token] * score
-// so the sequence reward (the QREF reward, rollout/qref/reward.ts) sits on the last response
+// so the sequence reward (the QREF reward, the environment's reward.ts) sits on the last response
 // token (verl: reward_tensor[i, valid_response_length - 1] = score) and every generated token
 // pays its own KL. Estimators (Schulman, "Approximating KL divergence", 2020), with
 // logr = log pi_ref(y_t) - log pi(y_t):

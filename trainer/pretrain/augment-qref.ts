@@ -1,5 +1,5 @@
 // Copy augmentation for a QREF refiner example (`--pretrain-augment F` on a file of chat SFT
-// examples, rollout/qref/sft-example.ts): the names and numbers the refined queries take from
+// examples, the QREF environment's sft-example.ts): the names and numbers the refined queries take from
 // the question, the reasoning trace and the candidate batch are replaced, consistently in the
 // prompt and the target (rationale included), by other names drawn from the examples and by
 // other numbers of the same length. The demo's 44 demonstrations name a few dozen entities; a
@@ -13,7 +13,7 @@
 // so "Kell's" maps "Kell" and keeps "'s". The mapping is one word -> one word, applied to every
 // whole-word occurrence with the same case, so a name mentioned in part ("Kell") maps with it.
 import type { ChatMessage } from '../../data/chat-sft-example.ts';
-import { parseRefinerTurn, QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from '../../rollout/qref/turn.ts';
+import { parseRefinerTurn, QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from '../../structured/qref/turn.ts';
 import type { Rng } from '../../util/rng.ts';
 
 /** Capitalised function words that open questions and queries, and the prompt's headers; never swapped. */

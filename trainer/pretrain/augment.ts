@@ -11,8 +11,8 @@
 // becomes as many words drawn from the words of every value in the file, ending in the
 // value's own closing punctuation, so the tokens stay those of the data (the trimmed
 // vocabulary keeps them).
-import { parseTurn } from '../../core/turn/grammar.ts';
-import type { SftExample } from '../sft/examples.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
+import type { SftExample } from '../../data/sft/example.ts';
 import type { Rng } from '../../util/rng.ts';
 
 const PATTERNS = [/\| value: (.+)$/gm, /^\s*MEMORY: \S+ \(.*?\): (.+)$/gm, /^\s*USER: (.+)$/gm];

@@ -4,7 +4,7 @@
 // sequence costs little more than its target (the tail still holds the generation cue
 // "<|im_start|>assistant\n<think>\n\n</think>\n\n"). Either examples format trains: G-STEER step
 // examples or generic chat examples (QREF refiner demonstrations, trainer/sft/tokens.ts).
-import type { SftExample } from '../sft/examples.ts';
+import type { SftExample } from '../../data/sft/example.ts';
 import { heldOutMask, promptKey, readTrainableExamples, tokenizeExample, type TrainableExample } from '../sft/tokens.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';

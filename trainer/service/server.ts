@@ -20,7 +20,7 @@ export async function startTrainerService(opts: ServiceOptions): Promise<Running
   await zstdReady();
   const state = new ServiceState(opts);
   const server = createServer(httpHandler(state));
-  server.keepAliveTimeout = 30_000; // as serve/server.ts: longer than clients' idle reuse
+  server.keepAliveTimeout = 30_000; // as gsteer serve's server: longer than clients' idle reuse
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
       reject(e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e),

@@ -1,6 +1,6 @@
 // What gsteer's Tinker-API server is built from: an engine factory (one TrainingEngine per
 // create_model, trainer/engine/types.ts), an optional sampler (injected by the cli command, so
-// trainer/ never imports serve/), and where states are kept. Names follow the Tinker API.
+// the trainer never imports the server), and where states are kept. Names follow the Tinker API.
 import type { TrainingEngine } from '../engine/types.ts';
 import type { SampleResult } from '../tinker/sample.ts';
 
@@ -42,7 +42,7 @@ export interface SamplerRequest {
 
 /**
  * Samples token ids with their logprobs (the SDK's SampleResponse). gsteer's (cli/commands/
- * trainer-sampler.ts) is serve/'s engine over the same base, loading the saved adapter.
+ * trainer-sampler.ts) is gsteer serve's engine over the same base, loading the saved adapter.
  */
 export interface Sampler {
   sample(r: SamplerRequest): Promise<SampleResult>;

@@ -7,9 +7,9 @@ import { readJsonl } from '../../util/jsonl.ts';
 import { InputError } from '../../util/errors.ts';
 import { Rng } from '../../util/rng.ts';
 import { IM_END_ID, renderChatML, type Tokenizer } from '../../core/tokenizer.ts';
-import { SftExampleSchema, type SftExample } from './examples.ts';
+import { SftExampleSchema, type SftExample } from '../../data/sft/example.ts';
 import { ChatSftExampleSchema } from '../../data/chat-sft-example.ts';
-import { fitExample, type BudgetCounts } from './budget.ts';
+import { fitExample, type BudgetCounts } from '../../data/sft/budget.ts';
 
 export interface TokenizedExample {
   /** Position in the examples file (0-based), for metadata and eval sampling. */

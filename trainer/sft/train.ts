@@ -4,21 +4,13 @@
 // adapter in <runDir>/<runName>/sft/adapter, which `gsteer train --init-adapter` resumes.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import type { RunConfig } from '../../configs/schema.ts';
-import { loadConfig } from '../../configs/load.ts';
-import { loadInstances } from '../../data/load.ts';
 import { sha256File, writeDirAtomic, writeFileAtomic } from '../../util/atomic.ts';
-import { formatCounts, writeSftDataset } from './dataset.ts';
 import { listSftCheckpoints, readOptimizer, readSftCheckpoint, sftLayout, writeSftCheckpoint, type SftLayout, type SftState } from './checkpoint.ts';
-import { teacherFromConfig } from '../../data/sft/teacher-from-config.ts';
 import { epochBatches, heldOutMask, readTrainableExamples, tokenizeWithin, type TokenizedExample } from './tokens.ts';
-import { BudgetCounts, formatBudget } from './budget.ts';
-import { checkFits } from '../plan-config.ts';
-import { writeQrefSftExamples } from './qref-examples.ts';
-import { JsonlCallSink } from '../../endpoints/index.ts';
-import { createEncoder } from '../../encoders/index.ts';
+import { BudgetCounts, formatBudget } from '../../data/sft/budget.ts';
+import { JsonlCallSink, type CallSink } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { progressBar } from '../../util/progress.ts';
 import { Rng } from '../../util/rng.ts';
@@ -41,6 +33,8 @@ export interface SftRunOptions {
   progress?: boolean;
   /** Return after this many updates of this call, as if killed (crash/resume tests): no final adapter, adapterDir ''. */
   haltAfter?: number;
+  /** The environment's examples, written to `out` when sft.examples names no file (the environment's, given by the command). */
+  writeExamples?: (cfg: RunConfig, out: string, calls: CallSink) => Promise<string>;
   /** Called with the trained model and adapter before they are disposed (same-process eval, tests). */
   onTrained?: (model: Qwen3Model, adapter: LoraAdapter) => void | Promise<void>;
 }
@@ -60,23 +54,14 @@ export interface SftRunResult {
   seconds: number;
 }
 
-/** The examples file: cfg.sft.examples, or built from cfg.data.instances into the run folder. */
-async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, log: (l: string) => void): Promise<string> {
+/** The examples file: cfg.sft.examples, or the environment's, built into the run folder by `write`. */
+async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, log: (l: string) => void, write: SftRunOptions['writeExamples']): Promise<string> {
   if (cfg.sft.examples) return cfg.sft.examples;
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
+  if (!write) throw new InputError('sft.examples is unset and this caller builds no examples; name an examples file (sft.examples) or run `gsteer sft train`, which builds them');
+  // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
   const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
-  if (cfg.env === 'qref') {
-    log(writeQrefSftExamples(cfg, layout.examples)); // method §13: the refiner's demonstrations
-    return layout.examples;
-  }
-  const counts = await writeSftDataset(loadInstances(cfg.data.instances), layout.examples, {
-    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
-    memorySamples: cfg.sft.memorySamples, stopPoints: cfg.sft.stopPoints, lateActivation: cfg.sft.lateActivation,
-    maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
-    // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
-    encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),
-  });
-  log(`built ${layout.examples}\n${formatCounts(counts)}`);
+  log(await write(cfg, layout.examples, calls));
   return layout.examples;
 }
 
@@ -148,7 +133,7 @@ async function plan(cfg: RunConfig, o: SftRunOptions, log: (l: string) => void):
   else if (!o.resume && listSftCheckpoints(layout).length)
     throw new InputError(`${layout.checkpoints} holds SFT checkpoints of an earlier run; pass --resume to continue it or --fresh to start over`);
   mkdirSync(layout.root, { recursive: true });
-  const file = await examplesFile(cfg, layout, o.resume ?? false, log);
+  const file = await examplesFile(cfg, layout, o.resume ?? false, log, o.writeExamples);
   const { train, held, dropped, trimmed } = splitExamples(cfg, file, log);
   const stepsPerEpoch = Math.ceil(train.length / cfg.sft.batchSize);
   const totalSteps = Math.min(cfg.sft.maxSteps ?? Infinity, stepsPerEpoch * cfg.sft.epochs);
@@ -247,18 +232,4 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
     steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trimmed: p.trimmed, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
     adapterDir: finished ? layout.adapter : '', examplesFile: p.file, seconds: (performance.now() - t0) / 1000,
   };
-}
-
-export async function sftTrainCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, resume: { type: 'boolean' }, fresh: { type: 'boolean' } },
-  });
-  if (values.resume && values.fresh) throw new InputError('sft train: --resume and --fresh exclude each other; pick one');
-  const cfg = loadConfig(values.config ?? [], values.set ?? []);
-  // The SFT stage's memory plan against the device, refused before anything starts (trainer/plan-config.ts).
-  console.error(`sft: ${checkFits(cfg, 'sft').summary}`);
-  const r = await runSft(cfg, { resume: values.resume ?? false, fresh: values.fresh ?? false });
-  console.log(`sft: ${r.steps} updates in ${r.seconds.toFixed(1)} s; last train loss ${r.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${r.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${r.adapterDir}`);
-  return 0;
 }

@@ -17,6 +17,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';
+import type { PolicyGrammar } from '../../structured/constraint-spec.ts';
 import type { TrainerPart, TrainSequence } from './part.ts';
 
 const CRITIC_PREFIX = 'critic.';
@@ -27,10 +28,11 @@ const CRITIC_OPTIMIZER = `${CRITIC_PREFIX}optimizer.json`;
 /** Step metrics logged besides the fixed TrainStats fields (verl names). */
 const ACTOR_DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl'];
 
-export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
+/** `grammars`: the environment's (Environment.grammars), which constrained turns' masks are replayed under. */
+export async function ppoTrainerPart(cfg: RunConfig, grammars: readonly PolicyGrammar[]): Promise<TrainerPart> {
   const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { replayTurnMasks }, critics, { criticStep, scoreValues }, { ppoTargets }, state, { AdamW }] = await Promise.all([
     import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'), import('../policy-lora.ts'),
-    import('../step-options.ts'), import('../step.ts'), import('../constraint-masks.ts'), import('../ppo/critic.ts'),
+    import('../step-options.ts'), import('../step.ts'), import('../../structured/turn-masks.ts'), import('../ppo/critic.ts'),
     import('../ppo/critic-step.ts'), import('../ppo/batch.ts'), import('../optim/state-file.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
@@ -79,7 +81,7 @@ export async function ppoTrainerPart(cfg: RunConfig): Promise<TrainerPart> {
     },
     async step(batch: TrainSequence[], step) {
       const t0 = performance.now();
-      const replay = await replayTurnMasks(batch, model);
+      const replay = await replayTurnMasks(batch, model, grammars);
       const inputIds = batch.map((s) => [...s.promptIds, ...s.completionIds]);
       const mask = batch.map((s) => [...s.promptIds.map(() => 0), ...s.completionIds.map(() => 1)]);
       const mb = cfg.grpo.microBatchSize;

@@ -20,7 +20,7 @@ export function policyRows(seqs: readonly TrainSequence[], offPolicy: boolean, m
     // With policy lag the sampling policy is an older adapter: its (server) logprobs are pi_old.
     // On-policy, pi_old is the current policy detached (trainer/step-loss.ts).
     ...(offPolicy ? { oldLogprobs: rolloutLogprobs } : {}),
-    // masks may still be arriving (trainer/replay-pool.ts): decide by the turns, not by reading them
+    // masks may still be arriving (structured/replay-pool.ts): decide by the turns, not by reading them
     ...(constrained ? { masks, constraints: seqs.map((s) => s.constraint ?? null) } : {}),
   };
 }

@@ -4,7 +4,7 @@
 // contract (contract-part.ts); this one is the reference it is measured against (bench/trainer).
 import { join } from 'node:path';
 import type { RunConfig } from '../../configs/schema.ts';
-import { POLICY_GRAMMAR } from '../../core/turn/grammar-ebnf.ts';
+import type { PolicyGrammar } from '../../structured/constraint-spec.ts';
 import { readOptimizerFile, writeOptimizerFile } from '../optim/state-file.ts';
 import type { TrainerPart } from './part.ts';
 import { policyRows } from './sequences.ts';
@@ -12,17 +12,19 @@ import { policyRows } from './sequences.ts';
 /** Step metrics logged per update besides the fixed stats fields (TRL names). */
 export const DIAGNOSTICS = ['clip_ratio/low_mean', 'clip_ratio/high_mean', 'approx_kl', 'kl', 'sampling/importance_sampling_ratio/mean', 'sampling/logprob_diff/max'];
 
-export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number): Promise<TrainerPart> {
+/** `grammars`: the environment's (Environment.grammars), which constrained turns' masks are replayed under. */
+export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number, grammars: readonly PolicyGrammar[]): Promise<TrainerPart> {
   const [{ selectBackend }, { loadModel }, lora, { loraPolicy, scoreRows }, opts, { trainStep }, { ReplayPool, NO_REPLAY_STATS }, { AdamW }] = await Promise.all([
     import('../../model/backend.ts'), import('../../model/model.ts'), import('../../model/lora/index.ts'),
-    import('../policy-lora.ts'), import('../step-options.ts'), import('../step.ts'), import('../replay-pool.ts'), import('../optim/adamw.ts'),
+    import('../policy-lora.ts'), import('../step-options.ts'), import('../step.ts'), import('../../structured/replay-pool.ts'), import('../optim/adamw.ts'),
   ]);
   await selectBackend(cfg.trainer.backend);
   const model = await loadModel(cfg.policy.model);
   // constrained turns' masks are replayed in worker threads while the step computes (issue 22),
-  // their grammar compiled while the first rollouts run
+  // their (first) grammar compiled while the first rollouts run
   let pool: InstanceType<typeof ReplayPool> | null = null;
-  if (cfg.rollout.constrained) (pool = new ReplayPool()).warm({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' }, model);
+  const first = grammars[0];
+  if (cfg.rollout.constrained && first) (pool = new ReplayPool(grammars)).warm({ type: 'grammar', grammar: first.grammar, filter: first.filter }, model);
   let adapter = lora.createLora(model, cfg.lora, cfg.seed);
   let optimizer = new AdamW(adapter.variables(), opts.grpoAdam(cfg));
   const use = (next: typeof adapter) => {
@@ -40,7 +42,7 @@ export async function stepTrainerPart(cfg: RunConfig, totalSteps: () => number):
       readOptimizerFile(join(dir, 'optimizer.json'), optimizer);
     },
     async step(batch, step) {
-      const replay = batch.some((s) => s.constraint) ? (pool ??= new ReplayPool()).start(batch, model) : null;
+      const replay = batch.some((s) => s.constraint) ? (pool ??= new ReplayPool(grammars)).start(batch, model) : null;
       let m: ReturnType<typeof trainStep>;
       let replayStats = NO_REPLAY_STATS;
       try {

@@ -10,7 +10,7 @@
 import type { RunConfig } from '../../configs/schema.ts';
 import { endpointOptions } from '../../configs/endpoints.ts';
 import type { Instance } from '../../data/schema.ts';
-import { parseTurn } from '../../core/turn/grammar.ts';
+import { parseTurn } from '../../structured/turn/grammar.ts';
 import type { Trajectory, TurnRecord } from '../../core/types.ts';
 import { createEndpoint, withCallGroup, type CallSink, type Endpoint } from '../../endpoints/index.ts';
 import { OpenAIPolicyClient, policyEndpoint } from '../../rollout/policy-client.ts';

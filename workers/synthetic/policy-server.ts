@@ -2,13 +2,13 @@
 // subset of vLLM's protocol gsteer uses: POST /v1/completions (prompt as token ids, seed,
 // logprobs, return_token_ids), POST /v1/load_lora_adapter / unload_lora_adapter, GET
 // /v1/models. It samples the toy policy (toy-policy.ts) of the named adapter and answers
-// with a grammar-valid STOP turn (core/turn/grammar.ts), after a fixed latency per
+// with a grammar-valid STOP turn (structured/turn/grammar.ts), after a fixed latency per
 // completion (the orchestration benchmark's "generation time" knob) or, with `batching`,
 // after the time a vLLM-style server with continuous batching would take (batching.ts; the
 // fleet simulation's policy server, whose totals GET /stats reports).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { renderTurn } from '../../core/turn/grammar.ts';
+import { renderTurn } from '../../structured/turn/grammar.ts';
 import { Rng } from '../../util/rng.ts';
 import { readToyAdapter } from './toy-adapter.ts';
 import { sampleToy, TOY_LEN, TOY_VOCAB, TOY_WORDS, toyIndex } from './toy-policy.ts';

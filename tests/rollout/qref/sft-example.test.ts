@@ -5,7 +5,7 @@ import { ChatSftExampleSchema } from '../../../data/chat-sft-example.ts';
 import { loadQref } from '../../../data/qref/load.ts';
 import { refinerSystemPrompt } from '../../../rollout/qref/prompt.ts';
 import { demonstrationExample } from '../../../rollout/qref/sft-example.ts';
-import { parseRefinerTurn } from '../../../rollout/qref/turn.ts';
+import { parseRefinerTurn } from '../../../structured/qref/turn.ts';
 import { InputError } from '../../../util/errors.ts';
 
 const CFG = QrefSchema.parse({});

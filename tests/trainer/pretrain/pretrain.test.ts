@@ -11,7 +11,7 @@ import { sha256File } from '../../../util/atomic.ts';
 import { run } from '../../../cli/commands/model.ts';
 import { baseKeptIds, initModel } from '../../../model/init.ts';
 import { loadModel, tokenLogprobs, type Qwen3Model } from '../../../model/index.ts';
-import type { SftExample } from '../../../trainer/sft/examples.ts';
+import type { SftExample } from '../../../data/sft/example.ts';
 import { heldOutMask } from '../../../trainer/sft/tokens.ts';
 import { makeBatch, pretrainSequences, type SequenceOptions } from '../../../trainer/pretrain/data.ts';
 import { pretrainLoss, rowCrossEntropy } from '../../../trainer/pretrain/loss.ts';

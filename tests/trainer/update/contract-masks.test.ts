@@ -11,18 +11,19 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoraSchema } from '../../../configs/schema.ts';
 import type { TurnConstraint } from '../../../core/types.ts';
-import { POLICY_GRAMMAR } from '../../../core/turn/grammar-ebnf.ts';
+import { POLICY_GRAMMAR } from '../../../structured/turn/grammar-ebnf.ts';
 import { selectBackend } from '../../../model/backend.ts';
 import { baseKeptIds, initModel, PRESETS } from '../../../model/init.ts';
 import { createLora } from '../../../model/lora/lora.ts';
 import { loadModel, type Qwen3Model } from '../../../model/index.ts';
-import { compileConstraint, qwen3Vocab, specHash, TokenConstraint, type ConstraintSpec } from '../../../serve/structured/index.ts';
-import { replayTurnMasks } from '../../../trainer/constraint-masks.ts';
+import { compileConstraint, qwen3Vocab, specHash, TokenConstraint, type ConstraintSpec } from '../../../structured/index.ts';
+import { replayTurnMasks } from '../../../structured/turn-masks.ts';
 import { TfjsEngine } from '../../../trainer/engine/tfjs-engine.ts';
 import { loraPolicy } from '../../../trainer/policy-lora.ts';
 import { accumulateGradients, type PolicyBatch } from '../../../trainer/step.ts';
 import { contractForwardBackward } from '../../../trainer/update/contract-step.ts';
 import { Rng } from '../../../util/rng.ts';
+import { EVERY_GRAMMAR } from '../../../rollout/env/grammars.ts';
 
 let root: string;
 let model: Qwen3Model;
@@ -51,7 +52,7 @@ beforeAll(async () => {
     rows.push({ prompt: Array.from({ length: 5 + k }, () => 32 + rng.int(90)), completion });
   }
   const turns = rows.map((r) => ({ promptIds: r.prompt, completionIds: r.completion, constraint }));
-  const { masks, stats } = await replayTurnMasks(turns, model);
+  const { masks, stats } = await replayTurnMasks(turns, model, EVERY_GRAMMAR);
   expect(stats['constraint/replay_rejected']).toBe(0);
   batch = {
     kind: 'policy',
@@ -80,7 +81,7 @@ const grpo = { lossType: 'grpo' as const, aggregation: 'turn' as const, epsilon:
 const step = { microBatchSize: 2, lr: 1e-3, maxGradNorm: 1, adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 }, grpo, prefixGrouping: true };
 
 async function contract(b: PolicyBatch, extensions: boolean): Promise<number[]> {
-  const e = new TfjsEngine(model, adapter(), { baseModel: 'tiny', microBatchSize: 2 });
+  const e = new TfjsEngine(model, adapter(), { baseModel: 'tiny', microBatchSize: 2, grammars: EVERY_GRAMMAR });
   await contractForwardBackward(e, b, { ...step, extensions });
   const g = e.gradients()!.flatMap((t) => Array.from(t.dataSync()));
   e.dispose();
