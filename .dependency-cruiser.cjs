@@ -35,8 +35,7 @@ const ALLOW = {
   workers: [...GROUND, 'data', 'reward', 'rollout', 'trainer', 'model', 'structured', 'checkpoints', 'monitor'],
   // on top
   eval: [...GROUND, 'encoders', 'data', 'rollout', 'trainer', 'model', 'structured', 'serve', 'workers'], // trainer/, model/: the SFT turn eval (eval/sft-turns.ts)
-  cli: [...GROUND, 'encoders', 'data', 'reward', 'rollout', 'trainer', 'model', 'structured', 'serve',
-    'checkpoints', 'monitor', 'workers', 'eval'],
+  cli: [...GROUND, 'encoders', 'data', 'reward', 'rollout', 'trainer', 'model', 'structured', 'serve', 'checkpoints', 'monitor', 'workers', 'eval'],
 };
 const FOLDERS = Object.keys(ALLOW);
 

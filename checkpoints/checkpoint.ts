@@ -172,8 +172,7 @@ export function verifyCheckpoint(dir: string): string | null {
 /** The checkpoint's base model and LoRA shape must be the run config's. */
 export function checkCompatible(dir: string, state: TrainerState, cfg: RunConfig): string | null {
   const problems: string[] = [];
-  if (state.baseModel !== cfg.policy.model)
-    problems.push(`base model: checkpoint has "${state.baseModel}", config policy.model is "${cfg.policy.model}"`);
+  if (state.baseModel !== cfg.policy.model) problems.push(`base model: checkpoint has "${state.baseModel}", config policy.model is "${cfg.policy.model}"`);
   problems.push(...loraMismatch(join(dir, 'adapter'), cfg));
   return problems.length ? `${dir} does not match the run config: ${problems.join('; ')}` : null;
 }
@@ -188,8 +187,7 @@ export function loraMismatch(adapterDir: string, cfg: RunConfig): string[] {
   if (ac.lora_alpha !== cfg.lora.alpha) out.push(`LoRA alpha: adapter ${ac.lora_alpha}, config lora.alpha=${cfg.lora.alpha}`);
   const targets = Array.isArray(ac.target_modules) ? [...ac.target_modules].sort() : [];
   const want = [...cfg.lora.targetModules].sort();
-  if (targets.join(',') !== want.join(','))
-    out.push(`LoRA targets: adapter [${targets.join(', ')}], config lora.targetModules [${want.join(', ')}]`);
+  if (targets.join(',') !== want.join(',')) out.push(`LoRA targets: adapter [${targets.join(', ')}], config lora.targetModules [${want.join(', ')}]`);
   return out;
 }
 

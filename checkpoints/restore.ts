@@ -30,13 +30,16 @@ function removeAfter(dir: string, step: number, stepOf: (name: string) => number
 /** The checkpoint's user-state records (one JSON object per line, as the store dumped them). */
 export function readCheckpointStates(ckptDir: string): unknown[] {
   const file = join(ckptDir, 'user_states.jsonl');
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l, i) => {
-    try {
-      return JSON.parse(l) as unknown;
-    } catch (e) {
-      throw new InputError(`${file}:${i + 1}: not valid JSON (${(e as Error).message})`);
-    }
-  });
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as unknown;
+      } catch (e) {
+        throw new InputError(`${file}:${i + 1}: not valid JSON (${(e as Error).message})`);
+      }
+    });
 }
 
 export function restoreRunDir(layout: RunLayout, ckpt: LoadedCheckpoint): unknown[] {

@@ -21,7 +21,8 @@ export const RunInfoSchema = z
 export type RunInfo = z.output<typeof RunInfoSchema>;
 
 export function readRunInfo(layout: RunLayout): RunInfo {
-  if (!existsSync(layout.runJson)) throw new InputError(`${layout.runJson} not found; ${layout.root} is not a gsteer run directory (start one with gsteer train)`);
+  if (!existsSync(layout.runJson))
+    throw new InputError(`${layout.runJson} not found; ${layout.root} is not a gsteer run directory (start one with gsteer train)`);
   const r = RunInfoSchema.safeParse(JSON.parse(readFileSync(layout.runJson, 'utf8')));
   if (!r.success) throw new InputError(`${layout.runJson} is malformed: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return r.data;

@@ -14,8 +14,7 @@ const pad = (n: number, w = 6) => String(n).padStart(w, '0');
 export const jobId = {
   update: (runId: string, epoch: number, step: number) => `${runId}-e${epoch}-s${pad(step)}`,
   group: (runId: string, epoch: number, step: number, g: number) => `${runId}-e${epoch}-s${pad(step)}-g${g}`,
-  rollout: (runId: string, epoch: number, step: number, g: number, i: number) =>
-    `${runId}-e${epoch}-s${pad(step)}-g${g}-t${i}`,
+  rollout: (runId: string, epoch: number, step: number, g: number, i: number) => `${runId}-e${epoch}-s${pad(step)}-g${g}-t${i}`,
 };
 
 /** Group id inside a run: stable across epochs, so file paths are deterministic. */

@@ -20,7 +20,9 @@ export const DownstreamAgentSchema = endpointSection({
   urlHint: 'an OpenAI-compatible /v1 URL (https://api.openai.com/v1)',
   model: 'o4-mini-deep-research-2025-06-26', // paper
   // ours: a deep-research run takes minutes; 4 requests in flight
-  apiKeyEnv: 'GSTEER_AGENT_API_KEY', timeoutMs: 1_800_000, concurrency: 4,
+  apiKeyEnv: 'GSTEER_AGENT_API_KEY',
+  timeoutMs: 1_800_000,
+  concurrency: 4,
   fields: {
     /** The agent's name: the row group of Tables 4 and 8, and the folder of its reports. */
     name: z.string().min(1).default('OpenAI DR'),
@@ -60,8 +62,11 @@ export const DownstreamJudgeSchema = endpointSection({
    * task (and persona for P), a separate scorer per round, hierarchical averaging, each step one
    * /v1/chat/completions call under a JSON schema; embedded: a deterministic stand-in with the same steps.
    */
-  kinds: ['embedded', 'llm'], model: 'gpt-5.4-2026-03-05', // paper
-  apiKeyEnv: 'GSTEER_DOWNSTREAM_JUDGE_API_KEY', timeoutMs: 300_000, concurrency: 4, // ours
+  kinds: ['embedded', 'llm'],
+  model: 'gpt-5.4-2026-03-05', // paper
+  apiKeyEnv: 'GSTEER_DOWNSTREAM_JUDGE_API_KEY',
+  timeoutMs: 300_000,
+  concurrency: 4, // ours
   fields: {
     rounds: positiveInt.default(3), // paper: three scoring rounds per report and metric, averaged (the criteria are generated once per instance)
     /** Sampling temperature of each round; null = the server's default (OpenAI reasoning models accept no other). */
@@ -81,7 +86,12 @@ export const DownstreamSchema = z
   .strict()
   .superRefine((c, ctx) => {
     if (c.agent.kind === 'search' && c.agent.reader.kind === 'http' && !c.agent.reader.prefix)
-      ctx.addIssue({ code: 'custom', path: ['agent', 'reader', 'prefix'], message: 'eval.downstream.agent.reader.kind is "http" but eval.downstream.agent.reader.prefix is not set; set it to the reader URL prefix (Jina Reader: https://r.jina.ai/) or use reader.kind=corpus' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['agent', 'reader', 'prefix'],
+        message:
+          'eval.downstream.agent.reader.kind is "http" but eval.downstream.agent.reader.prefix is not set; set it to the reader URL prefix (Jina Reader: https://r.jina.ai/) or use reader.kind=corpus',
+      });
   });
 
 export type DownstreamConfig = z.output<typeof DownstreamSchema>;

@@ -74,9 +74,13 @@ type SectionShape<K extends string, F extends z.ZodRawShape, KK extends string, 
  * holding the key; the key never goes in a config), the role's fields, `timeoutMs`,
  * `maxRetries` (3: bounded retries with backoff), then the chat fields and `concurrency`.
  */
-export function endpointSection<K extends string = never, F extends z.ZodRawShape = Record<never, z.ZodType>, KK extends string = 'kind', C extends boolean = false, O extends boolean = false>(
-  spec: EndpointSpec<K, F, KK, C, O>,
-): z.ZodObject<SectionShape<K, F, KK, C, O>, z.core.$strict> {
+export function endpointSection<
+  K extends string = never,
+  F extends z.ZodRawShape = Record<never, z.ZodType>,
+  KK extends string = 'kind',
+  C extends boolean = false,
+  O extends boolean = false,
+>(spec: EndpointSpec<K, F, KK, C, O>): z.ZodObject<SectionShape<K, F, KK, C, O>, z.core.$strict> {
   const kindKey: string = spec.kindKey ?? 'kind';
   const { chatTemplateKwargs, responseFormat, maxResponseMb } = chatFields;
   const schema = z
@@ -102,13 +106,15 @@ export function endpointSection<K extends string = never, F extends z.ZodRawShap
 export function endpointSections(schema: z.ZodType, path: string[] = []): { path: string[]; rule?: KindRule | undefined }[] {
   const meta = sections.get(schema);
   const here = meta ? [{ path, rule: meta.rule }] : [];
-  if (schema instanceof z.ZodObject) return [...here, ...Object.entries(schema.shape as Record<string, z.ZodType>).flatMap(([k, s]) => endpointSections(s, [...path, k]))];
+  if (schema instanceof z.ZodObject)
+    return [...here, ...Object.entries(schema.shape as Record<string, z.ZodType>).flatMap(([k, s]) => endpointSections(s, [...path, k]))];
   if (schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault || schema instanceof z.ZodOptional || schema instanceof z.ZodNullable)
     return endpointSections(schema.unwrap() as z.ZodType, path);
   return [];
 }
 
-const at = (tree: unknown, path: string[]): unknown => path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), tree);
+const at = (tree: unknown, path: string[]): unknown =>
+  path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined), tree);
 
 /**
  * The one rule, as a superRefine over `schema`'s resolved value: every section whose kind

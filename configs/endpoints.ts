@@ -23,7 +23,13 @@ export interface EndpointSection {
 export function endpointOptions(role: string, s: EndpointSection, baseUrl = s.baseUrl): EndpointOptions {
   if (!baseUrl) throw new Error(`internal: endpoint ${role} has no baseUrl (the config schema requires one for this kind)`);
   return {
-    role, baseUrl, model: s.model, apiKeyEnv: s.apiKeyEnv, timeoutMs: s.timeoutMs, maxRetries: s.maxRetries, concurrency: s.concurrency,
+    role,
+    baseUrl,
+    model: s.model,
+    apiKeyEnv: s.apiKeyEnv,
+    timeoutMs: s.timeoutMs,
+    maxRetries: s.maxRetries,
+    concurrency: s.concurrency,
     chatTemplateKwargs: s.chatTemplateKwargs === undefined ? defaultChatTemplateKwargs(s.model) : s.chatTemplateKwargs,
     ...(s.responseFormat ? { responseFormat: s.responseFormat } : {}),
     ...(s.maxResponseMb !== undefined ? { maxResponseMb: s.maxResponseMb } : {}),

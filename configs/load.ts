@@ -28,8 +28,7 @@ function deepMerge(base: Tree, over: Tree): Tree {
 /** `a.b.c=value`: the value is parsed as YAML, so numbers, booleans and [lists] keep their type. */
 export function parseSet(assignment: string): Tree {
   const eq = assignment.indexOf('=');
-  if (eq <= 0)
-    throw new InputError(`--set ${assignment}: expected key=value (e.g. --set grpo.learningRate=1e-5)`);
+  if (eq <= 0) throw new InputError(`--set ${assignment}: expected key=value (e.g. --set grpo.learningRate=1e-5)`);
   const path = assignment.slice(0, eq).split('.');
   const raw = assignment.slice(eq + 1);
   let value: unknown = parseYaml(raw);
@@ -47,7 +46,9 @@ export function parseSet(assignment: string): Tree {
 function readYaml(file: string, chain: string[] = []): Tree {
   const at = resolve(file);
   if (chain.includes(at))
-    throw new InputError(`${chain[0]}: extends: forms a cycle (${[...chain.slice(chain.indexOf(at)), at].join(' -> ')}); a config may extend another only once along a chain, so remove one of these extends:`);
+    throw new InputError(
+      `${chain[0]}: extends: forms a cycle (${[...chain.slice(chain.indexOf(at)), at].join(' -> ')}); a config may extend another only once along a chain, so remove one of these extends:`,
+    );
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -68,7 +69,8 @@ function readYaml(file: string, chain: string[] = []): Tree {
     const base = readYaml(new URL(parent, `file://${file.startsWith('/') ? file : `${process.cwd()}/${file}`}`).pathname, [...chain, at]);
     return deepMerge(base, rest);
   }
-  if (parent !== undefined) throw new InputError(`${file}: extends = ${JSON.stringify(parent)}: must be one file path (relative to this file), e.g. extends: demo.yaml`);
+  if (parent !== undefined)
+    throw new InputError(`${file}: extends = ${JSON.stringify(parent)}: must be one file path (relative to this file), e.g. extends: demo.yaml`);
   return rest;
 }
 
@@ -118,7 +120,10 @@ function expandEnv(tree: unknown, source: string, env: NodeJS.ProcessEnv, keepUn
       const value = v.replace(REF, (ref, name: string) => {
         const got = env[name];
         if (got !== undefined) return got;
-        if (!keepUnset) problems.push(`${source}: ${path.join('.')} = "${v}": environment variable ${name} is not set; export it (README "Secrets": keys come from the environment)`);
+        if (!keepUnset)
+          problems.push(
+            `${source}: ${path.join('.')} = "${v}": environment variable ${name} is not set; export it (README "Secrets": keys come from the environment)`,
+          );
         return ref;
       });
       expansions.set(path.join('.'), { path: path.join('.'), raw: v, value });
@@ -211,7 +216,8 @@ export function readRunConfig(file: string, o: { keepUnset?: boolean } = {}): Ru
     text = readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError(`${file} not found; ${dirname(file)} is not a gsteer run directory (start one with gsteer train)`);
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new InputError(`${file} not found; ${dirname(file)} is not a gsteer run directory (start one with gsteer train)`);
     throw new InputError(`${file}: cannot read the run config (${(e as Error).message})`);
   }
   const cfg = resolveConfig(expandEnv(parseYaml(text), file, process.env, o.keepUnset ?? false), file);

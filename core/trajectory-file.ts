@@ -62,8 +62,20 @@ export function readWholeTrajectory(path: string, groupId: string, index: number
   } catch {
     return null;
   }
-  const whole = !!t && t.version === 1 && t.groupId === groupId && t.index === index && Array.isArray(t.turns) && t.turns.length > 0
-    && t.turns.every((turn) => Array.isArray(turn.tokens?.promptIds) && Array.isArray(turn.tokens.completionIds) && Array.isArray(turn.tokens.logprobs)
-      && turn.tokens.completionIds.length === turn.tokens.logprobs.length && Number.isInteger(turn.tokens.policyVersion));
+  const whole =
+    !!t &&
+    t.version === 1 &&
+    t.groupId === groupId &&
+    t.index === index &&
+    Array.isArray(t.turns) &&
+    t.turns.length > 0 &&
+    t.turns.every(
+      (turn) =>
+        Array.isArray(turn.tokens?.promptIds) &&
+        Array.isArray(turn.tokens.completionIds) &&
+        Array.isArray(turn.tokens.logprobs) &&
+        turn.tokens.completionIds.length === turn.tokens.logprobs.length &&
+        Number.isInteger(turn.tokens.policyVersion),
+    );
   return whole ? t : null;
 }

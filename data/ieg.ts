@@ -96,9 +96,7 @@ export function hopsFrom(g: IegGraph, sources: Iterable<string>): Map<string, nu
  */
 export function eligible(g: IegGraph, covered: ReadonlySet<string>): string[] {
   const parents = parentMap(g);
-  return g.targets
-    .map((t) => t.id)
-    .filter((id) => !covered.has(id) && (parents.get(id) ?? []).every((p) => covered.has(p)));
+  return g.targets.map((t) => t.id).filter((id) => !covered.has(id) && (parents.get(id) ?? []).every((p) => covered.has(p)));
 }
 
 /**
@@ -159,7 +157,6 @@ export function parentMap(g: IegGraph): Map<string, string[]> {
   }
   return m;
 }
-
 
 // ---------------------------------------------------------------------------------------
 // Topological orders (method §7: "order targets so no child precedes a parent; several valid

@@ -50,7 +50,10 @@ export function leakProblems(instances: readonly Located<Instance>[], states: re
       const key = `${v.inst}\u0000${v.target}`;
       if (reported.has(key) || !n.includes(v.text) || own?.has(v.text)) continue;
       reported.add(key);
-      out.push({ ...at, message: `${where} contains the seed answer of test instance "${v.inst}" target "${v.target}" ("${v.text.slice(0, 50)}"); training state must not hold test annotations; remove it or rebuild with gsteer data build` });
+      out.push({
+        ...at,
+        message: `${where} contains the seed answer of test instance "${v.inst}" target "${v.target}" ("${v.text.slice(0, 50)}"); training state must not hold test annotations; remove it or rebuild with gsteer data build`,
+      });
     }
   };
   for (const s of states) {
@@ -58,7 +61,11 @@ export function leakProblems(instances: readonly Located<Instance>[], states: re
     scan(s.value.profile, s.value.userId, { ...at, field: 'profile' }, 'the profile');
     s.value.memories.forEach((m, i) => {
       if (m.sourceInstance !== undefined && testIds.has(m.sourceInstance))
-        out.push({ ...at, field: `memories[${i}].sourceInstance`, message: `memory "${m.name}" comes from test instance "${m.sourceInstance}"; training state must be built from train instances only; remove it or rebuild with gsteer data build` });
+        out.push({
+          ...at,
+          field: `memories[${i}].sourceInstance`,
+          message: `memory "${m.name}" comes from test instance "${m.sourceInstance}"; training state must be built from train instances only; remove it or rebuild with gsteer data build`,
+        });
       scan(m.value, s.value.userId, { ...at, field: `memories[${i}].value` }, `memory "${m.name}"`);
     });
   }

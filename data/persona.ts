@@ -47,7 +47,14 @@ export function personaFaults(raw: unknown): [field: string, message: string][] 
   if (raw === undefined || typeof raw === 'string') return [];
   if (Array.isArray(raw)) {
     return raw.flatMap((v, i): [string, string][] =>
-      typeof v === 'string' ? [] : [[`persona[${i}]`, `fact ${show(v)} is not a string; a persona list holds facts as text; write it as a string (e.g. "age 67"), or make the persona an object ({"age": 67})`]],
+      typeof v === 'string'
+        ? []
+        : [
+            [
+              `persona[${i}]`,
+              `fact ${show(v)} is not a string; a persona list holds facts as text; write it as a string (e.g. "age 67"), or make the persona an object ({"age": 67})`,
+            ],
+          ],
     );
   }
   if (typeof raw !== 'object' || raw === null) {

@@ -22,7 +22,12 @@ export function readRecords(file: string): ReadResult {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     const why = (e as Error).message;
-    return { file, kind: kindByName(file) ?? 'instances', records: [], problems: [{ file, line: 0, field: '(file)', message: `cannot read (${why}); check the path` }] };
+    return {
+      file,
+      kind: kindByName(file) ?? 'instances',
+      records: [],
+      problems: [{ file, line: 0, field: '(file)', message: `cannot read (${why}); check the path` }],
+    };
   }
   const records: JsonlRecord[] = [];
   const problems: Problem[] = [];

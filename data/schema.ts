@@ -17,7 +17,10 @@ export const TargetSchema = z
     criterion: z.string().optional(), // rubric text; appended to g_i for matching (method §4)
     lateActivatable: z.boolean().default(false), // inactive until a parent slot is covered
     /** The canonical slot memory of this target (paper "Offline SFT state"): SFT names its slot so; default the target id. */
-    slot: z.object({ name: z.string().regex(/^[a-z][a-z0-9_]*$/), purpose: z.string().min(1) }).strict().optional(),
+    slot: z
+      .object({ name: z.string().regex(/^[a-z][a-z0-9_]*$/), purpose: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -32,9 +32,21 @@ export function datasetStats(instances: readonly Instance[], userStates: readonl
   return {
     instances: instances.length,
     bySplit,
-    users: { total: distinct(instances, (i) => i.userId), train: distinct(inSplit('train'), (i) => i.userId), test: distinct(inSplit('test'), (i) => i.userId) },
-    tasks: { total: distinct(instances, (i) => i.taskId), train: distinct(inSplit('train'), (i) => i.taskId), test: distinct(inSplit('test'), (i) => i.taskId) },
-    targetsPerInstance: { min: counts.length ? Math.min(...counts) : 0, mean: counts.length ? targets / counts.length : 0, max: counts.length ? Math.max(...counts) : 0 },
+    users: {
+      total: distinct(instances, (i) => i.userId),
+      train: distinct(inSplit('train'), (i) => i.userId),
+      test: distinct(inSplit('test'), (i) => i.userId),
+    },
+    tasks: {
+      total: distinct(instances, (i) => i.taskId),
+      train: distinct(inSplit('train'), (i) => i.taskId),
+      test: distinct(inSplit('test'), (i) => i.taskId),
+    },
+    targetsPerInstance: {
+      min: counts.length ? Math.min(...counts) : 0,
+      mean: counts.length ? targets / counts.length : 0,
+      max: counts.length ? Math.max(...counts) : 0,
+    },
     targets,
     essentialShare: targets ? all.filter((t) => t.essential).length / targets : 0,
     edges: instances.reduce((a, i) => a + i.edges.length, 0),
@@ -47,7 +59,9 @@ export function datasetStats(instances: readonly Instance[], userStates: readonl
 export function formatStats(s: DatasetStats): string {
   const t = s.targetsPerInstance;
   return [
-    `instances        ${s.instances} (${Object.entries(s.bySplit).map(([k, v]) => `${k} ${v}`).join(', ')})`,
+    `instances        ${s.instances} (${Object.entries(s.bySplit)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')})`,
     `users            ${s.users.total} (train ${s.users.train}, test ${s.users.test})`,
     `tasks            ${s.tasks.total} (train ${s.tasks.train}, test ${s.tasks.test})`,
     `targets          ${s.targets} (per instance min ${t.min}, mean ${t.mean.toFixed(2)}, max ${t.max})`,

@@ -42,21 +42,32 @@ function targetRules(r: Obj, report: Report) {
     const at = `targets[${i}]`;
     if (typeof t.id === 'string') {
       const first = firstIndex.get(t.id);
-      if (first !== undefined) report(`${at}.id`, `duplicate target id ${show(t.id)} (first at targets[${first}]); target ids must be unique within an instance; rename one`);
+      if (first !== undefined)
+        report(`${at}.id`, `duplicate target id ${show(t.id)} (first at targets[${first}]); target ids must be unique within an instance; rename one`);
       else firstIndex.set(t.id, i);
     }
     weightRule(t.weight, `${at}.weight`, report);
     if (typeof t.seedAnswer === 'string' && !t.seedAnswer.trim()) {
-      report(`${at}.seedAnswer`, `empty seed answer ${show(t.seedAnswer)}; the simulator grounds its replies in it (method §3); write the user's specific first-person answer`);
+      report(
+        `${at}.seedAnswer`,
+        `empty seed answer ${show(t.seedAnswer)}; the simulator grounds its replies in it (method §3); write the user's specific first-person answer`,
+      );
     }
     if (t.lateActivatable === true && !childIds.has(t.id)) {
-      report(`${at}.lateActivatable`, `target ${show(t.id)} is lateActivatable but has no parent; late activation waits for a parent slot (method §7); add an edge [parent, ${show(t.id)}] or drop the flag`);
+      report(
+        `${at}.lateActivatable`,
+        `target ${show(t.id)} is lateActivatable but has no parent; late activation waits for a parent slot (method §7); add an edge [parent, ${show(t.id)}] or drop the flag`,
+      );
     }
   });
 }
 
 function edgeRules(r: Obj, report: Report) {
-  const known = new Set(asArr(r.targets).map((t) => asObj(t)?.id).filter((id): id is string => typeof id === 'string'));
+  const known = new Set(
+    asArr(r.targets)
+      .map((t) => asObj(t)?.id)
+      .filter((id): id is string => typeof id === 'string'),
+  );
   const valid: [string, string][] = [];
   asArr(r.edges).forEach((raw, i) => {
     const e = asArr(raw);
@@ -65,7 +76,10 @@ function edgeRules(r: Obj, report: Report) {
     e.forEach((end, j) => {
       if (known.has(end as string)) return;
       ok = false;
-      report(`edges[${i}][${j}]`, `unknown target ${show(end)}; edges are [parent, child] pairs of this instance's target ids (${[...known].join(', ')}); fix the id or add the target`);
+      report(
+        `edges[${i}][${j}]`,
+        `unknown target ${show(end)}; edges are [parent, child] pairs of this instance's target ids (${[...known].join(', ')}); fix the id or add the target`,
+      );
     });
     if (ok) valid.push([e[0], e[1]]);
   });
@@ -95,7 +109,8 @@ function memoryRules(r: Obj, report: Report) {
     const field = `memories[${i}].value`;
     if (m.value === undefined) report(field, 'required field is missing; a memory needs the remembered value');
     else if (typeof m.value !== 'string') report(field, `memory value ${show(m.value)} is not a string; write the value as text`);
-    else if (!m.value.trim()) report(field, `empty memory value ${show(m.value)}; a memory must carry a value Retrieve can return; write it or drop the memory`);
+    else if (!m.value.trim())
+      report(field, `empty memory value ${show(m.value)}; a memory must carry a value Retrieve can return; write it or drop the memory`);
   });
 }
 

@@ -36,7 +36,14 @@ export function validateReads(reads: readonly ReadResult[]): Validated {
         const first = seen.get(v.id);
         const field = isState ? 'userId' : 'id';
         const what = isState ? 'userId' : 'instance id';
-        if (first) problems.unshift({ file: rec.file, line: rec.line, instanceId: v.id, field, message: `duplicate ${what} "${v.id}" (first at ${first}); ${what}s must be unique across all files; rename or remove one` });
+        if (first)
+          problems.unshift({
+            file: rec.file,
+            line: rec.line,
+            instanceId: v.id,
+            field,
+            message: `duplicate ${what} "${v.id}" (first at ${first}); ${what}s must be unique across all files; rename or remove one`,
+          });
         else seen.set(v.id, `${rec.file}:${rec.line}`);
       }
       out.problems.push(...problems);

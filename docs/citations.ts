@@ -125,7 +125,12 @@ function unresolved(at: number, text: string): Found {
  * Problems of one file's text. In the method file itself every bare `§n` is a citation. With
  * `refs` (the file's path and the repository's index) file references are checked too.
  */
-export function scanText(text: string, sections: ReadonlySet<string>, isMethodFile: boolean, refs?: { file: string; repo: RepoIndex }): { line: number; problem: Omit<CitationProblem, 'file' | 'line'> }[] {
+export function scanText(
+  text: string,
+  sections: ReadonlySet<string>,
+  isMethodFile: boolean,
+  refs?: { file: string; repo: RepoIndex },
+): { line: number; problem: Omit<CitationProblem, 'file' | 'line'> }[] {
   const out: { line: number; problem: Omit<CitationProblem, 'file' | 'line'> }[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
     const found: Found[] = [];
@@ -151,10 +156,15 @@ export function scanText(text: string, sections: ReadonlySet<string>, isMethodFi
     const outside = new Set(found.filter((f) => f.problem.kind === 'outside').map((f) => f.at));
     if (refs)
       for (const r of missingFiles(line, refs.file, refs.repo))
-        if (!outside.has(r.at)) // already reported as a document outside the repository
+        if (!outside.has(r.at))
+          // already reported as a document outside the repository
           found.push({
-          at: r.at,
-            problem: { kind: 'missing_file', text: r.text, message: `"${r.text}" names no file of the repository; point it at a tracked file (git ls-files), or cite the section of ${METHOD_FILE} that says it` },
+            at: r.at,
+            problem: {
+              kind: 'missing_file',
+              text: r.text,
+              message: `"${r.text}" names no file of the repository; point it at a tracked file (git ls-files), or cite the section of ${METHOD_FILE} that says it`,
+            },
           });
     found.sort((a, b) => a.at - b.at);
     for (const f of found) out.push({ line: i + 1, problem: f.problem });
@@ -188,7 +198,15 @@ export function trackedTextFiles(root: string): { file: string; text: string }[]
 export function checkCitations(root: string): CitationProblem[] {
   const methodPath = join(root, METHOD_FILE);
   if (!existsSync(methodPath))
-    return [{ file: METHOD_FILE, line: 0, kind: 'no_method_file', text: '', message: `${METHOD_FILE} does not exist; it is the method document every "method §n" cites` }];
+    return [
+      {
+        file: METHOD_FILE,
+        line: 0,
+        kind: 'no_method_file',
+        text: '',
+        message: `${METHOD_FILE} does not exist; it is the method document every "method §n" cites`,
+      },
+    ];
   const { sections, duplicates } = methodSections(readFileSync(methodPath, 'utf8'));
   const files = trackedTextFiles(root);
   const repo = repoIndex(listedFiles(root));
@@ -199,7 +217,10 @@ export function checkCitations(root: string): CitationProblem[] {
     const found = scanText(text, sections, file === METHOD_FILE, file.startsWith('tests/') ? undefined : { file, repo });
     if (file === METHOD_FILE)
       for (const d of duplicates)
-        found.push({ line: d.line, problem: { kind: 'duplicate_heading', text: `§${d.section}`, message: `section §${d.section} has a second heading; number each section once` } });
+        found.push({
+          line: d.line,
+          problem: { kind: 'duplicate_heading', text: `§${d.section}`, message: `section §${d.section} has a second heading; number each section once` },
+        });
     found.sort((a, b) => a.line - b.line); // stable: within a line, left to right
     for (const { line, problem } of found) problems.push({ file, line, ...problem });
   }
@@ -214,6 +235,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..'));
   const problems = checkCitations(root);
   for (const p of problems) console.log(formatProblem(p));
-  console.log(problems.length ? `${problems.length} citation problem(s)` : `citations: every "method §n" resolves in ${METHOD_FILE}; no document outside the repository is cited; every file reference names a tracked file`);
+  console.log(
+    problems.length
+      ? `${problems.length} citation problem(s)`
+      : `citations: every "method §n" resolves in ${METHOD_FILE}; no document outside the repository is cited; every file reference names a tracked file`,
+  );
   process.exitCode = problems.length ? 1 : 0;
 }

@@ -13,7 +13,11 @@ const { values, positionals } = parseArgs({
 });
 const runDir = positionals[0] ?? 'runs/demo';
 const dash = await startDashboard({ runDirs: [runDir], port: 0, log: () => undefined });
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+});
 try {
   const page = await browser.newPage({ viewport: { width: 1500, height: Number(values.height) } });
   await page.goto(`${dash.url}runs/${basename(runDir)}`);

@@ -11,7 +11,10 @@ export class CachedEncoder implements Encoder {
   hits = 0;
   misses = 0;
 
-  constructor(private readonly inner: Encoder, readonly maxEntries = 10_000) {
+  constructor(
+    private readonly inner: Encoder,
+    readonly maxEntries = 10_000,
+  ) {
     if (!Number.isInteger(maxEntries) || maxEntries <= 0) throw new Error(`internal: cache size must be a positive integer, got ${maxEntries}`);
     this.name = inner.name;
   }

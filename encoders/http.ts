@@ -32,7 +32,16 @@ export class HttpEncoder implements Encoder {
   constructor(private readonly opts: HttpEncoderOptions) {
     this.name = `http:${opts.model}`;
     this.endpoint = createEndpoint(
-      { role: 'encoder', baseUrl: opts.baseUrl, model: opts.model, apiKeyEnv: opts.apiKeyEnv, timeoutMs: opts.timeoutMs ?? 30_000, maxRetries: opts.maxRetries ?? 3, concurrency: opts.concurrency ?? 8, chatTemplateKwargs: null },
+      {
+        role: 'encoder',
+        baseUrl: opts.baseUrl,
+        model: opts.model,
+        apiKeyEnv: opts.apiKeyEnv,
+        timeoutMs: opts.timeoutMs ?? 30_000,
+        maxRetries: opts.maxRetries ?? 3,
+        concurrency: opts.concurrency ?? 8,
+        chatTemplateKwargs: null,
+      },
       opts.sink ? { sink: opts.sink } : {},
     );
   }
@@ -53,7 +62,9 @@ export class HttpEncoder implements Encoder {
     return vectors.map((emb, i) => {
       if (this.learnedDim === 0) this.learnedDim = emb.length;
       if (emb.length !== this.learnedDim)
-        throw new InputError(`encoder ${this.opts.baseUrl} (model ${this.opts.model}): embedding ${i} has ${emb.length} dimensions, earlier ones had ${this.learnedDim}; one encoder must return one size`);
+        throw new InputError(
+          `encoder ${this.opts.baseUrl} (model ${this.opts.model}): embedding ${i} has ${emb.length} dimensions, earlier ones had ${this.learnedDim}; one encoder must return one size`,
+        );
       return l2NormalizeInPlace(Float32Array.from(emb));
     });
   }

@@ -20,7 +20,16 @@ function build(cfg: EncoderConfig, sink?: CallSink): Encoder {
       return new OnnxEncoder(cfg.path, cfg.batchSize);
     case 'http':
       if (!cfg.baseUrl) throw new InputError('encoder.kind is "http" but encoder.baseUrl is not set; set it to an OpenAI-compatible /v1 URL');
-      return new HttpEncoder({ baseUrl: cfg.baseUrl, model: cfg.model, apiKeyEnv: cfg.apiKeyEnv, batchSize: cfg.batchSize, timeoutMs: cfg.timeoutMs, maxRetries: cfg.maxRetries, concurrency: cfg.concurrency, ...(sink ? { sink } : {}) });
+      return new HttpEncoder({
+        baseUrl: cfg.baseUrl,
+        model: cfg.model,
+        apiKeyEnv: cfg.apiKeyEnv,
+        batchSize: cfg.batchSize,
+        timeoutMs: cfg.timeoutMs,
+        maxRetries: cfg.maxRetries,
+        concurrency: cfg.concurrency,
+        ...(sink ? { sink } : {}),
+      });
   }
 }
 

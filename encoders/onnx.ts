@@ -25,7 +25,8 @@ const TOKEN_OUTPUTS = ['token_embeddings', 'last_hidden_state'];
 
 function readJson(file: string, required: boolean): Record<string, unknown> | null {
   if (!existsSync(file)) {
-    if (required) throw new InputError(`${file}: not found; encoder.path must be a folder with model.onnx and tokenizer.json (a sentence-transformers ONNX export)`);
+    if (required)
+      throw new InputError(`${file}: not found; encoder.path must be a folder with model.onnx and tokenizer.json (a sentence-transformers ONNX export)`);
     return null;
   }
   try {
@@ -59,7 +60,10 @@ export class OnnxEncoder implements Encoder {
   private loaded: Promise<Loaded> | null = null;
   private learnedDim = 0;
 
-  constructor(readonly folder: string, private readonly batchSize = 64) {
+  constructor(
+    readonly folder: string,
+    private readonly batchSize = 64,
+  ) {
     this.name = `onnx:${folder}`;
   }
 
@@ -71,7 +75,8 @@ export class OnnxEncoder implements Encoder {
   private load(): Promise<Loaded> {
     this.loaded ??= (async () => {
       const modelPath = join(this.folder, 'model.onnx');
-      if (!existsSync(modelPath)) throw new InputError(`${modelPath}: not found; encoder.path must be a folder with model.onnx and tokenizer.json (a sentence-transformers ONNX export)`);
+      if (!existsSync(modelPath))
+        throw new InputError(`${modelPath}: not found; encoder.path must be a folder with model.onnx and tokenizer.json (a sentence-transformers ONNX export)`);
       const tokenizerJSON = readJson(join(this.folder, 'tokenizer.json'), true) as Record<string, unknown>;
       const tokenizerConfig = readJson(join(this.folder, 'tokenizer_config.json'), false) ?? {};
       const stConfig = readJson(join(this.folder, 'sentence_bert_config.json'), false);
@@ -84,7 +89,10 @@ export class OnnxEncoder implements Encoder {
         throw new InputError(`${modelPath}: onnxruntime cannot load it (${(e as Error).message}); export the model with optimum or sentence-transformers`);
       }
       for (const need of ['input_ids', 'attention_mask'])
-        if (!session.inputNames.includes(need)) throw new InputError(`${modelPath}: the model has inputs [${session.inputNames.join(', ')}] but no "${need}"; a sentence-transformers export takes input_ids and attention_mask`);
+        if (!session.inputNames.includes(need))
+          throw new InputError(
+            `${modelPath}: the model has inputs [${session.inputNames.join(', ')}] but no "${need}"; a sentence-transformers export takes input_ids and attention_mask`,
+          );
       const cfgMax = Number(stConfig?.max_seq_length ?? tokenizerConfig.model_max_length ?? 512);
       return {
         ort,
@@ -113,19 +121,28 @@ export class OnnxEncoder implements Encoder {
     const padded = padBatch(ids, m.padId);
     const B = batch.length;
     const T = padded.T;
-    const int64 = (rows: number[][]) => new m.ort.Tensor('int64', BigInt64Array.from(rows.flat(), (x) => BigInt(x)), [B, T]);
+    const int64 = (rows: number[][]) =>
+      new m.ort.Tensor(
+        'int64',
+        BigInt64Array.from(rows.flat(), (x) => BigInt(x)),
+        [B, T],
+      );
     const feeds: Record<string, Ort.Tensor> = { input_ids: int64(padded.ids), attention_mask: int64(padded.mask) };
     if (m.session.inputNames.includes('token_type_ids')) feeds.token_type_ids = int64(padded.ids.map((r) => r.map(() => 0)));
     const result = await m.session.run(feeds);
     const name = TOKEN_OUTPUTS.find((n) => n in result) ?? m.session.outputNames[0];
     const t = result[name as string];
-    if (!t || t.type !== 'float32') throw new InputError(`${this.folder}/model.onnx: output "${name}" is ${t?.type ?? 'missing'}; expected float32 token embeddings [B, T, D]`);
+    if (!t || t.type !== 'float32')
+      throw new InputError(`${this.folder}/model.onnx: output "${name}" is ${t?.type ?? 'missing'}; expected float32 token embeddings [B, T, D]`);
     const data = t.data as Float32Array;
     const dims = t.dims;
     let vecs: Float32Array[];
     if (dims.length === 3 && dims[0] === B && dims[1] === T) vecs = meanPoolNormalize(data, [B, T, dims[2] as number], padded.mask);
     else if (dims.length === 2 && dims[0] === B) vecs = splitNormalize(data, [B, dims[1] as number]);
-    else throw new InputError(`${this.folder}/model.onnx: output "${name}" has shape [${dims.join(', ')}]; expected [${B}, ${T}, D] token embeddings or [${B}, D]`);
+    else
+      throw new InputError(
+        `${this.folder}/model.onnx: output "${name}" has shape [${dims.join(', ')}]; expected [${B}, ${T}, D] token embeddings or [${B}, D]`,
+      );
     this.learnedDim = vecs[0]?.length ?? this.learnedDim;
     return vecs;
   }

@@ -49,7 +49,10 @@ export function boundedFetch(bounds: FetchBounds, base: typeof fetch = fetch): t
     const onOuter = () => ac.abort(outer?.reason);
     if (outer?.aborted) onOuter();
     else outer?.addEventListener('abort', onOuter, { once: true });
-    const timer = setTimeout(() => ac.abort(new DeadlineExceeded(`no complete reply within ${bounds.deadlineMs} ms (the deadline covers connect, headers and body)`)), bounds.deadlineMs);
+    const timer = setTimeout(
+      () => ac.abort(new DeadlineExceeded(`no complete reply within ${bounds.deadlineMs} ms (the deadline covers connect, headers and body)`)),
+      bounds.deadlineMs,
+    );
     const done = () => {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuter);
@@ -81,7 +84,9 @@ export function boundedFetch(bounds: FetchBounds, base: typeof fetch = fetch): t
         } catch (e) {
           done();
           const reason = ac.signal.reason as unknown;
-          controller.error(reason instanceof DeadlineExceeded ? reason : new ConnectionLost(`the connection broke mid-body after ${size} bytes (${causeOf(e)})`));
+          controller.error(
+            reason instanceof DeadlineExceeded ? reason : new ConnectionLost(`the connection broke mid-body after ${size} bytes (${causeOf(e)})`),
+          );
           return;
         }
         if (chunk.done) {

@@ -19,7 +19,9 @@ import type { ChatReply, EmbedReply } from './types.ts';
 import { chatBody, embeddingsBody, jsonSchemaOf, responseFormatFor } from './request-body.ts';
 
 export function requestKey(parts: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalize(parts) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(canonicalize(parts) ?? '')
+    .digest('hex');
 }
 
 export function withRequestCache(ep: Endpoint, dir: string): Endpoint {
@@ -30,8 +32,16 @@ export function withRequestCache(ep: Endpoint, dir: string): Endpoint {
   async function cached<R>(route: string, key: string, call: () => Promise<R>, read: (stored: unknown) => R | null): Promise<R> {
     const recordHit = () =>
       ep.sink.record({
-        ts: new Date().toISOString(), role: o.role, endpoint: maskUrl(endpointUrl(o.baseUrl, route)), model: o.model, status: 'cached',
-        latencyMs: 0, promptTokens: null, completionTokens: null, retries: 0, error: null,
+        ts: new Date().toISOString(),
+        role: o.role,
+        endpoint: maskUrl(endpointUrl(o.baseUrl, route)),
+        model: o.model,
+        status: 'cached',
+        latencyMs: 0,
+        promptTokens: null,
+        completionTokens: null,
+        retries: 0,
+        error: null,
       });
     const pending = inFlight.get(key);
     if (pending) {
@@ -40,7 +50,10 @@ export function withRequestCache(ep: Endpoint, dir: string): Endpoint {
       return shared;
     }
     const run = (async () => {
-      const hit = await readFile(file(key), 'utf8').then((t) => read((JSON.parse(t) as { reply: unknown }).reply), () => null);
+      const hit = await readFile(file(key), 'utf8').then(
+        (t) => read((JSON.parse(t) as { reply: unknown }).reply),
+        () => null,
+      );
       if (hit !== null) {
         recordHit();
         return hit;
@@ -61,23 +74,42 @@ export function withRequestCache(ep: Endpoint, dir: string): Endpoint {
     options: o,
     sink: ep.sink,
     chat: (req) =>
-      cached('chat/completions', requestKey({ kind: 'chat', body: chatBody(o, req, req.messages) }), () => ep.chat(req), (s) =>
-        typeof (s as ChatReply)?.text === 'string' ? (s as ChatReply) : null),
+      cached(
+        'chat/completions',
+        requestKey({ kind: 'chat', body: chatBody(o, req, req.messages) }),
+        () => ep.chat(req),
+        (s) => (typeof (s as ChatReply)?.text === 'string' ? (s as ChatReply) : null),
+      ),
     chatJson: (req, spec) => {
-      const key = requestKey({ kind: 'chat_json', body: chatBody(o, req, req.messages, responseFormatFor(o, spec)), name: spec.name, schema: jsonSchemaOf(spec) });
-      return cached('chat/completions', key, () => ep.chatJson(req, spec), (s) => {
-        const stored = s as ChatReply;
-        if (typeof stored?.text !== 'string') return null;
-        try {
-          // Read again through the schema: the value handed out is always the schema's output.
-          return { value: readJson(stored.text, spec.schema, null).value, text: stored.text, usage: stored.usage };
-        } catch {
-          return null;
-        }
+      const key = requestKey({
+        kind: 'chat_json',
+        body: chatBody(o, req, req.messages, responseFormatFor(o, spec)),
+        name: spec.name,
+        schema: jsonSchemaOf(spec),
       });
+      return cached(
+        'chat/completions',
+        key,
+        () => ep.chatJson(req, spec),
+        (s) => {
+          const stored = s as ChatReply;
+          if (typeof stored?.text !== 'string') return null;
+          try {
+            // Read again through the schema: the value handed out is always the schema's output.
+            return { value: readJson(stored.text, spec.schema, null).value, text: stored.text, usage: stored.usage };
+          } catch {
+            return null;
+          }
+        },
+      );
     },
     request: (route, send) => ep.request(route, send),
-    embed: (texts) => cached('embeddings', requestKey({ kind: 'embed', body: embeddingsBody(o, texts) }), () => ep.embed(texts), (s) =>
-      Array.isArray((s as EmbedReply)?.vectors) && (s as EmbedReply).vectors.length === texts.length ? (s as EmbedReply) : null),
+    embed: (texts) =>
+      cached(
+        'embeddings',
+        requestKey({ kind: 'embed', body: embeddingsBody(o, texts) }),
+        () => ep.embed(texts),
+        (s) => (Array.isArray((s as EmbedReply)?.vectors) && (s as EmbedReply).vectors.length === texts.length ? (s as EmbedReply) : null),
+      ),
   };
 }

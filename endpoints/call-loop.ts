@@ -35,9 +35,16 @@ export async function callWithRetries<T>(ctx: LoopContext, attempt: (k: number, 
     let start = 0;
     const record = (status: CallStatus, usage: Usage | null, error: string | null, end: number) =>
       ctx.sink.record({
-        ts: new Date(start).toISOString(), role: ctx.role, endpoint: ctx.url, model: ctx.model, status,
-        latencyMs: end - start, promptTokens: usage?.promptTokens ?? null, completionTokens: usage?.completionTokens ?? null,
-        retries: k, error: error === null ? null : shortError(error),
+        ts: new Date(start).toISOString(),
+        role: ctx.role,
+        endpoint: ctx.url,
+        model: ctx.model,
+        status,
+        latencyMs: end - start,
+        promptTokens: usage?.promptTokens ?? null,
+        completionTokens: usage?.completionTokens ?? null,
+        retries: k,
+        error: error === null ? null : shortError(error),
       });
     try {
       const prev = previous;
@@ -54,11 +61,15 @@ export async function callWithRetries<T>(ctx: LoopContext, attempt: (k: number, 
       record(f.status, null, f.message, end);
       previous = e;
       if (!f.retryable)
-        throw new InputError(`${who} rejected the request with HTTP ${f.httpStatus}: ${shortError(f.message)}; not retried: ${rejectionFix(f.httpStatus ?? 400, ctx.apiKeyEnv)}`);
+        throw new InputError(
+          `${who} rejected the request with HTTP ${f.httpStatus}: ${shortError(f.message)}; not retried: ${rejectionFix(f.httpStatus ?? 400, ctx.apiKeyEnv)}`,
+        );
       if (k >= ctx.maxRetries) {
         if (e instanceof BadReply)
           throw new ReplyError(`${who}: every reply of ${k + 1} attempt(s) was refused; last: ${e.kind} (${e.detail})`, e.kind, e.content, k + 1);
-        throw new TransientError(`${who} failed after ${k + 1} attempt(s), last ${f.status}: ${shortError(f.message)}; check that the server is up and reachable, or raise maxRetries / timeoutMs`);
+        throw new TransientError(
+          `${who} failed after ${k + 1} attempt(s), last ${f.status}: ${shortError(f.message)}; check that the server is up and reachable, or raise maxRetries / timeoutMs`,
+        );
       }
       await ctx.sleep(delayBeforeRetry(f, k, ctx.timing));
     }

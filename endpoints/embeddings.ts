@@ -11,7 +11,8 @@ export function readEmbeddings(body: unknown, n: number): number[][] {
     const i = d?.index;
     if (typeof i !== 'number' || !Number.isInteger(i) || i < 0 || i >= n || out[i]) throw bad(`embedding index ${String(i)} is out of range or repeated`);
     const e = d.embedding;
-    if (!Array.isArray(e) || e.length === 0 || !e.every((x) => typeof x === 'number' && Number.isFinite(x))) throw bad(`embedding ${i} is not a non-empty list of finite numbers`);
+    if (!Array.isArray(e) || e.length === 0 || !e.every((x) => typeof x === 'number' && Number.isFinite(x)))
+      throw bad(`embedding ${i} is not a non-empty list of finite numbers`);
     if (out[0] && e.length !== out[0].length) throw bad(`embedding ${i} has ${e.length} dimensions, another has ${out[0].length}`);
     out[i] = e as number[];
   }

@@ -44,7 +44,8 @@ const usageOf = (r: Completion): Usage | null =>
 const systemPromptOf = (messages: ChatMessage[]) => messages.find((m) => m.role === 'system')?.content;
 
 function checkOptions(o: EndpointOptions): void {
-  const bad = (field: string, rule: string) => new InputError(`endpoint ${o.role || '(no role)'}: ${field} = ${JSON.stringify((o as unknown as Record<string, unknown>)[field])} ${rule}`);
+  const bad = (field: string, rule: string) =>
+    new InputError(`endpoint ${o.role || '(no role)'}: ${field} = ${JSON.stringify((o as unknown as Record<string, unknown>)[field])} ${rule}`);
   if (!o.role) throw bad('role', 'must name the caller (policy, simulator, judge ...)');
   if (!/^https?:\/\/[^\s]+$/.test(o.baseUrl ?? '')) throw bad('baseUrl', 'must be an http(s) URL ending in /v1, e.g. http://127.0.0.1:8000/v1');
   if (!o.model) throw bad('model', 'must name the served model');
@@ -60,9 +61,16 @@ export function createEndpoint(options: EndpointOptions, deps: EndpointDeps = {}
   const sink = deps.sink ?? nullSink;
   const limit = pLimit(options.concurrency);
   const loop = (path: string): LoopContext => ({
-    role: options.role, model: options.model, url: maskUrl(endpointUrl(options.baseUrl, path)), apiKeyEnv: options.apiKeyEnv,
-    maxRetries: options.maxRetries, timing: { ...DEFAULT_RETRY_TIMING, ...options.retry }, limit, sink,
-    sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))), now: deps.now ?? Date.now,
+    role: options.role,
+    model: options.model,
+    url: maskUrl(endpointUrl(options.baseUrl, path)),
+    apiKeyEnv: options.apiKeyEnv,
+    maxRetries: options.maxRetries,
+    timing: { ...DEFAULT_RETRY_TIMING, ...options.retry },
+    limit,
+    sink,
+    sleep: deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))),
+    now: deps.now ?? Date.now,
   });
   const complete = (body: Record<string, unknown>) =>
     client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming) as Promise<OpenAI.ChatCompletion>;

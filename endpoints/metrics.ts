@@ -30,8 +30,14 @@ export function summarizeCalls(records: readonly CallRecord[]): Record<string, n
     m('errors', sent.filter((r) => r.status !== 'ok').length);
     m('retries', sent.filter((r) => r.retries > 0).length);
     m('cached', rs.length - sent.length);
-    m('prompt_tokens', sent.reduce((s, r) => s + (r.promptTokens ?? 0), 0));
-    m('completion_tokens', sent.reduce((s, r) => s + (r.completionTokens ?? 0), 0));
+    m(
+      'prompt_tokens',
+      sent.reduce((s, r) => s + (r.promptTokens ?? 0), 0),
+    );
+    m(
+      'completion_tokens',
+      sent.reduce((s, r) => s + (r.completionTokens ?? 0), 0),
+    );
     if (sent.length) {
       const lat = sent.map((r) => r.latencyMs).sort((a, b) => a - b);
       m('latency_p50_ms', percentileNearestRank(lat, 50));

@@ -21,7 +21,13 @@ export function firstChoice(body: unknown): { content: string | null; finishReas
  */
 export function removeThinking(content: string): string {
   const rest = content.replace(/<think>[\s\S]*?<\/think>/g, '');
-  if (rest.includes('<think>')) throw new BadReply('unclosed_think', 'the reply ends inside a <think> block', content, 'Your reply ended while still thinking. Reply with the answer only.');
+  if (rest.includes('<think>'))
+    throw new BadReply(
+      'unclosed_think',
+      'the reply ends inside a <think> block',
+      content,
+      'Your reply ended while still thinking. Reply with the answer only.',
+    );
   const end = rest.lastIndexOf('</think>');
   return (end >= 0 ? rest.slice(end + '</think>'.length) : rest).trim();
 }
@@ -29,7 +35,12 @@ export function removeThinking(content: string): string {
 /** The text answer of a reply under the rules above. */
 export function answerText(content: string | null, finishReason: string | null, systemPrompt: string | undefined): string {
   if (finishReason === 'length')
-    throw new BadReply('truncated', 'the reply was cut at max_tokens (finish_reason "length")', content, 'Your reply was cut off at the token limit. Reply again, shorter, with the answer only.');
+    throw new BadReply(
+      'truncated',
+      'the reply was cut at max_tokens (finish_reason "length")',
+      content,
+      'Your reply was cut off at the token limit. Reply again, shorter, with the answer only.',
+    );
   const text = removeThinking(content ?? '');
   if (!text) throw new BadReply('empty', 'the reply is empty once thinking is removed', content, 'Your reply was empty. Reply with the answer.');
   const sys = systemPrompt?.trim() ?? '';
@@ -52,12 +63,22 @@ export function readJson<T>(text: string, schema: z.ZodType<T>, content: string 
     raw = JSON.parse(json);
   } catch (e) {
     // The parser's message quotes the reply: it goes to the model only, never into a record.
-    throw new BadReply('not_json', 'the reply is not exactly one JSON value', content, `Your reply is not valid JSON (${(e as Error).message}). Reply with only the JSON, no prose.`);
+    throw new BadReply(
+      'not_json',
+      'the reply is not exactly one JSON value',
+      content,
+      `Your reply is not valid JSON (${(e as Error).message}). Reply with only the JSON, no prose.`,
+    );
   }
   const r = schema.safeParse(raw);
   if (!r.success) {
     const issues = r.error.issues.slice(0, 3).map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`);
-    throw new BadReply('schema', `the JSON fails the schema (${issues.join('; ')})`, content, `Your JSON does not follow the schema: ${issues.join('; ')}. Reply with corrected JSON only.`);
+    throw new BadReply(
+      'schema',
+      `the JSON fails the schema (${issues.join('; ')})`,
+      content,
+      `Your JSON does not follow the schema: ${issues.join('; ')}. Reply with corrected JSON only.`,
+    );
   }
   return { value: r.data, json };
 }

@@ -58,7 +58,7 @@ export function delayBeforeRetry(f: Failure, k: number, t: RetryTiming): number 
 export function rejectionFix(status: number, apiKeyEnv: string | undefined): string {
   if (status === 401 || status === 403) return `set a valid API key in $${apiKeyEnv ?? '(apiKeyEnv is not set)'}`;
   if (status === 404) return 'check the model name (GET /v1/models lists what the server serves) and the baseUrl (it ends in /v1)';
-  return 'check the request: the prompt against the context length, max_tokens, responseFormat (use json_object or none where the server lacks json_schema) and chatTemplateKwargs (null for servers that reject unknown fields, such as OpenAI\'s API)';
+  return "check the request: the prompt against the context length, max_tokens, responseFormat (use json_object or none where the server lacks json_schema) and chatTemplateKwargs (null for servers that reject unknown fields, such as OpenAI's API)";
 }
 
 /** The rule: how an attempt failed and whether to try again; null for an exception that is not a call failure (a bug). */
@@ -69,8 +69,10 @@ export function classifyFailure(e: unknown, nowMs: number): Failure | null {
   if (e instanceof ConnectionLost) return { status: 'connection', retryable: true, retryAfterMs: null, message: e.message, httpStatus: null };
   if (e instanceof ResponseTooLarge) return { status: 'too_large', retryable: true, retryAfterMs: null, message: e.message, httpStatus: null };
   // before the headers the SDK wraps our fetch's error: a deadline says so in its cause
-  if (e instanceof APIConnectionError && e.cause instanceof DeadlineExceeded) return { status: 'timeout', retryable: true, retryAfterMs: null, message: e.cause.message, httpStatus: null };
-  if (e instanceof APIConnectionError && e.cause instanceof ResponseTooLarge) return { status: 'too_large', retryable: true, retryAfterMs: null, message: e.cause.message, httpStatus: null };
+  if (e instanceof APIConnectionError && e.cause instanceof DeadlineExceeded)
+    return { status: 'timeout', retryable: true, retryAfterMs: null, message: e.cause.message, httpStatus: null };
+  if (e instanceof APIConnectionError && e.cause instanceof ResponseTooLarge)
+    return { status: 'too_large', retryable: true, retryAfterMs: null, message: e.cause.message, httpStatus: null };
   if (e instanceof APIConnectionTimeoutError) return { status: 'timeout', retryable: true, retryAfterMs: null, message: 'request timed out', httpStatus: null };
   if (e instanceof APIConnectionError) return { status: 'connection', retryable: true, retryAfterMs: null, message: e.message, httpStatus: null };
   if (e instanceof APIError && typeof e.status === 'number') {

@@ -32,7 +32,6 @@ export const BASELINES = {
 export type BaselineName = keyof typeof BASELINES;
 
 export function baselineNamed(name: string): { name: BaselineName } & Baseline {
-  if (!(name in BASELINES))
-    throw new InputError(`--baseline "${name}" is not a known method; use one of ${Object.keys(BASELINES).join(', ')}`);
+  if (!(name in BASELINES)) throw new InputError(`--baseline "${name}" is not a known method; use one of ${Object.keys(BASELINES).join(', ')}`);
   return { name: name as BaselineName, ...BASELINES[name as BaselineName] };
 }

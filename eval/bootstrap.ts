@@ -41,7 +41,10 @@ export function drawResamples(rng: Rng, n: number, samples: number): number[][] 
  * method with the same sorted instances of that view gets the same draws (a paired
  * bootstrap), and a rerun gets the same numbers.
  */
-export const seededResampler = (seed: number, samples: number): Resampler => (view, n) => drawResamples(Rng.derive(seed, 'bootstrap', view), n, samples);
+export const seededResampler =
+  (seed: number, samples: number): Resampler =>
+  (view, n) =>
+    drawResamples(Rng.derive(seed, 'bootstrap', view), n, samples);
 
 /** Type-7 quantile of an ascending array (length >= 1), p in [0, 1]. */
 export function quantile(sorted: readonly number[], p: number): number {

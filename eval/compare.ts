@@ -36,16 +36,26 @@ function load(input: CompareInput): { methods: Method[]; ablations: Method[]; do
   for (const { file, label, ablation } of input.files) {
     const r = readResultFile(file);
     if (r.kind === 'downstream') {
-      if (label !== undefined || ablation) throw new InputError(`${file} is a downstream score file: its method names come from the file; drop --label / --ablation for it`);
+      if (label !== undefined || ablation)
+        throw new InputError(`${file} is a downstream score file: its method names come from the file; drop --label / --ablation for it`);
       downstream.push(r.scores);
       continue;
     }
     (ablation ? ablations : methods).push({ name: label ?? r.result.method.label, file, result: r.result });
   }
-  for (const [list, what] of [[methods, 'results'], [ablations, '--ablation results']] as const) {
+  for (const [list, what] of [
+    [methods, 'results'],
+    [ablations, '--ablation results'],
+  ] as const) {
     const names = list.map((m) => m.name);
     const dup = list.find((m, i) => names.indexOf(m.name) !== i);
-    if (dup) throw new InputError(`two ${what} are both named "${dup.name}" (${list.filter((m) => m.name === dup.name).map((m) => m.file).join(', ')}); name them apart with --label after each file`);
+    if (dup)
+      throw new InputError(
+        `two ${what} are both named "${dup.name}" (${list
+          .filter((m) => m.name === dup.name)
+          .map((m) => m.file)
+          .join(', ')}); name them apart with --label after each file`,
+      );
   }
   const agents = downstream.map((d) => d.agent.name);
   const twice = agents.find((a, i) => agents.indexOf(a) !== i);
@@ -56,7 +66,10 @@ function load(input: CompareInput): { methods: Method[]; ablations: Method[]; do
 function mainThreshold(all: readonly Method[], given: number | undefined): number {
   if (given !== undefined) return given;
   const taus = [...new Set(all.map((m) => m.result.threshold))];
-  if (taus.length > 1) throw new InputError(`the results were evaluated at different main thresholds (${all.map((m) => `${m.file}: ${m.result.threshold}`).join(', ')}); pass --threshold T to table them at one`);
+  if (taus.length > 1)
+    throw new InputError(
+      `the results were evaluated at different main thresholds (${all.map((m) => `${m.file}: ${m.result.threshold}`).join(', ')}); pass --threshold T to table them at one`,
+    );
   return taus[0] ?? 0.55;
 }
 

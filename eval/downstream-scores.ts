@@ -34,9 +34,7 @@ export const DownstreamScoresSchema = z
     v: z.literal(1),
     agent: z.object({ name: z.string().min(1), model: z.string().nullable(), standIn: z.boolean() }).strict(), // the DRA
     judge: z.object({ model: z.string().nullable(), standIn: z.boolean(), rounds: z.number().int().min(1) }).strict(),
-    methods: z
-      .array(z.object({ name: z.string().min(1), original: z.boolean().default(false), source: z.string().nullable().default(null) }).strict())
-      .min(1), // table row order; `original`: the unrefined query (at most one); `source`: the eval result of its refined queries
+    methods: z.array(z.object({ name: z.string().min(1), original: z.boolean().default(false), source: z.string().nullable().default(null) }).strict()).min(1), // table row order; `original`: the unrefined query (at most one); `source`: the eval result of its refined queries
     scores: z.array(
       z
         .object({
@@ -58,8 +56,10 @@ type ScoreRecord = DownstreamScores['scores'][number];
 export function reportScore(r: ScoreRecord): Record<ScoreKey, number> {
   const mean = (f: (x: ScoreRecord['rounds'][number]) => number) => r.rounds.reduce((s, x) => s + f(x), 0) / r.rounds.length;
   return {
-    p: mean((x) => x.p.overall), ...Object.fromEntries(P_DIMS.map((d) => [d, mean((x) => x.p[d])])),
-    q: mean((x) => x.q.overall), ...Object.fromEntries(Q_DIMS.map((d) => [d, mean((x) => x.q[d])])),
+    p: mean((x) => x.p.overall),
+    ...Object.fromEntries(P_DIMS.map((d) => [d, mean((x) => x.p[d])])),
+    q: mean((x) => x.q.overall),
+    ...Object.fromEntries(Q_DIMS.map((d) => [d, mean((x) => x.q[d])])),
   } as Record<ScoreKey, number>;
 }
 
@@ -69,11 +69,21 @@ interface Sums {
 }
 
 const zeroSums = (): Sums => ({ reports: 0, sum: Object.fromEntries(SCORE_KEYS.map((k) => [k, 0])) as Record<ScoreKey, number> });
-const addSums = (a: Sums, b: Sums): Sums => ({ reports: a.reports + b.reports, sum: Object.fromEntries(SCORE_KEYS.map((k) => [k, a.sum[k] + b.sum[k]])) as Record<ScoreKey, number> });
-const means = (s: Sums): Record<ScoreKey, number | null> => Object.fromEntries(SCORE_KEYS.map((k) => [k, s.reports ? s.sum[k] / s.reports : null])) as Record<ScoreKey, number | null>;
+const addSums = (a: Sums, b: Sums): Sums => ({
+  reports: a.reports + b.reports,
+  sum: Object.fromEntries(SCORE_KEYS.map((k) => [k, a.sum[k] + b.sum[k]])) as Record<ScoreKey, number>,
+});
+const means = (s: Sums): Record<ScoreKey, number | null> =>
+  Object.fromEntries(SCORE_KEYS.map((k) => [k, s.reports ? s.sum[k] / s.reports : null])) as Record<ScoreKey, number | null>;
 
 /** One method's scores in one view: mean over its reports, with the spread over instances. */
-export function downstreamView(scores: DownstreamScores, method: string, view: View, resample: Resampler, level: number): { reports: number; instances: number; est: Record<ScoreKey, Estimate> } {
+export function downstreamView(
+  scores: DownstreamScores,
+  method: string,
+  view: View,
+  resample: Resampler,
+  level: number,
+): { reports: number; instances: number; est: Record<ScoreKey, Estimate> } {
   const byId = new Map<string, Sums>();
   for (const r of scores.scores) {
     if (r.method !== method || !inView(view, r.group)) continue;
@@ -85,6 +95,15 @@ export function downstreamView(scores: DownstreamScores, method: string, view: V
   const total = clusters.reduce(addSums, zeroSums());
   const point = means(total);
   const reps = replicates(clusters, resample(view, ids.length), (drawn) => means(drawn.reduce(addSums, zeroSums())));
-  const est = Object.fromEntries(SCORE_KEYS.map((k) => [k, summarize(point[k], reps.map((m) => m[k]), level)])) as Record<ScoreKey, Estimate>;
+  const est = Object.fromEntries(
+    SCORE_KEYS.map((k) => [
+      k,
+      summarize(
+        point[k],
+        reps.map((m) => m[k]),
+        level,
+      ),
+    ]),
+  ) as Record<ScoreKey, Estimate>;
   return { reports: total.reports, instances: ids.length, est };
 }

@@ -62,11 +62,17 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
   const baseline = baselineNamed(v.baseline ?? 'gsteer');
   if ('external' in baseline && baseline.external) {
     // A released checkpoint behind its own endpoint (method §8.5): no policy server, no user state.
-    if (v.adapter || v['policy-model'] || v.run || v['user-states']) throw new InputError(`--baseline ${baseline.name} runs a released checkpoint (eval.baselines); --adapter, --policy-model, --run and --user-states do not apply: drop them`);
+    if (v.adapter || v['policy-model'] || v.run || v['user-states'])
+      throw new InputError(
+        `--baseline ${baseline.name} runs a released checkpoint (eval.baselines); --adapter, --policy-model, --run and --user-states do not apply: drop them`,
+      );
     const { externalAgentFrom, runExternalEpisodes } = await import('./external/run.ts');
     const agent = externalAgentFrom(cfg, baseline.external, calls);
     const trajs = await runExternalEpisodes(agent, simulatorFrom(cfg, encoder, calls), selected, {
-      runId: `${cfg.runName}-eval`, maxTurns: cfg.rollout.maxTurns, concurrency: cfg.eval.concurrency, episodesPerInstance: cfg.eval.episodesPerInstance,
+      runId: `${cfg.runName}-eval`,
+      maxTurns: cfg.rollout.maxTurns,
+      concurrency: cfg.eval.concurrency,
+      episodesPerInstance: cfg.eval.episodesPerInstance,
       seedOf: (id, e) => evalSeed(cfg.seed, id, e),
     });
     return { trajs, method: { baseline: baseline.name, label: v.label ?? baseline.label, model: agent.model, source: 'episodes' as const } };
@@ -80,9 +86,23 @@ async function episodes(cfg: RunConfig, v: EpisodeFlags, selected: Instance[], a
     const trajs = await runEvalEpisodes(
       { policy: policy.client, model: policy.model, simulator: simulatorFrom(cfg, encoder, calls), states, tokenizer: qwen3Tokenizer() },
       selected,
-      { runId: `${cfg.runName}-eval`, seed: cfg.seed, baseline, rollout: cfg.rollout, sampling: cfg.eval, concurrency: cfg.eval.concurrency, episodesPerInstance: cfg.eval.episodesPerInstance },
+      {
+        runId: `${cfg.runName}-eval`,
+        seed: cfg.seed,
+        baseline,
+        rollout: cfg.rollout,
+        sampling: cfg.eval,
+        concurrency: cfg.eval.concurrency,
+        episodesPerInstance: cfg.eval.episodesPerInstance,
+      },
     );
-    const method = { baseline: baseline.name, label: v.label ?? baseline.label, model: policy.model, source: 'episodes' as const, ...(v.adapter ? { adapter: v.adapter } : {}) };
+    const method = {
+      baseline: baseline.name,
+      label: v.label ?? baseline.label,
+      model: policy.model,
+      source: 'episodes' as const,
+      ...(v.adapter ? { adapter: v.adapter } : {}),
+    };
     return { trajs, method };
   } finally {
     await policy.close();
@@ -99,15 +119,22 @@ export interface EvalFlags extends EpisodeFlags {
 }
 
 /** Runs (or reads) the episodes and scores them: the report and, for episodes, the trajectories (what `gsteer eval` prints and writes). */
-export async function evaluate(cfg: RunConfig, v: EvalFlags, log: Log): Promise<{ report: EvalReport; trajs: Awaited<ReturnType<typeof episodes>>['trajs'] | null; tau: number }> {
+export async function evaluate(
+  cfg: RunConfig,
+  v: EvalFlags,
+  log: Log,
+): Promise<{ report: EvalReport; trajs: Awaited<ReturnType<typeof episodes>>['trajs'] | null; tau: number }> {
   const tau = threshold(v.threshold, cfg);
   const all = loadInstances(cfg.data.instances);
   const fromFiles = v.trajectories !== undefined;
   if (fromFiles && (v.adapter || v['policy-model'] || v.baseline || v['user-states'] || v.run))
-    throw new InputError('--trajectories scores recorded episodes; --adapter, --policy-model, --baseline, --run and --user-states only apply when running episodes: drop them');
+    throw new InputError(
+      '--trajectories scores recorded episodes; --adapter, --policy-model, --baseline, --run and --user-states only apply when running episodes: drop them',
+    );
   const split = v.split ?? (fromFiles ? 'all' : 'test');
   const selected = selectSplit(all, split).filter((i) => !v.ids || v.ids.includes(i.id));
-  if (!fromFiles && selected.length === 0) throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
+  if (!fromFiles && selected.length === 0)
+    throw new InputError(`no instances with split "${v.split ?? 'test'}" in ${cfg.data.instances.join(', ')}; check --split or data.instances`);
   // LLM calls (policy, simulator, extractor, http encoder): RUN/eval/llm_calls.jsonl, summarized at the end
   const aggregate = new CallAggregator();
   const calls = teeSinks(new JsonlCallSink(join(cfg.runDir, cfg.runName, 'eval', 'llm_calls.jsonl')), aggregate);
@@ -120,16 +147,26 @@ export async function evaluate(cfg: RunConfig, v: EvalFlags, log: Log): Promise<
     // Unknown instance ids are kept so scoring names them with their file and line.
     const splitOf = new Map(all.map((i) => [i.id, i.split]));
     outcomes = readOutcomes(v.trajectories as string).filter((o) => split === 'all' || !splitOf.has(o.instanceId) || splitOf.get(o.instanceId) === split);
-    if (outcomes.length === 0) throw new InputError(`--trajectories ${v.trajectories}: no trajectory is of a "${split}" instance; pass --split all (or the split they were recorded on)`);
+    if (outcomes.length === 0)
+      throw new InputError(
+        `--trajectories ${v.trajectories}: no trajectory is of a "${split}" instance; pass --split all (or the split they were recorded on)`,
+      );
     method = { baseline: 'trajectories', label: v.label ?? `trajectories ${v.trajectories}`, model: null, source: 'trajectories' };
   } else {
     ({ trajs, method } = await episodes(cfg, v, selected, all, encoder, calls, log));
     outcomes = trajs;
   }
   const report = await scoreOutcomes(outcomes, {
-    instances: all, groups: evalGroups(all), extractor: extractorFrom(cfg.eval.extractor, log, calls), encoder,
-    concurrency: cfg.eval.concurrency, threshold: tau, sweep: v.sweep ? cfg.eval.sweep : [], method,
-    episodesPerInstance: fromFiles ? null : cfg.eval.episodesPerInstance, bootstrap: { samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed },
+    instances: all,
+    groups: evalGroups(all),
+    extractor: extractorFrom(cfg.eval.extractor, log, calls),
+    encoder,
+    concurrency: cfg.eval.concurrency,
+    threshold: tau,
+    sweep: v.sweep ? cfg.eval.sweep : [],
+    method,
+    episodesPerInstance: fromFiles ? null : cfg.eval.episodesPerInstance,
+    bootstrap: { samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed },
   });
   const summary = Object.entries(aggregate.takeWindow()).filter(([k]) => /\/(calls|errors|retries)$/.test(k));
   if (summary.length) log(`LLM calls: ${summary.map(([k, n]) => `${k} ${n}`).join(', ')}`);

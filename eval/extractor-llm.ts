@@ -64,7 +64,9 @@ export class LlmFactorExtractor implements FactorExtractor {
       return (await this.cfg.endpoint.chatJson(req, { name: 'framing_factors', schema: factorListSchema })).value;
     } catch (e) {
       if (!(e instanceof ReplyError)) throw e; // transport failures after every retry
-      (this.cfg.log ?? ((m: string) => console.warn(m)))(`factor extractor: no acceptable reply for instance ${instance.id} (${e.message}); scoring it with no factors`);
+      (this.cfg.log ?? ((m: string) => console.warn(m)))(
+        `factor extractor: no acceptable reply for instance ${instance.id} (${e.message}); scoring it with no factors`,
+      );
       return [];
     }
   }

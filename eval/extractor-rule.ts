@@ -16,9 +16,34 @@ import { words } from '../encoders/hashed.ts';
 import type { FactorExtractor } from './extractor.ts';
 
 const CLAUSE_OPENERS = [
-  'who', 'whose', 'which', 'that', 'where', 'because', 'since', 'while', 'although', 'though', 'but',
-  'given', 'considering', 'with', 'without', 'within', 'under', 'over', 'below', 'above', 'for',
-  'avoiding', 'excluding', 'including', 'except', 'preferably', 'ideally', 'using',
+  'who',
+  'whose',
+  'which',
+  'that',
+  'where',
+  'because',
+  'since',
+  'while',
+  'although',
+  'though',
+  'but',
+  'given',
+  'considering',
+  'with',
+  'without',
+  'within',
+  'under',
+  'over',
+  'below',
+  'above',
+  'for',
+  'avoiding',
+  'excluding',
+  'including',
+  'except',
+  'preferably',
+  'ideally',
+  'using',
 ];
 
 /** Function words and generic request verbs: they never make a clause user-specific. */
@@ -38,11 +63,16 @@ const stem = (w: string) => (w.length > 3 && w.endsWith('s') && !w.endsWith('ss'
 
 /** Content words of a text, lowercased and stemmed (words() is the hashed encoder's tokenizer). */
 export function contentWords(text: string): string[] {
-  return words(text).filter((w) => !STOPWORDS.has(w)).map(stem);
+  return words(text)
+    .filter((w) => !STOPWORDS.has(w))
+    .map(stem);
 }
 
 export function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?;])\s+|\n+/).map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(/(?<=[.!?;])\s+|\n+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 const OPENER_SPLIT = new RegExp(`\\s+(?=(?:${CLAUSE_OPENERS.join('|')})\\b)`, 'i');
@@ -67,7 +97,12 @@ function commaParts(sentence: string): string[] {
 export function clauses(sentence: string): string[] {
   return commaParts(sentence)
     .flatMap((part) => part.split(OPENER_SPLIT))
-    .map((c) => c.replace(/[\s.!?;]+$/, '').replace(LEADING_JOINER, '').trim())
+    .map((c) =>
+      c
+        .replace(/[\s.!?;]+$/, '')
+        .replace(LEADING_JOINER, '')
+        .trim(),
+    )
     .filter(Boolean);
 }
 

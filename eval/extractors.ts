@@ -12,7 +12,11 @@ export function extractorFrom(cfg: EvalConfig['extractor'], log?: (msg: string) 
       return new RuleFactorExtractor();
     case 'llm':
       // configs/schema.ts guarantees baseUrl when kind = llm
-      return new LlmFactorExtractor({ endpoint: createEndpoint(endpointOptions('extractor', cfg), sink ? { sink } : {}), maxTokens: cfg.maxTokens, ...(log ? { log } : {}) });
+      return new LlmFactorExtractor({
+        endpoint: createEndpoint(endpointOptions('extractor', cfg), sink ? { sink } : {}),
+        maxTokens: cfg.maxTokens,
+        ...(log ? { log } : {}),
+      });
     default: {
       const never: never = cfg.kind;
       throw new Error(`internal: extractor kind ${String(never)}`);

@@ -52,9 +52,14 @@ export function figure3Data(methods: readonly Method[], tau: number, x: Intrinsi
 export function figure3Table(f: Figure3, tau: number): Table {
   const none: Estimate = { value: null, se: null, lo: null, hi: null, defined: 0, samples: 0 };
   return {
-    id: 'figure3', title: `Figure 3: E-WCov against questions asked (threshold ${tau})`,
+    id: 'figure3',
+    title: `Figure 3: E-WCov against questions asked (threshold ${tau})`,
     labels: [{ key: 'method', label: 'Method' }],
-    columns: [{ key: 'overall.ewcov', label: AXIS.ewcov, digits: 4 }, { key: 'overall.meanAsk', label: 'Ask', digits: 2 }, { key: 'gainPerQuestion', label: f.reference ? `Gain over ${f.reference} per question` : 'Gain per question', digits: 4 }],
+    columns: [
+      { key: 'overall.ewcov', label: AXIS.ewcov, digits: 4 },
+      { key: 'overall.meanAsk', label: 'Ask', digits: 2 },
+      { key: 'gainPerQuestion', label: f.reference ? `Gain over ${f.reference} per question` : 'Gain per question', digits: 4 },
+    ],
     rows: f.points.map((p) => ({ labels: [p.method], cells: [p.ewcov, p.ask, f.gains.find((g) => g.method === p.method)?.gain ?? none] })),
     notes: f.notes,
   };
@@ -66,26 +71,40 @@ export const FONT = 'DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif'
 const bar = (e: Estimate) => ({ value: e.value, lo: e.value === null ? null : e.value - (e.se ?? 0), hi: e.value === null ? null : e.value + (e.se ?? 0) });
 
 export function figure3Spec(f: Figure3, tau: number): TopLevelSpec {
-  const pts = f.points.filter((p) => p.ewcov.value !== null && p.ask.value !== null).map((p) => {
-    const [a, e] = [bar(p.ask), bar(p.ewcov)];
-    return { method: p.method, ask: a.value, askLo: a.lo, askHi: a.hi, ewcov: e.value, ewcovLo: e.lo, ewcovHi: e.hi };
-  });
+  const pts = f.points
+    .filter((p) => p.ewcov.value !== null && p.ask.value !== null)
+    .map((p) => {
+      const [a, e] = [bar(p.ask), bar(p.ewcov)];
+      return { method: p.method, ask: a.value, askLo: a.lo, askHi: a.hi, ewcov: e.value, ewcovLo: e.lo, ewcovHi: e.hi };
+    });
   const x = { field: 'ask', type: 'quantitative', title: AXIS.questions } as const;
   const y = { field: 'ewcov', type: 'quantitative', title: AXIS.ewcov } as const;
   const color = { field: 'method', type: 'nominal', title: AXIS.method, sort: null } as const;
   const tradeoff = {
-    name: 'tradeoff', title: { text: '(a) E-WCov vs. questions asked', subtitle: `threshold ${tau}; bars: ± bootstrap SE`, anchor: 'start' }, width: 320, height: 260, data: { values: pts },
+    name: 'tradeoff',
+    title: { text: '(a) E-WCov vs. questions asked', subtitle: `threshold ${tau}; bars: ± bootstrap SE`, anchor: 'start' },
+    width: 320,
+    height: 260,
+    data: { values: pts },
     layer: [
       { mark: 'rule', encoding: { x, y: { field: 'ewcovLo', type: 'quantitative' }, y2: { field: 'ewcovHi' }, color } },
       { mark: 'rule', encoding: { y, x: { field: 'askLo', type: 'quantitative' }, x2: { field: 'askHi' }, color } },
-      { name: 'methods', mark: { type: 'point', filled: true, size: 90, opacity: 1 }, encoding: { x, y, color, tooltip: [{ field: 'method' }, { field: 'ask', format: '.2f' }, { field: 'ewcov', format: '.4f' }] } },
+      {
+        name: 'methods',
+        mark: { type: 'point', filled: true, size: 90, opacity: 1 },
+        encoding: { x, y, color, tooltip: [{ field: 'method' }, { field: 'ask', format: '.2f' }, { field: 'ewcov', format: '.4f' }] },
+      },
       { mark: { type: 'text', align: 'left', dx: 7, dy: -7, fontSize: 10 }, encoding: { x, y, text: { field: 'method' } } },
     ],
   };
   const gains = f.gains.filter((g) => g.gain.value !== null).map((g) => ({ method: g.method, ...bar(g.gain) }));
   const gx = { field: 'method', type: 'nominal', title: AXIS.method, sort: null, axis: { labelAngle: -30 } } as const;
   const gain = {
-    name: 'gain', title: { text: `(b) E-WCov gain over ${f.reference} per question`, subtitle: 'methods that ask; bars: ± paired bootstrap SE', anchor: 'start' }, width: { step: 56 }, height: 260, data: { values: gains },
+    name: 'gain',
+    title: { text: `(b) E-WCov gain over ${f.reference} per question`, subtitle: 'methods that ask; bars: ± paired bootstrap SE', anchor: 'start' },
+    width: { step: 56 },
+    height: 260,
+    data: { values: gains },
     layer: [
       { name: 'gains', mark: 'bar', encoding: { x: gx, y: { field: 'value', type: 'quantitative', title: AXIS.gain }, color } },
       { mark: 'rule', encoding: { x: gx, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } } },

@@ -82,8 +82,18 @@ export function episodeCounts(e: EpisodeSims, tau: number): PooledCounts {
 }
 
 export const ZERO_COUNTS: PooledCounts = {
-  episodes: 0, stopped: 0, targets: 0, coveredTargets: 0, factors: 0, matchedFactors: 0,
-  weight: 0, coveredWeight: 0, essentialWeight: 0, essentialCoveredWeight: 0, asks: 0, retrieves: 0,
+  episodes: 0,
+  stopped: 0,
+  targets: 0,
+  coveredTargets: 0,
+  factors: 0,
+  matchedFactors: 0,
+  weight: 0,
+  coveredWeight: 0,
+  essentialWeight: 0,
+  essentialCoveredWeight: 0,
+  asks: 0,
+  retrieves: 0,
 };
 
 export function addCounts(a: PooledCounts, b: PooledCounts): PooledCounts {

@@ -29,7 +29,9 @@ export interface PolicyChoice {
 
 export async function openPolicy(cfg: RunConfig, choice: PolicyChoice): Promise<PolicyEndpoint> {
   if (choice.adapter && choice.policyModel)
-    throw new InputError('--adapter and --policy-model both name the policy; pass one (--adapter DIR loads a PEFT folder, --policy-model NAME uses a model the server has)');
+    throw new InputError(
+      '--adapter and --policy-model both name the policy; pass one (--adapter DIR loads a PEFT folder, --policy-model NAME uses a model the server has)',
+    );
   const p = cfg.policy;
   if (p.server === 'embedded') {
     const { startServer } = await import('../serve/server.ts');

@@ -44,10 +44,16 @@ function clusters(scores: readonly QrefEpisodeScore[]): QuestionCluster[] {
     const sum = (k: string) => eps.reduce((a, s) => a + (s.components[k] ?? 0), 0);
     return {
       means: {
-        recall_original: mean(c('recall_original')), recall_refined: mean(c('recall_refined')), recall_gain: mean(c('recall_gain')),
-        reward: mean((s) => s.reward), invalid_rate: mean(c('invalid')), queries_refined: mean(c('queries_refined')),
+        recall_original: mean(c('recall_original')),
+        recall_refined: mean(c('recall_refined')),
+        recall_gain: mean(c('recall_gain')),
+        reward: mean((s) => s.reward),
+        invalid_rate: mean(c('invalid')),
+        queries_refined: mean(c('queries_refined')),
       },
-      kept: sum('filter_kept'), evidenceKept: sum('filter_evidence_kept'), evidenceRetrieved: sum('filter_evidence_retrieved'),
+      kept: sum('filter_kept'),
+      evidenceKept: sum('filter_evidence_kept'),
+      evidenceRetrieved: sum('filter_evidence_retrieved'),
     };
   });
 }
@@ -67,7 +73,12 @@ export function qrefSummary(scores: readonly QrefEpisodeScore[], resample: Resam
   const cs = clusters(scores);
   const draws = resample('qref', cs.length);
   const out = {} as Record<QrefMetric, Estimate>;
-  for (const m of [...QREF_MEANS, ...QREF_POOLED]) out[m] = summarize(statistic(cs, m), replicates(cs, draws, (d) => statistic(d, m)), level);
+  for (const m of [...QREF_MEANS, ...QREF_POOLED])
+    out[m] = summarize(
+      statistic(cs, m),
+      replicates(cs, draws, (d) => statistic(d, m)),
+      level,
+    );
   return out;
 }
 
@@ -81,12 +92,18 @@ export interface QrefEvalOptions {
 }
 
 /** Runs the episodes and scores them. */
-export async function evaluateQref(cfg: RunConfig, o: QrefEvalOptions): Promise<{ summary: Record<QrefMetric, Estimate>; episodes: QrefEpisodeScore[]; trajectories: Trajectory[]; model: string }> {
+export async function evaluateQref(
+  cfg: RunConfig,
+  o: QrefEvalOptions,
+): Promise<{ summary: Record<QrefMetric, Estimate>; episodes: QrefEpisodeScore[]; trajectories: Trajectory[]; model: string }> {
   const data = loadQrefData(cfg);
   if (!['train', 'test', 'all'].includes(o.split)) throw new InputError(`--split must be test, train or all but is "${o.split}"`);
   const inSplit = asQrefInstances(data.questions).filter((q) => o.split === 'all' || q.split === o.split);
   const missing = (o.ids ?? []).filter((id) => !inSplit.some((q) => q.id === id));
-  if (missing.length) throw new InputError(`--ids: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a question of split "${o.split}" in ${cfg.qref.data.questions}; give ids of that split`);
+  if (missing.length)
+    throw new InputError(
+      `--ids: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not a question of split "${o.split}" in ${cfg.qref.data.questions}; give ids of that split`,
+    );
   const selected = o.ids ? inSplit.filter((q) => o.ids!.includes(q.id)) : inSplit;
   if (selected.length === 0) throw new InputError(`no question with split "${o.split}" in ${cfg.qref.data.questions}`);
   const search = await searchFrom(cfg.qref, data.corpus);
@@ -101,7 +118,15 @@ export async function evaluateQref(cfg: RunConfig, o: QrefEvalOptions): Promise<
     const worker = async () => {
       for (let i = next++; i < jobs.length; i = next++) {
         const { inst, k } = jobs[i]!;
-        const job = { runId: `${cfg.runName}-eval`, groupId: `eval-${inst.id}`, index: k, policyVersion: 0, model: policy.model, snapshotId: `${inst.userId}@0`, seed: Rng.derive(cfg.seed, 'qref-eval', inst.id, k).nextU32() >>> 1 };
+        const job = {
+          runId: `${cfg.runName}-eval`,
+          groupId: `eval-${inst.id}`,
+          index: k,
+          policyVersion: 0,
+          model: policy.model,
+          snapshotId: `${inst.userId}@0`,
+          seed: Rng.derive(cfg.seed, 'qref-eval', inst.id, k).nextU32() >>> 1,
+        };
         const traj = await runQrefEpisode({ policy: policy.client, tokenizer: qwen3Tokenizer(), search, filter }, inst, job, ecfg);
         const s = qrefScore(traj, inst, cfg.qref.reward);
         trajectories[i] = traj;
@@ -119,7 +144,9 @@ export async function evaluateQref(cfg: RunConfig, o: QrefEvalOptions): Promise<
 /** The summary as a table: metric, value, SE, interval. */
 export function qrefTable(summary: Record<QrefMetric, Estimate>, level: number): string {
   const f = (x: number | null) => (x === null ? '-' : x.toFixed(3));
-  const rows = [...QREF_MEANS, ...QREF_POOLED].map((m) => `| ${m} | ${f(summary[m].value)} | ${f(summary[m].se)} | [${f(summary[m].lo)}, ${f(summary[m].hi)}] |`);
+  const rows = [...QREF_MEANS, ...QREF_POOLED].map(
+    (m) => `| ${m} | ${f(summary[m].value)} | ${f(summary[m].se)} | [${f(summary[m].lo)}, ${f(summary[m].hi)}] |`,
+  );
   return [`| metric | value | SE | ${Math.round(level * 100)}% interval |`, '| --- | --- | --- | --- |', ...rows].join('\n');
 }
 
@@ -129,13 +156,30 @@ export function qrefTable(summary: Record<QrefMetric, Estimate>, level: number):
  * applied to both (the draws qrefSummary uses, so the SEs are comparable); summarize gives
  * no SE when the two did not see the same questions.
  */
-export function qrefPairedDifference(a: readonly QrefEpisodeScore[], b: readonly QrefEpisodeScore[], m: QrefMetric, resample: Resampler, level: number): Estimate {
+export function qrefPairedDifference(
+  a: readonly QrefEpisodeScore[],
+  b: readonly QrefEpisodeScore[],
+  m: QrefMetric,
+  resample: Resampler,
+  level: number,
+): Estimate {
   const ids = (s: readonly QrefEpisodeScore[]) => [...new Set(s.map((e) => e.questionId))].sort().join('\u0000');
   const [ca, cb] = [clusters(a), clusters(b)];
   const point = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
   const value = point(statistic(ca, m), statistic(cb, m));
   if (ids(a) !== ids(b)) return summarize(value, [], level);
   const pairs = ca.map((x, i) => ({ a: x, b: cb[i]! }));
-  const reps = replicates(pairs, resample('qref', pairs.length), (d) => point(statistic(d.map((p) => p.a), m), statistic(d.map((p) => p.b), m)));
+  const reps = replicates(pairs, resample('qref', pairs.length), (d) =>
+    point(
+      statistic(
+        d.map((p) => p.a),
+        m,
+      ),
+      statistic(
+        d.map((p) => p.b),
+        m,
+      ),
+    ),
+  );
   return summarize(value, reps, level);
 }

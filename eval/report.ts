@@ -30,7 +30,11 @@ export interface EvalReport {
 export function thresholdResult(scored: readonly ScoredEpisode[], tau: number): ThresholdResult {
   const sims = scored.map(toSims);
   const groups = {} as Record<EvalGroup, GroupMetrics>;
-  for (const g of EVAL_GROUPS) groups[g] = pooledMetrics(sims.filter((_, k) => scored[k]?.group === g), tau);
+  for (const g of EVAL_GROUPS)
+    groups[g] = pooledMetrics(
+      sims.filter((_, k) => scored[k]?.group === g),
+      tau,
+    );
   return { threshold: tau, overall: pooledMetrics(sims, tau), groups };
 }
 
@@ -64,13 +68,33 @@ const f4 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(4));
 const f1d = (x: number | null) => (x === null ? 'n/a' : x.toFixed(1));
 
 function row(name: string, m: GroupMetrics): string {
-  const cells = [name.padEnd(12), String(m.episodes).padStart(4), f4(m.wcov), f4(m.ewcov), f4(m.precision), f4(m.recall), f4(m.f1), `${f1d(m.meanAsk)}/${f1d(m.meanRetrieve)}`, `${m.stopped}/${m.episodes}`];
+  const cells = [
+    name.padEnd(12),
+    String(m.episodes).padStart(4),
+    f4(m.wcov),
+    f4(m.ewcov),
+    f4(m.precision),
+    f4(m.recall),
+    f4(m.f1),
+    `${f1d(m.meanAsk)}/${f1d(m.meanRetrieve)}`,
+    `${m.stopped}/${m.episodes}`,
+  ];
   return cells.map((c, i) => (i < 2 ? c : c.padStart(i >= 7 ? 9 : 7))).join(' ');
 }
 
 /** One table per threshold shown: overall and the four groups (method §8). */
 export function formatTable(r: ThresholdResult, title: string): string {
-  const head = ['group'.padEnd(12), 'eps'.padStart(4), 'WCov'.padStart(7), 'E-WCov'.padStart(7), 'Prec.'.padStart(7), 'Rec.'.padStart(7), 'F1'.padStart(7), 'Ask/Ret.'.padStart(9), 'stopped'.padStart(9)].join(' ');
+  const head = [
+    'group'.padEnd(12),
+    'eps'.padStart(4),
+    'WCov'.padStart(7),
+    'E-WCov'.padStart(7),
+    'Prec.'.padStart(7),
+    'Rec.'.padStart(7),
+    'F1'.padStart(7),
+    'Ask/Ret.'.padStart(9),
+    'stopped'.padStart(9),
+  ].join(' ');
   const lines = [`${title} (threshold ${r.threshold})`, head, row('overall', r.overall)];
   for (const g of EVAL_GROUPS) lines.push(row(g, r.groups[g]));
   return lines.join('\n');
@@ -79,7 +103,8 @@ export function formatTable(r: ThresholdResult, title: string): string {
 /** The sweep as one compact table: WCov / E-WCov / F1 overall per threshold (paper Table 9). */
 export function formatSweep(results: readonly ThresholdResult[]): string {
   const lines = [`${'threshold'.padEnd(9)} ${'WCov'.padStart(7)} ${'E-WCov'.padStart(7)} ${'F1'.padStart(7)}`];
-  for (const r of results) lines.push(`${r.threshold.toFixed(2).padEnd(9)} ${f4(r.overall.wcov).padStart(7)} ${f4(r.overall.ewcov).padStart(7)} ${f4(r.overall.f1).padStart(7)}`);
+  for (const r of results)
+    lines.push(`${r.threshold.toFixed(2).padEnd(9)} ${f4(r.overall.wcov).padStart(7)} ${f4(r.overall.ewcov).padStart(7)} ${f4(r.overall.f1).padStart(7)}`);
   return lines.join('\n');
 }
 
@@ -87,8 +112,28 @@ export function formatSweep(results: readonly ThresholdResult[]): string {
 export function formatSideBySide(rows: readonly { label: string; split: string; m: GroupMetrics }[]): string {
   const w = Math.max(8, ...rows.map((r) => r.label.length));
   const sw = Math.max(5, ...rows.map((r) => r.split.length));
-  const head = ['policy'.padEnd(w), 'split'.padEnd(sw), 'eps'.padStart(4), 'WCov'.padStart(7), 'E-WCov'.padStart(7), 'F1'.padStart(7), 'Ask'.padStart(5), 'Retr.'.padStart(5), 'valid Stops'.padStart(11)].join(' ');
+  const head = [
+    'policy'.padEnd(w),
+    'split'.padEnd(sw),
+    'eps'.padStart(4),
+    'WCov'.padStart(7),
+    'E-WCov'.padStart(7),
+    'F1'.padStart(7),
+    'Ask'.padStart(5),
+    'Retr.'.padStart(5),
+    'valid Stops'.padStart(11),
+  ].join(' ');
   const line = ({ label, split, m }: (typeof rows)[number]) =>
-    [label.padEnd(w), split.padEnd(sw), String(m.episodes).padStart(4), f4(m.wcov).padStart(7), f4(m.ewcov).padStart(7), f4(m.f1).padStart(7), f1d(m.meanAsk).padStart(5), f1d(m.meanRetrieve).padStart(5), `${m.stopped}/${m.episodes}`.padStart(11)].join(' ');
+    [
+      label.padEnd(w),
+      split.padEnd(sw),
+      String(m.episodes).padStart(4),
+      f4(m.wcov).padStart(7),
+      f4(m.ewcov).padStart(7),
+      f4(m.f1).padStart(7),
+      f1d(m.meanAsk).padStart(5),
+      f1d(m.meanRetrieve).padStart(5),
+      `${m.stopped}/${m.episodes}`.padStart(11),
+    ].join(' ');
   return [head, ...rows.map(line)].join('\n');
 }

@@ -20,7 +20,15 @@ const EvalResultSchema = z
   .object({
     format: z.literal('gsteer-eval'),
     v: z.union([z.literal(1), z.literal(2)]),
-    method: z.object({ baseline: z.string(), label: z.string(), model: z.string().nullable(), source: z.enum(['episodes', 'trajectories']), adapter: z.string().optional() }).loose(),
+    method: z
+      .object({
+        baseline: z.string(),
+        label: z.string(),
+        model: z.string().nullable(),
+        source: z.enum(['episodes', 'trajectories']),
+        adapter: z.string().optional(),
+      })
+      .loose(),
     encoder: z.string(),
     extractor: z.string(),
     threshold: z.number(),
@@ -35,7 +43,9 @@ const EvalResultSchema = z
           askCount: count,
           retrieveCount: count,
           factors: z.array(z.object({ text: z.string(), bestCosine: cos, bestTarget: z.string().nullable() }).loose()),
-          targets: z.array(z.object({ id: z.string(), weight: z.number().min(0), essential: z.boolean(), bestCosine: cos, bestFactor: z.string().nullable() }).loose()),
+          targets: z.array(
+            z.object({ id: z.string(), weight: z.number().min(0), essential: z.boolean(), bestCosine: cos, bestFactor: z.string().nullable() }).loose(),
+          ),
         })
         .loose(),
     ),
@@ -63,7 +73,9 @@ function checkCounts(r: EvalResult, file: string): void {
     const again = thresholdResult(r.episodes, saved.threshold).overall;
     for (const key of COUNT_KEYS)
       if (saved.overall[key] !== again[key])
-        throw new InputError(`${file}: results.${k}.overall.${key} = ${JSON.stringify(saved.overall[key])} but its episodes pool to ${again[key]} (threshold ${saved.threshold}); the file was edited or cut short: evaluate again with gsteer eval`);
+        throw new InputError(
+          `${file}: results.${k}.overall.${key} = ${JSON.stringify(saved.overall[key])} but its episodes pool to ${again[key]} (threshold ${saved.threshold}); the file was edited or cut short: evaluate again with gsteer eval`,
+        );
   }
 }
 
@@ -71,12 +83,17 @@ function checkScores(s: DownstreamScores, file: string): void {
   const names = s.methods.map((m) => m.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new InputError(`${file}: methods name "${dup}" twice; every method needs its own name`);
-  if (s.methods.filter((m) => m.original).length > 1) throw new InputError(`${file}: more than one method has original: true; only the unrefined query is the original`);
+  if (s.methods.filter((m) => m.original).length > 1)
+    throw new InputError(`${file}: more than one method has original: true; only the unrefined query is the original`);
   const seen = new Set<string>();
   for (const [i, r] of s.scores.entries()) {
-    if (!names.includes(r.method)) throw new InputError(`${file}: scores.${i}.method = "${r.method}" is not in methods (${names.join(', ')}); add it to methods or fix the name`);
+    if (!names.includes(r.method))
+      throw new InputError(`${file}: scores.${i}.method = "${r.method}" is not in methods (${names.join(', ')}); add it to methods or fix the name`);
     const key = JSON.stringify([r.instanceId, r.method, r.episode]);
-    if (seen.has(key)) throw new InputError(`${file}: scores.${i} repeats instance "${r.instanceId}", method "${r.method}", episode ${r.episode}; one record per report (its rounds inside it)`);
+    if (seen.has(key))
+      throw new InputError(
+        `${file}: scores.${i} repeats instance "${r.instanceId}", method "${r.method}", episode ${r.episode}; one record per report (its rounds inside it)`,
+      );
     seen.add(key);
   }
 }
@@ -99,5 +116,7 @@ export function readResultFile(file: string): ResultFile {
     checkScores(scores, file);
     return { kind: 'downstream', file, scores };
   }
-  throw new InputError(`${file}: format = ${JSON.stringify(format)}; expected "gsteer-eval" (gsteer eval --out) or "gsteer-downstream" (gsteer eval downstream)`);
+  throw new InputError(
+    `${file}: format = ${JSON.stringify(format)}; expected "gsteer-eval" (gsteer eval --out) or "gsteer-downstream" (gsteer eval downstream)`,
+  );
 }

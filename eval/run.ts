@@ -56,21 +56,25 @@ export async function runEvalEpisodes(env: EpisodeEnv, instances: readonly Insta
     while (next < jobs.length) {
       const k = next++;
       const { inst, e } = jobs[k] as (typeof jobs)[number];
-      out[k] = await runEpisode(
-        { policy: env.policy, simulator: env.simulator, store: env.states.store, tokenizer: env.tokenizer },
-        inst,
-        {
-          runId: o.runId, groupId: `eval-${inst.id}`, index: e, policyVersion: 0, model: env.model,
-          snapshotId: await frozenSnapshot(env.states.store, inst.userId),
-          seed: evalSeed(o.seed, inst.id, e),
-          rollout: {
-            maxTurns: o.rollout.maxTurns, retrieveCandidates: o.rollout.retrieveCandidates, retrieveTopK: o.rollout.retrieveTopK,
-            temperature: o.sampling.temperature, topP: o.sampling.topP, maxTokens: o.sampling.maxTokens,
-            constrained: o.rollout.constrained ?? false, // evaluated as it is trained
-          },
-          ...(o.baseline.actions ? { actions: o.baseline.actions } : {}),
+      out[k] = await runEpisode({ policy: env.policy, simulator: env.simulator, store: env.states.store, tokenizer: env.tokenizer }, inst, {
+        runId: o.runId,
+        groupId: `eval-${inst.id}`,
+        index: e,
+        policyVersion: 0,
+        model: env.model,
+        snapshotId: await frozenSnapshot(env.states.store, inst.userId),
+        seed: evalSeed(o.seed, inst.id, e),
+        rollout: {
+          maxTurns: o.rollout.maxTurns,
+          retrieveCandidates: o.rollout.retrieveCandidates,
+          retrieveTopK: o.rollout.retrieveTopK,
+          temperature: o.sampling.temperature,
+          topP: o.sampling.topP,
+          maxTokens: o.sampling.maxTokens,
+          constrained: o.rollout.constrained ?? false, // evaluated as it is trained
         },
-      );
+        ...(o.baseline.actions ? { actions: o.baseline.actions } : {}),
+      });
       bar.tick(1, out[k].termination);
     }
   };
@@ -97,13 +101,26 @@ export async function scoreOutcomes(outcomes: readonly (EpisodeOutcome & { where
   const byId = new Map(o.instances.map((i) => [i.id, i]));
   for (const ep of outcomes)
     if (!byId.has(ep.instanceId))
-      throw new InputError(`${ep.where ?? 'trajectory'}: instanceId "${ep.instanceId}" is not in the configured instances (data.instances); evaluate with the dataset the trajectories came from`);
+      throw new InputError(
+        `${ep.where ?? 'trajectory'}: instanceId "${ep.instanceId}" is not in the configured instances (data.instances); evaluate with the dataset the trajectories came from`,
+      );
   const bar = progressBar('eval scoring', outcomes.length);
   const scored = await scoreAll(
     outcomes.map(({ instanceId, termination, refinedQuery, askCount, retrieveCount }) => ({ instanceId, termination, refinedQuery, askCount, retrieveCount })),
     (id) => ({ instance: byId.get(id) as Instance, group: o.groups.get(id) ?? null }),
-    o.extractor, o.encoder, o.concurrency, bar,
+    o.extractor,
+    o.encoder,
+    o.concurrency,
+    bar,
   );
   bar.done();
-  return buildReport(scored, { threshold: o.threshold, sweep: o.sweep, method: o.method, encoder: o.encoder.name, extractor: o.extractor.name, episodesPerInstance: o.episodesPerInstance, bootstrap: o.bootstrap });
+  return buildReport(scored, {
+    threshold: o.threshold,
+    sweep: o.sweep,
+    method: o.method,
+    encoder: o.encoder.name,
+    extractor: o.extractor.name,
+    episodesPerInstance: o.episodesPerInstance,
+    bootstrap: o.bootstrap,
+  });
 }

@@ -49,7 +49,11 @@ export async function scoreEpisode(
   const fv = vecs.slice(N);
   const sims = tv.map((t) => fv.map((f) => cosine(t, f))); // [N, F]
   return {
-    instanceId: ep.instanceId, termination: ep.termination, refinedQuery: ep.refinedQuery, askCount: ep.askCount, retrieveCount: ep.retrieveCount,
+    instanceId: ep.instanceId,
+    termination: ep.termination,
+    refinedQuery: ep.refinedQuery,
+    askCount: ep.askCount,
+    retrieveCount: ep.retrieveCount,
     group,
     factors: factors.map((text, j) => {
       const b = best(sims.map((row) => row[j] as number));

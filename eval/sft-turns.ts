@@ -74,8 +74,15 @@ export async function evalValidTurns(o: EvalOptions): Promise<EvalResult> {
   const r: EvalResult = { n: 0, valid: 0, rate: 0, reasons: {}, byAction: {}, samples: [] };
   for (const [i, ex] of sample.entries()) {
     const g = new Generation(serve, adapter, tok, {
-      promptIds: encodeChat(tok, ex.input), maxTokens: o.maxTokens, sampling: { temperature: o.temperature, topP: o.topP, topK: 0 },
-      seed: o.seed, choiceIndex: i, stop: [], stopTokenIds: [], ignoreEos: false, topLogprobs: 0,
+      promptIds: encodeChat(tok, ex.input),
+      maxTokens: o.maxTokens,
+      sampling: { temperature: o.temperature, topP: o.topP, topK: 0 },
+      seed: o.seed,
+      choiceIndex: i,
+      stop: [],
+      stopTokenIds: [],
+      ignoreEos: false,
+      topLogprobs: 0,
     });
     while (!(await g.step()));
     const out = g.result();
@@ -98,8 +105,13 @@ export async function evalValidTurns(o: EvalOptions): Promise<EvalResult> {
 }
 
 export function formatEval(r: EvalResult): string {
-  const acts = Object.entries(r.byAction).map(([k, v]) => `${k} ${v.valid}/${v.n}`).join('  ');
-  const why = Object.entries(r.reasons).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  const acts = Object.entries(r.byAction)
+    .map(([k, v]) => `${k} ${v.valid}/${v.n}`)
+    .join('  ');
+  const why =
+    Object.entries(r.reasons)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'none';
   return `valid turns ${r.valid}/${r.n} = ${(100 * r.rate).toFixed(1)}%  (by target action: ${acts}; invalid: ${why})`;
 }
 
@@ -107,8 +119,14 @@ export async function sftEvalCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      model: { type: 'string' }, adapter: { type: 'string' }, examples: { type: 'string' }, n: { type: 'string' }, seed: { type: 'string' },
-      config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, show: { type: 'string' },
+      model: { type: 'string' },
+      adapter: { type: 'string' },
+      examples: { type: 'string' },
+      n: { type: 'string' },
+      seed: { type: 'string' },
+      config: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
+      show: { type: 'string' },
     },
   });
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
@@ -119,9 +137,17 @@ export async function sftEvalCommand(argv: string[]): Promise<number> {
     return x;
   };
   const r = await evalValidTurns({
-    model: values.model ?? cfg.policy.model, adapter: values.adapter ?? null, examples: values.examples,
-    n: int('n', values.n, 64), seed: int('seed', values.seed, cfg.seed), splitSeed: cfg.seed, heldOutFraction: cfg.sft.heldOutFraction,
-    temperature: cfg.rollout.temperature, topP: cfg.rollout.topP, maxTokens: cfg.rollout.maxTokens, backend: cfg.trainer.backend,
+    model: values.model ?? cfg.policy.model,
+    adapter: values.adapter ?? null,
+    examples: values.examples,
+    n: int('n', values.n, 64),
+    seed: int('seed', values.seed, cfg.seed),
+    splitSeed: cfg.seed,
+    heldOutFraction: cfg.sft.heldOutFraction,
+    temperature: cfg.rollout.temperature,
+    topP: cfg.rollout.topP,
+    maxTokens: cfg.rollout.maxTokens,
+    backend: cfg.trainer.backend,
   });
   for (const s of r.samples.slice(0, int('show', values.show, 0))) console.log(`--- ${s.trajectoryId} step ${s.step} ${s.ok ? 'valid' : 'INVALID'}\n${s.text}`);
   console.log(formatEval(r));

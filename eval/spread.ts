@@ -33,9 +33,18 @@ const toVec = (c: PooledCounts) => Float64Array.from(KEYS, (k) => c[k]);
 const at = (v: Float64Array, k: keyof PooledCounts) => v[KEYS.indexOf(k)] as number;
 /** A literal (not Object.fromEntries): V8 keeps it a fast object, which metricsOf spreads B times. */
 const fromVec = (v: Float64Array): PooledCounts => ({
-  episodes: at(v, 'episodes'), stopped: at(v, 'stopped'), targets: at(v, 'targets'), coveredTargets: at(v, 'coveredTargets'),
-  factors: at(v, 'factors'), matchedFactors: at(v, 'matchedFactors'), weight: at(v, 'weight'), coveredWeight: at(v, 'coveredWeight'),
-  essentialWeight: at(v, 'essentialWeight'), essentialCoveredWeight: at(v, 'essentialCoveredWeight'), asks: at(v, 'asks'), retrieves: at(v, 'retrieves'),
+  episodes: at(v, 'episodes'),
+  stopped: at(v, 'stopped'),
+  targets: at(v, 'targets'),
+  coveredTargets: at(v, 'coveredTargets'),
+  factors: at(v, 'factors'),
+  matchedFactors: at(v, 'matchedFactors'),
+  weight: at(v, 'weight'),
+  coveredWeight: at(v, 'coveredWeight'),
+  essentialWeight: at(v, 'essentialWeight'),
+  essentialCoveredWeight: at(v, 'essentialCoveredWeight'),
+  asks: at(v, 'asks'),
+  retrieves: at(v, 'retrieves'),
 });
 function sumVecs(vs: readonly Float64Array[]): Float64Array {
   const out = new Float64Array(KEYS.length);
@@ -47,7 +56,16 @@ export function viewResult(scored: readonly ScoredEpisode[], tau: number, view: 
   const metrics = pooledMetrics(scored.filter((s) => inView(view, s.group)).map(toSims), tau);
   const { ids, counts } = instanceCounts(scored, tau, view);
   const reps = replicates(counts.map(toVec), resample(view, ids.length), (drawn) => metricsOf(fromVec(sumVecs(drawn))));
-  const est = Object.fromEntries(METRICS.map((k) => [k, summarize(metrics[k], reps.map((r) => r[k]), level)])) as Record<MetricKey, Estimate>;
+  const est = Object.fromEntries(
+    METRICS.map((k) => [
+      k,
+      summarize(
+        metrics[k],
+        reps.map((r) => r[k]),
+        level,
+      ),
+    ]),
+  ) as Record<MetricKey, Estimate>;
   return { metrics, instances: ids, est, reps };
 }
 
@@ -71,10 +89,14 @@ export interface SpreadSection extends BootstrapSettings {
 export function spreadSection(scored: readonly ScoredEpisode[], taus: readonly number[], b: BootstrapSettings): SpreadSection {
   const resample = seededResampler(b.seed, b.samples);
   return {
-    unit: 'instance', ...b,
+    unit: 'instance',
+    ...b,
     results: taus.map((threshold) => {
       const all = viewResults(scored, threshold, resample, b.level);
-      return { threshold, views: Object.fromEntries(VIEWS.map((v) => [v, { instances: all[v].instances.length, est: all[v].est }])) as SpreadSection['results'][number]['views'] };
+      return {
+        threshold,
+        views: Object.fromEntries(VIEWS.map((v) => [v, { instances: all[v].instances.length, est: all[v].est }])) as SpreadSection['results'][number]['views'],
+      };
     }),
   };
 }

@@ -47,12 +47,22 @@ export function readOutcomes(path: string): LocatedOutcome[] {
       const r = EpisodeOutcomeSchema.safeParse(value);
       if (!r.success) {
         for (const i of r.error.issues)
-          problems.push(`${where}: ${i.path.join('.') || '(root)'}: ${i.message}; a trajectory needs instanceId, termination, refinedQuery, askCount, retrieveCount (core/types.ts)`);
+          problems.push(
+            `${where}: ${i.path.join('.') || '(root)'}: ${i.message}; a trajectory needs instanceId, termination, refinedQuery, askCount, retrieveCount (core/types.ts)`,
+          );
         continue;
       }
       const d = r.data;
-      if (d.termination === 'stop' && d.refinedQuery === null) problems.push(`${where}: refinedQuery: null but termination is "stop"; a stopped episode has its q*`);
-      out.push({ instanceId: d.instanceId, termination: d.termination, refinedQuery: d.refinedQuery, askCount: d.askCount, retrieveCount: d.retrieveCount, where });
+      if (d.termination === 'stop' && d.refinedQuery === null)
+        problems.push(`${where}: refinedQuery: null but termination is "stop"; a stopped episode has its q*`);
+      out.push({
+        instanceId: d.instanceId,
+        termination: d.termination,
+        refinedQuery: d.refinedQuery,
+        askCount: d.askCount,
+        retrieveCount: d.retrieveCount,
+        where,
+      });
     }
   }
   if (problems.length) throw new InputError(`${problems.length} problem(s) in --trajectories ${path}:\n${problems.join('\n')}`, problems);

@@ -45,7 +45,10 @@ export function finalRunStates(runDir: string): { file: string; step: number } {
         .map((x) => ({ file: join(steps, x.d, 'user_states.jsonl'), step: Number(x.step) }))
         .sort((a, b) => b.step - a.step)
     : [];
-  if (!found[0]) throw new InputError(`--run ${runDir}: no steps/step-N/user_states.jsonl in it; pass the directory of a GRPO run that finished at least one update (runs/<runName>)`);
+  if (!found[0])
+    throw new InputError(
+      `--run ${runDir}: no steps/step-N/user_states.jsonl in it; pass the directory of a GRPO run that finished at least one update (runs/<runName>)`,
+    );
   return found[0];
 }
 

@@ -36,4 +36,5 @@ export function inView(view: View, group: EvalGroup | null): boolean {
 }
 
 /** One line for table notes: how the combined views are formed. */
-export const COMBINED_NOTE = 'Unseen User = user-only unseen ∪ both unseen; Unseen Task = task-only unseen ∪ both unseen (pooled over the union, paper Table 8).';
+export const COMBINED_NOTE =
+  'Unseen User = user-only unseen ∪ both unseen; Unseen Task = task-only unseen ∪ both unseen (pooled over the union, paper Table 8).';

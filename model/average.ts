@@ -31,7 +31,8 @@ export interface AverageSource extends ModelRecords {
 
 /** The parsed config.json (config.ts) in its Hugging Face field names, for comparing and naming fields. */
 function hfConfig(dir: string): Record<string, unknown> {
-  if (!existsSync(join(dir, 'config.json'))) throw new InputError(`${dir}/config.json: not found; each model to average is a folder with config.json and ${WEIGHTS_FILE}`);
+  if (!existsSync(join(dir, 'config.json')))
+    throw new InputError(`${dir}/config.json: not found; each model to average is a folder with config.json and ${WEIGHTS_FILE}`);
   return toHfConfig(readQwen3Config(dir));
 }
 
@@ -47,9 +48,13 @@ function checkSameShape(dirs: readonly string[]): void {
     const cfg = hfConfig(dir);
     for (const k of Object.keys(first))
       if (JSON.stringify(cfg[k]) !== JSON.stringify(first[k]))
-        throw new InputError(`${dir}/config.json: ${k} ${JSON.stringify(cfg[k])} differs from ${dirs[0]}/config.json (${JSON.stringify(first[k])}); only models of one architecture can be averaged`);
+        throw new InputError(
+          `${dir}/config.json: ${k} ${JSON.stringify(cfg[k])} differs from ${dirs[0]}/config.json (${JSON.stringify(first[k])}); only models of one architecture can be averaged`,
+        );
     if (vocab(dir) !== firstVocab)
-      throw new InputError(`${dir}/${VOCAB_MAP_FILE} differs from ${dirs[0]}'s (or only one has it); averaged models must share one trimmed vocabulary (rows would mean different tokens)`);
+      throw new InputError(
+        `${dir}/${VOCAB_MAP_FILE} differs from ${dirs[0]}'s (or only one has it); averaged models must share one trimmed vocabulary (rows would mean different tokens)`,
+      );
   }
 }
 
@@ -93,13 +98,17 @@ export function averageModels(dirs: readonly string[], out: string, rawWeights?:
       const extra = f.names.filter((n) => !names.includes(n));
       const missing = names.filter((n) => !f.names.includes(n));
       if (extra.length || missing.length)
-        throw new InputError(`${f.file}: tensor names differ from ${files[0]!.file} (missing ${JSON.stringify(missing.slice(0, 3))}, extra ${JSON.stringify(extra.slice(0, 3))}); only models of one architecture can be averaged`);
+        throw new InputError(
+          `${f.file}: tensor names differ from ${files[0]!.file} (missing ${JSON.stringify(missing.slice(0, 3))}, extra ${JSON.stringify(extra.slice(0, 3))}); only models of one architecture can be averaged`,
+        );
     }
     for (const name of names) {
       const parts = files.map((f) => f.read(name));
       parts.forEach((p, k) => {
         if (p.dtype !== parts[0]!.dtype || p.shape.join() !== parts[0]!.shape.join())
-          throw new InputError(`${files[k]!.file}: tensor "${name}" is ${p.dtype}[${p.shape}], ${files[0]!.file} has ${parts[0]!.dtype}[${parts[0]!.shape}]; they must match to be averaged`);
+          throw new InputError(
+            `${files[k]!.file}: tensor "${name}" is ${p.dtype}[${p.shape}], ${files[0]!.file} has ${parts[0]!.dtype}[${parts[0]!.shape}]; they must match to be averaged`,
+          );
       });
       tensors.set(name, weightedMean(parts, w, name));
     }

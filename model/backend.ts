@@ -83,7 +83,9 @@ export async function selectBackend(kind: BackendKind, log: (line: string) => vo
   }
   if (kind === 'gpu' || kind === 'node') {
     if (!(await trySet(kind)))
-      throw new InputError(`trainer.backend=${kind}: ${NATIVE[kind].pkg} is not installed; install it with ${NATIVE[kind].install}, or use trainer.backend=wasm|cpu|auto`);
+      throw new InputError(
+        `trainer.backend=${kind}: ${NATIVE[kind].pkg} is not installed; install it with ${NATIVE[kind].install}, or use trainer.backend=wasm|cpu|auto`,
+      );
   } else if (!(await trySet(kind))) {
     throw new InputError(`trainer.backend=${kind}: the tfjs ${kind} backend failed to initialize; try trainer.backend=auto`);
   }

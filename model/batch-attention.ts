@@ -58,15 +58,36 @@ export function segmentAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, start
  * 1/sqrt(hd)), k, v [N, KV, hd] for the new rows. Returns [N, H, hd] and the new cache k, v
  * [KV, length + n, hd] of each unpooled sequence (null for pooled ones: the pool keeps theirs).
  */
-export function attend(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, placed: readonly Placed[], layer: number, pool: DecodePool, poolMask: tf.Tensor | null, dims: Dims) {
+export function attend(
+  q: tf.Tensor,
+  k: tf.Tensor,
+  v: tf.Tensor,
+  placed: readonly Placed[],
+  layer: number,
+  pool: DecodePool,
+  poolMask: tf.Tensor | null,
+  dims: Dims,
+) {
   const { H, KV, hd } = dims;
   const N = q.shape[0] as number;
   const pooled = placed.filter((p) => p.pooled);
   const pieces: tf.Tensor[] = []; // [rows, H, hd] each; `rowsOf` lists their rows, in order
   const rowsOf: number[] = [];
   if (pooled.length) {
-    const rows = tf.tensor1d(pooled.map((p) => p.row), 'int32');
-    pieces.push(pool.attend(layer, pooled.map((p) => p.st), tf.gather(q, rows), tf.gather(k, rows), tf.gather(v, rows), poolMask as tf.Tensor));
+    const rows = tf.tensor1d(
+      pooled.map((p) => p.row),
+      'int32',
+    );
+    pieces.push(
+      pool.attend(
+        layer,
+        pooled.map((p) => p.st),
+        tf.gather(q, rows),
+        tf.gather(k, rows),
+        tf.gather(v, rows),
+        poolMask as tf.Tensor,
+      ),
+    );
     rowsOf.push(...pooled.map((p) => p.row));
   }
   const unpooled = placed.some((p) => !p.pooled);

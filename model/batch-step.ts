@@ -81,11 +81,19 @@ function layerStep(model: Qwen3Model, w: ComputeLayer, x: tf.Tensor, c: StepCont
   const { numAttentionHeads: H, numKeyValueHeads: KV, headDim: hd } = model.config;
   const loras = c.groups.map((g) => layerLora(g.adapter, layer, {}));
   let caches: ReturnType<typeof attend>['caches'] = [];
-  const y = rowLayer(model.config, w, x, c.cos, c.sin, (xi, Wt, m) => project(xi, Wt, m, c.groups, loras), (q, k, v) => {
-    const out = attend(q, k, v, c.placed, layer, c.pool, c.poolMask, { H, KV, hd });
-    caches = out.caches;
-    return out.ctx;
-  });
+  const y = rowLayer(
+    model.config,
+    w,
+    x,
+    c.cos,
+    c.sin,
+    (xi, Wt, m) => project(xi, Wt, m, c.groups, loras),
+    (q, k, v) => {
+      const out = attend(q, k, v, c.placed, layer, c.pool, c.poolMask, { H, KV, hd });
+      caches = out.caches;
+      return out.ctx;
+    },
+  );
   return { y, caches };
 }
 

@@ -68,7 +68,9 @@ export function parseQwen3Config(raw: unknown, file: string): Qwen3Config {
     maxPositionEmbeddings: int('max_position_embeddings', 40960),
   };
   if (numAttentionHeads % numKeyValueHeads !== 0)
-    problems.push(`${file}: num_attention_heads (${numAttentionHeads}) must be a multiple of num_key_value_heads (${numKeyValueHeads}) for grouped-query attention`);
+    problems.push(
+      `${file}: num_attention_heads (${numAttentionHeads}) must be a multiple of num_key_value_heads (${numKeyValueHeads}) for grouped-query attention`,
+    );
   if (headDim % 2 !== 0) problems.push(`${file}: head_dim (${headDim}) must be even for rotary embeddings`);
   const scaling = (c.rope_scaling ?? ropeParams?.rope_type) as unknown;
   if (scaling && typeof scaling === 'object' && (scaling as Record<string, unknown>).rope_type !== 'default')

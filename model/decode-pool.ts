@@ -37,11 +37,23 @@ export class DecodePool {
     const need = Math.max(...[...this.slots, ...joining].map((st) => st.length + 1));
     if (need > this.cap) this.resize(PAGE * Math.ceil((need + PAGE) / PAGE));
     if (!joining.length) return;
-    const pad = (t: tf.Tensor, len: number) => (len < this.cap ? tf.pad(t, [[0, 0], [0, this.cap - len], [0, 0]]) : t);
+    const pad = (t: tf.Tensor, len: number) =>
+      len < this.cap
+        ? tf.pad(t, [
+            [0, 0],
+            [0, this.cap - len],
+            [0, 0],
+          ])
+        : t;
     this.layers = this.model.weights.layers.map((_, i) => {
       const old = this.layers[i];
       const add = (which: 'k' | 'v') =>
-        tf.tidy(() => tf.concat([...(old ? [old[which]] : []), ...joining.map((st) => (st.layers[i] ? pad(st.layers[i]![which], st.length) : tf.zeros([KV, this.cap, hd])))], 0));
+        tf.tidy(() =>
+          tf.concat(
+            [...(old ? [old[which]] : []), ...joining.map((st) => (st.layers[i] ? pad(st.layers[i]![which], st.length) : tf.zeros([KV, this.cap, hd])))],
+            0,
+          ),
+        );
       const next = { k: add('k'), v: add('v') };
       if (old) old.k.dispose(), old.v.dispose();
       return next;
@@ -62,7 +74,10 @@ export class DecodePool {
     this.slots.splice(j, 1);
     if (!this.slots.length) return this.clear();
     const KV = this.model.config.numKeyValueHeads;
-    const rows = tf.tensor1d(this.slots.flatMap((_, s) => Array.from({ length: KV }, (__, h) => (s < j ? s : s + 1) * KV + h)), 'int32');
+    const rows = tf.tensor1d(
+      this.slots.flatMap((_, s) => Array.from({ length: KV }, (__, h) => (s < j ? s : s + 1) * KV + h)),
+      'int32',
+    );
     this.layers = this.layers.map(({ k, v }) => {
       const next = { k: tf.gather(k, rows), v: tf.gather(v, rows) };
       k.dispose();
@@ -93,7 +108,11 @@ export class DecodePool {
     const D = states.length;
     const slotOf = states.map((st) => this.slots.indexOf(st));
     const S = this.slots.length;
-    const at = tf.tensor2d(slotOf.flatMap((j, d) => Array.from({ length: KV }, (_, h) => [j * KV + h, (states[d] as CacheState).length])), [D * KV, 2], 'int32');
+    const at = tf.tensor2d(
+      slotOf.flatMap((j, d) => Array.from({ length: KV }, (_, h) => [j * KV + h, (states[d] as CacheState).length])),
+      [D * KV, 2],
+      'int32',
+    );
     const old = this.layers[layer] as { k: tf.Tensor; v: tf.Tensor };
     const K = tf.keep(tf.tensorScatterUpdate(old.k, at, tf.reshape(k, [D * KV, hd]))); // [S*KV, cap, hd]
     const V = tf.keep(tf.tensorScatterUpdate(old.v, at, tf.reshape(v, [D * KV, hd])));
@@ -123,7 +142,14 @@ export class DecodePool {
     const { numKeyValueHeads: KV, headDim: hd } = this.model.config;
     const rows = this.slots.length * KV;
     this.layers = this.layers.map(({ k, v }) => {
-      const fit = (t: tf.Tensor) => (cap > this.cap ? tf.pad(t, [[0, 0], [0, cap - this.cap], [0, 0]]) : tf.slice(t, [0, 0, 0], [rows, cap, hd]));
+      const fit = (t: tf.Tensor) =>
+        cap > this.cap
+          ? tf.pad(t, [
+              [0, 0],
+              [0, cap - this.cap],
+              [0, 0],
+            ])
+          : tf.slice(t, [0, 0, 0], [rows, cap, hd]);
       const next = { k: fit(k), v: fit(v) };
       k.dispose();
       v.dispose();

@@ -35,7 +35,9 @@ const ZEROED = ['self_attn.o_proj.weight', 'mlp.down_proj.weight'];
  */
 export function layerMap(layers: number, groups: number): { from: number; copy: boolean }[] {
   if (!Number.isInteger(groups) || groups < 1 || groups > layers || layers % groups !== 0)
-    throw new InputError(`model expand: --groups ${groups} must be a whole number from 1 to ${layers} that divides the model's ${layers} layers (one new layer per group)`);
+    throw new InputError(
+      `model expand: --groups ${groups} must be a whole number from 1 to ${layers} that divides the model's ${layers} layers (one new layer per group)`,
+    );
   const size = layers / groups;
   const out: { from: number; copy: boolean }[] = [];
   for (let i = 0; i < layers; i++) {
@@ -76,6 +78,9 @@ export function expandModel(src: string, out: string, groups: number): { layers:
   writeFileAtomic(join(out, 'config.json'), `${JSON.stringify({ ...raw, ...toHfConfig({ ...cfg, numHiddenLayers: layers }) }, null, 2)}\n`);
   writeSafetensors(join(out, WEIGHTS_FILE), tensors, { format: 'pt' });
   const source = { dir: src, sha256: sha256File(join(src, WEIGHTS_FILE)), ...modelRecords(src) };
-  writeFileAtomic(join(out, EXPAND_RECORD), `${JSON.stringify({ format: 'gsteer-expand/1', groups, layers: map.map((m) => (m.copy ? `${m.from} (copy, zero o_proj and down_proj)` : `${m.from}`)), source }, null, 2)}\n`);
+  writeFileAtomic(
+    join(out, EXPAND_RECORD),
+    `${JSON.stringify({ format: 'gsteer-expand/1', groups, layers: map.map((m) => (m.copy ? `${m.from} (copy, zero o_proj and down_proj)` : `${m.from}`)), source }, null, 2)}\n`,
+  );
   return { layers, map };
 }

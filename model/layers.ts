@@ -16,7 +16,11 @@ export const silu = (x: tf.Tensor): tf.Tensor => tf.mul(x, tf.sigmoid(x));
  * so rope(x) = x*cos + swapHalves(x)*sin.   cos, sin: [T, 1, hd] (broadcast over heads).
  */
 export function ropeTables(T: number, offset: number, headDim: number, theta: number): { cos: tf.Tensor; sin: tf.Tensor } {
-  return ropeAt(Array.from({ length: T }, (_, t) => offset + t), headDim, theta);
+  return ropeAt(
+    Array.from({ length: T }, (_, t) => offset + t),
+    headDim,
+    theta,
+  );
 }
 
 /** The same tables for any list of absolute positions (rows of a ragged batch): [N, 1, hd]. */

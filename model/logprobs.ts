@@ -77,7 +77,7 @@ function scoredColumns(scored: readonly ArrayLike<number>[], B: number, T: numbe
   const h: number[] = [];
   const bias: number[] = [];
   scored.forEach((row, b) => {
-    for (let t = 1; t < Math.min(row.length, T); t++) if (row[t]) (h.push(b * T + t - 1), bias.push(b * (T - 1) + t - 1));
+    for (let t = 1; t < Math.min(row.length, T); t++) if (row[t]) h.push(b * T + t - 1), bias.push(b * (T - 1) + t - 1);
   });
   return { h: Int32Array.from(h), out: Int32Array.from(h, (i) => i + 1), bias: Int32Array.from(bias) };
 }
@@ -101,7 +101,12 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
     // Position t-1 predicts token t: only scored positions (all but the last, without
     // `scored`) go through lm_head.
     const hp = (cols ? gatherRows(h, cols.h) : tf.reshape(tf.slice(tf.reshape(h, [B, T, D]), [0, 0, 0], [B, T - 1, D]), [N, D])) as tf.Tensor2D; // [N, D]
-    const targets = cols ? tf.tensor1d(Int32Array.from(cols.out, (i) => rows[i]!), 'int32') : tf.reshape(tf.slice(rowsT, [0, 1], [B, T - 1]), [N]); // [N]
+    const targets = cols
+      ? tf.tensor1d(
+          Int32Array.from(cols.out, (i) => rows[i]!),
+          'int32',
+        )
+      : tf.reshape(tf.slice(rowsT, [0, 1], [B, T - 1]), [N]); // [N]
     // [N] -> [B, T] with column 0 (and unscored columns) 0
     const place = (v: tf.Tensor): tf.Tensor2D =>
       (cols ? tf.reshape(scatterRows(v, cols.out, B * T), [B, T]) : tf.concat([tf.zeros([B, 1]), tf.reshape(v, [B, T - 1])], 1)) as tf.Tensor2D;
@@ -116,7 +121,13 @@ export function tokenLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, ba
  * positions are masked by `bias` (each position's mask, applied as an [N, rows] bias or by the
  * sparse path, maskedPath); null: unmasked.
  */
-export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Tensor1D, bias: MaskBias | null, withEntropy: boolean): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
+export function headLogprobs(
+  model: Qwen3Model,
+  hp: tf.Tensor2D,
+  targets: tf.Tensor1D,
+  bias: MaskBias | null,
+  withEntropy: boolean,
+): { logprobs: tf.Tensor1D; entropy?: tf.Tensor1D } {
   const { lmHeadT } = model.weights;
   const via = bias ? maskedPath(bias) : null;
   // [N]; masked where constrained
@@ -130,4 +141,3 @@ export function headLogprobs(model: Qwen3Model, hp: tf.Tensor2D, targets: tf.Ten
   const logprobs = tf.sub(targetLogit, lse) as tf.Tensor1D;
   return entropy ? { logprobs, entropy } : { logprobs };
 }
-

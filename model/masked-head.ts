@@ -46,7 +46,14 @@ export function maskSide(mask: Int32Array, rows: number, vocab: VocabMap | null)
 }
 
 /** The sorted union of some row sets, and for each of `pos` a [pos.length, |union|] matrix: `hit` where the position's own set holds the row, else `miss`. */
-function unionRows(sets: readonly Int32Array[], rows: number, pos: readonly number[], setOf: (p: number) => Int32Array, hit: number, miss: number): { union: Int32Array; m: Float32Array } {
+function unionRows(
+  sets: readonly Int32Array[],
+  rows: number,
+  pos: readonly number[],
+  setOf: (p: number) => Int32Array,
+  hit: number,
+  miss: number,
+): { union: Int32Array; m: Float32Array } {
   const marked = new Uint8Array(rows);
   for (const s of sets) for (const r of s) marked[r] = 1;
   const union = Int32Array.from(marked.keys()).filter((r) => marked[r]);
@@ -126,7 +133,10 @@ export function sparseMaskedStats(model: Qwen3Model, hp: tf.Tensor2D, bias: Mask
   const allowed = at('allowed');
   if (allowed.length) {
     const { union, m } = unionRows(setsAt(allowed), rows, allowed, setOf, 0, MASKED_LOGIT);
-    parts.push({ pos: allowed, ...logSoftmaxStats(tf.add(lmHead(model, rowsOf(allowed), union), tf.tensor2d(m, [allowed.length, union.length])) as tf.Tensor2D, withEntropy) });
+    parts.push({
+      pos: allowed,
+      ...logSoftmaxStats(tf.add(lmHead(model, rowsOf(allowed), union), tf.tensor2d(m, [allowed.length, union.length])) as tf.Tensor2D, withEntropy),
+    });
   }
   // Masks with large sides both ways, and complement positions whose mask removes most of the mass: dense.
   if (dense.length) {

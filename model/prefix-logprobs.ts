@@ -60,7 +60,13 @@ function treeColumns(tree: PrefixTree, batch: ScoreBatch, T: number): Scored {
  * tokenLogprobs over the prefix tree of the batch. `tree` defaults to the batch's own; a test
  * may pass another (a deliberately misaligned one must change the results).
  */
-export function treeLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, batch: ScoreBatch, opts: LogprobOptions = {}, tree: PrefixTree = buildPrefixTree(batch.inputIds)): LogprobResult {
+export function treeLogprobs(
+  model: Qwen3Model,
+  adapter: LoraAdapter | null,
+  batch: ScoreBatch,
+  opts: LogprobOptions = {},
+  tree: PrefixTree = buildPrefixTree(batch.inputIds),
+): LogprobResult {
   const cfg = model.config;
   const B = batch.inputIds.length;
   const T = Math.max(0, ...batch.inputIds.map((s) => s.length));
@@ -85,7 +91,15 @@ export function treeLogprobs(model: Qwen3Model, adapter: LoraAdapter | null, bat
     model.weights.layers.forEach((w, l) => {
       const lora = layerLora(adapter, l, opts);
       const layer = (xi: tf.Tensor2D, c: tf.Tensor, s: tf.Tensor, ll: typeof lora) =>
-        rowLayer(cfg, w, xi, c, s, (xx, Wt, m) => linear(xx, Wt, m, ll), (q, k, v) => treeAttention(tree, q, k, v, dims)) as tf.Tensor2D;
+        rowLayer(
+          cfg,
+          w,
+          xi,
+          c,
+          s,
+          (xx, Wt, m) => linear(xx, Wt, m, ll),
+          (q, k, v) => treeAttention(tree, q, k, v, dims),
+        ) as tf.Tensor2D;
       if (opts.recompute) {
         const params = lora ? PROJ_NAMES.flatMap((m) => (lora.pairs[m] ? [lora.pairs[m].A, lora.pairs[m].B] : [])) : [];
         x = recomputed((xi, [c, s], ps) => layer(xi, c!, s!, lora && withTensors(lora, ps)), x, [cos, sin], params);

@@ -54,7 +54,8 @@ export function runStack(model: Qwen3Model, adapter: LoraAdapter | null, rows: t
       const params = lora ? PROJ_NAMES.flatMap((m) => (lora.pairs[m] ? [lora.pairs[m].A, lora.pairs[m].B] : [])) : [];
       x = recomputed(
         (xi, [c, s, mk], ps) =>
-          decoderLayer(cfg, w, lora && withTensors(lora, ps), { x: xi, B, Tq: T, cos: c as tf.Tensor, sin: s as tf.Tensor, mask: mk as tf.Tensor }).y as tf.Tensor2D,
+          decoderLayer(cfg, w, lora && withTensors(lora, ps), { x: xi, B, Tq: T, cos: c as tf.Tensor, sin: s as tf.Tensor, mask: mk as tf.Tensor })
+            .y as tf.Tensor2D,
         x,
         [cos, sin, mask],
         params,

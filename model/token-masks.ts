@@ -68,7 +68,11 @@ function maskHash(mask: Int32Array): number {
 }
 
 /** Null when no sequence is masked (the unconstrained path then runs exactly as before). */
-export function maskIndex(masks: readonly (TokenMasks | null | undefined)[] | undefined, inputIds: readonly (readonly number[])[], T: number): MaskIndex | null {
+export function maskIndex(
+  masks: readonly (TokenMasks | null | undefined)[] | undefined,
+  inputIds: readonly (readonly number[])[],
+  T: number,
+): MaskIndex | null {
   if (!masks || !masks.some((m) => m && m.table.length)) return null;
   const B = inputIds.length;
   if (masks.length !== B) throw new InputError(`token masks: ${masks.length} entries for ${B} sequences; one (or null) per sequence`);
@@ -94,7 +98,9 @@ export function maskIndex(masks: readonly (TokenMasks | null | undefined)[] | un
       if (k < -1 || k >= m.table.length) throw new InputError(`token masks[${b}].index[${t}] = ${k} is outside its table of ${m.table.length} masks`);
       // A token outside its own allowed set would score above 0: the masks are not the ones it was sampled under.
       if (k >= 0 && !isAllowed(m.table[k]!, inputIds[b]![t]!))
-        throw new InputError(`token masks[${b}]: token ${inputIds[b]![t]} at position ${t} is not in its allowed set; replay the masks from the ids that were sampled`);
+        throw new InputError(
+          `token masks[${b}]: token ${inputIds[b]![t]} at position ${t} is not in its allowed set; replay the masks from the ids that were sampled`,
+        );
       index[b * (T - 1) + (t - 1)] = k < 0 ? 0 : 1 + at[k]!;
     }
   });

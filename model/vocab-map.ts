@@ -64,7 +64,7 @@ export function idsToRows(map: VocabMap | null, ids: readonly number[], vocabSiz
   ids.forEach((id, i) => {
     if (!Number.isInteger(id) || id < 0 || id >= vocabSize)
       throw new InputError(`token id ${id} at position ${i} is outside [0, ${vocabSize}) (the model's vocab_size)`);
-    out[i] = map ? (map.rowOf[id] as number) >= 0 ? (map.rowOf[id] as number) : (map.rowOf[map.unkId] as number) : id;
+    out[i] = map ? ((map.rowOf[id] as number) >= 0 ? (map.rowOf[id] as number) : (map.rowOf[map.unkId] as number)) : id;
   });
   return out;
 }

@@ -65,11 +65,18 @@ export function toComputeLayout(w: Qwen3Weights): ComputeWeights {
 export function projShape(cfg: Qwen3Config, m: ProjName): [number, number] {
   const { hiddenSize: D, intermediateSize: F, numAttentionHeads: H, numKeyValueHeads: KV, headDim: hd } = cfg;
   switch (m) {
-    case 'q_proj': return [H * hd, D];
-    case 'k_proj': case 'v_proj': return [KV * hd, D];
-    case 'o_proj': return [D, H * hd];
-    case 'gate_proj': case 'up_proj': return [F, D];
-    case 'down_proj': return [D, F];
+    case 'q_proj':
+      return [H * hd, D];
+    case 'k_proj':
+    case 'v_proj':
+      return [KV * hd, D];
+    case 'o_proj':
+      return [D, H * hd];
+    case 'gate_proj':
+    case 'up_proj':
+      return [F, D];
+    case 'down_proj':
+      return [D, F];
   }
 }
 
@@ -79,7 +86,9 @@ export function loadWeights(ckpt: CheckpointReader, cfg: Qwen3Config, rows: numb
   const tensor = <R extends tf.Rank>(name: string, shape: number[]): tf.Tensor<R> => {
     const t = ckpt.read(name);
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i]))
-      throw new InputError(`${ckpt.dir}: tensor "${name}" has shape [${t.shape}] but config.json implies [${shape}]; the checkpoint and its config.json (or vocab_map.json) disagree`);
+      throw new InputError(
+        `${ckpt.dir}: tensor "${name}" has shape [${t.shape}] but config.json implies [${shape}]; the checkpoint and its config.json (or vocab_map.json) disagree`,
+      );
     return tf.tensor(toFloat32(t, `${ckpt.dir}: ${name}`), shape as number[], 'float32') as unknown as tf.Tensor<R>;
   };
   const D = cfg.hiddenSize;

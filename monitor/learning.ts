@@ -19,7 +19,6 @@ export interface QuarterTrend {
   learned: boolean; // diff > 2 se
 }
 
-
 /** null when the run is too short for a spread (fewer than 8 groups: quarters of < 2). */
 export function quarterTrend(groupMeans: readonly number[]): QuarterTrend | null {
   const q = Math.floor(groupMeans.length / 4);

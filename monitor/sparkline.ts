@@ -46,7 +46,8 @@ export function curvesPanel(records: readonly MetricsRecord[], columns: number):
   const label = Math.max(5, ...curves.map((c) => c.length));
   const spark = Math.min(records.length, Math.max(8, columns - label - 2 - 3 * (STAT + 1)));
   const per = records.length / spark;
-  const row = (name: string, line: string, stats: string[]) => `${name.padEnd(label)}  ${line.padEnd(spark)}${stats.map((s) => ` ${s.padStart(STAT)}`).join('')}`;
+  const row = (name: string, line: string, stats: string[]) =>
+    `${name.padEnd(label)}  ${line.padEnd(spark)}${stats.map((s) => ` ${s.padStart(STAT)}`).join('')}`;
   const lines = [
     `curves over ${records.length} update(s), ${per === 1 ? 'one per column' : `${per.toFixed(1)} per column (mean)`}`,
     row('curve', '', ['min', 'last', 'max']),

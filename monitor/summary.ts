@@ -24,7 +24,10 @@ function cell(v: number | string | undefined): string {
 
 export function summaryTable(records: readonly MetricsRecord[], maxRows = 10): string {
   if (records.length === 0) return '(no updates recorded)';
-  const pick = records.length <= maxRows ? [...records] : Array.from({ length: maxRows }, (_, k) => records[Math.round((k * (records.length - 1)) / (maxRows - 1))] as MetricsRecord);
+  const pick =
+    records.length <= maxRows
+      ? [...records]
+      : Array.from({ length: maxRows }, (_, k) => records[Math.round((k * (records.length - 1)) / (maxRows - 1))] as MetricsRecord);
   const rows = [COLUMNS.map(([, h]) => h), ...pick.map((r) => COLUMNS.map(([k]) => cell(r[k])))];
   const widths = COLUMNS.map((_, c) => Math.max(...rows.map((r) => (r[c] as string).length)));
   const line = (r: string[]) => r.map((x, c) => x.padStart(widths[c] as number)).join('  ');

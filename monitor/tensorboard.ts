@@ -82,7 +82,11 @@ export interface EventWriter {
  * The new name's seconds sort after every old name (TensorBoard follows the newest file).
  */
 export function openEventWriter(dir: string, records: readonly MetricsRecord[], now: () => number = Date.now): EventWriter {
-  const olds = existsSync(dir) ? readdirSync(dir).filter((n) => EVENT_FILE.test(n)).sort() : [];
+  const olds = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => EVENT_FILE.test(n))
+        .sort()
+    : [];
   const rebuild = join(dir, REBUILD);
   const walls = wallTimes([...(existsSync(rebuild) ? [rebuild] : []), ...olds.map((n) => join(dir, n))]);
   const fallback = existsSync(join(dir, 'metrics.jsonl')) ? statSync(join(dir, 'metrics.jsonl')).mtimeMs / 1000 : now() / 1000;

@@ -38,7 +38,9 @@ export function coverageOf(s: number[], targets: Target[], weighting: RewardConf
     case 'rubric': {
       const wsum = targets.reduce((a, t) => a + t.weight, 0);
       if (!(wsum > 0))
-        throw new InputError(`${where}: reward.coverageWeighting is "rubric" but the target weights sum to ${wsum}; give the targets positive weights or use reward.coverageWeighting=uniform`);
+        throw new InputError(
+          `${where}: reward.coverageWeighting is "rubric" but the target weights sum to ${wsum}; give the targets positive weights or use reward.coverageWeighting=uniform`,
+        );
       return targets.reduce((a, t, i) => a + t.weight * (s[i] as number), 0) / wsum;
     }
   }

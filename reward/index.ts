@@ -17,7 +17,10 @@ export { dialogueSlots } from './dialogue-slots.ts';
 function checkInput(input: RewardInput, where: string): void {
   if (input.targets.length === 0)
     throw new InputError(`${where}: the instance has no targets, so Cov and C_FP (divided by N = |E|) are undefined; give the instance at least one target`);
-  for (const [field, v] of [['askCount', input.askCount], ['retrieveCount', input.retrieveCount]] as const)
+  for (const [field, v] of [
+    ['askCount', input.askCount],
+    ['retrieveCount', input.retrieveCount],
+  ] as const)
     if (!Number.isInteger(v) || v < 0) throw new InputError(`${where}: ${field} = ${v}: must be a non-negative integer`);
 }
 

@@ -17,7 +17,9 @@ export type TrajectorySummary = Omit<RewardInput, 'targets' | 'instanceId'>;
  */
 export function rewardInputFromTrajectory(traj: Trajectory, instance: Pick<Instance, 'id' | 'targets'>, evidence: 'state' | 'dialogue' = 'state'): RewardInput {
   if (traj.instanceId !== instance.id)
-    throw new InputError(`trajectory ${traj.groupId}/${traj.index} is for instance "${traj.instanceId}" but was scored against instance "${instance.id}"; pass the matching instance`);
+    throw new InputError(
+      `trajectory ${traj.groupId}/${traj.index} is for instance "${traj.instanceId}" but was scored against instance "${instance.id}"; pass the matching instance`,
+    );
   return {
     instanceId: instance.id,
     targets: instance.targets,
@@ -61,7 +63,9 @@ export function parseTrajectorySummary(raw: unknown, source: string): Trajectory
   const d = r.data;
   const askCount = d.askCount ?? d.askedQuestions.length;
   if (askCount !== d.askedQuestions.length)
-    throw new InputError(`${source}: askCount = ${askCount} but askedQuestions has ${d.askedQuestions.length} entries; every Ask turn has one question, so make them agree (or omit askCount)`);
+    throw new InputError(
+      `${source}: askCount = ${askCount} but askedQuestions has ${d.askedQuestions.length} entries; every Ask turn has one question, so make them agree (or omit askCount)`,
+    );
   return {
     finalSlots: d.finalSlots.map((s) => ({ name: s.name, purpose: s.purpose, status: s.status, value: s.value, source: s.source })),
     askedQuestions: d.askedQuestions,

@@ -43,7 +43,8 @@ export interface EpisodeOptions {
   snapshotId: string; // `{userId}@{version}`, the same for the whole group
   /** The rollout's seed (derived by the controller from run seed, step, group, index). */
   seed: number;
-  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> & Partial<Pick<RolloutConfig, 'constrained' | 'retrievePreselect'>>;
+  rollout: Pick<RolloutConfig, 'maxTurns' | 'maxTokens' | 'temperature' | 'topP' | 'retrieveCandidates' | 'retrieveTopK'> &
+    Partial<Pick<RolloutConfig, 'constrained' | 'retrievePreselect'>>;
   /**
    * method §8 baselines: restrict the action menu (and use the baseline prompt, prompt.ts).
    * A turn choosing an action outside the menu is invalid ('unknown_action'). Absent = G-STEER.
@@ -85,7 +86,15 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
   let invalid: ParseResult | null = null;
 
   for (let turn = 1; turn <= maxTurns; turn++) {
-    const messages = buildPolicyMessages({ query: instance.query, profile, state, history, turn, maxTurns, ...(opts.actions ? { actions: opts.actions } : {}) });
+    const messages = buildPolicyMessages({
+      query: instance.query,
+      profile,
+      state,
+      history,
+      turn,
+      maxTurns,
+      ...(opts.actions ? { actions: opts.actions } : {}),
+    });
     const promptIds = encodeChat(deps.tokenizer, messages);
     const res = await deps.policy.complete({
       promptIds,
@@ -104,7 +113,14 @@ export async function runEpisode(deps: EpisodeDeps, instance: Instance, opts: Ep
           : checkMenu(parseTurn(res.text), opts.actions);
     const constraint = constrained ? { constraint: turnConstraint(res.applied, opts.rollout.maxTokens, constraintSpec.grammar) } : {};
     const record = (observation: Observation) =>
-      turns.push({ index: turn - 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) }, completionText: res.text, parsed, observation, ...constraint });
+      turns.push({
+        index: turn - 1,
+        tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...cachedOf(res) },
+        completionText: res.text,
+        parsed,
+        observation,
+        ...constraint,
+      });
     if (!parsed.ok) {
       record({ kind: 'none' });
       [termination, invalid] = ['invalid', parsed];
@@ -160,7 +176,9 @@ async function act(
   switch (t.action) {
     case 'RETRIEVE': {
       const r = await deps.store.search(snap.userId, snap.version, t.execute, {
-        candidates: opts.rollout.retrieveCandidates, topK: opts.rollout.retrieveTopK, ...(opts.rollout.retrievePreselect ? { preselect: opts.rollout.retrievePreselect } : {}),
+        candidates: opts.rollout.retrieveCandidates,
+        topK: opts.rollout.retrieveTopK,
+        ...(opts.rollout.retrievePreselect ? { preselect: opts.rollout.retrievePreselect } : {}),
       });
       return { kind: 'memory', query: t.execute, results: r.hits };
     }

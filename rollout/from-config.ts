@@ -36,7 +36,10 @@ export function simulatorFrom(cfg: RunConfig, encoder: Encoder, sink?: CallSink)
     case 'llm':
       // configs/schema.ts guarantees baseUrl when kind = llm
       return new LlmSimulator({
-        endpoint: createEndpoint(endpointOptions('simulator', s), depsOf(sink)), temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens,
+        endpoint: createEndpoint(endpointOptions('simulator', s), depsOf(sink)),
+        temperature: s.temperature,
+        topP: s.topP,
+        maxTokens: s.maxTokens,
         activation: new LateActivation(encoder, s.memoryThreshold),
       });
     default: {

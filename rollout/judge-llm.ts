@@ -32,7 +32,8 @@ export function judgeMessages({ instance, trajectory, snapshot }: JudgeInput): C
     if (o.kind === 'memory') lines.push(`- memory search: ${o.query}`, ...o.results.map((r) => `  memory: ${r.name} (${r.purpose}): ${r.value}`));
   }
   lines.push('COVERED SLOTS:');
-  for (const s of trajectory.finalSlots.filter((x) => x.status === 'covered')) lines.push(`- ${s.name} | purpose: ${s.purpose} | source: ${s.source} | value: ${s.value}`);
+  for (const s of trajectory.finalSlots.filter((x) => x.status === 'covered'))
+    lines.push(`- ${s.name} | purpose: ${s.purpose} | source: ${s.source} | value: ${s.value}`);
   return [
     { role: 'system', content: JUDGE_SYSTEM_PROMPT },
     { role: 'user', content: lines.join('\n') },
@@ -45,9 +46,7 @@ export function judgeMessages({ instance, trajectory, snapshot }: JudgeInput): C
  */
 export function judgeReplySchema(covered: readonly string[]) {
   const name = covered.length ? z.enum(covered as [string, ...string[]]) : z.never();
-  const sentence = z
-    .string()
-    .refine((s) => !s.trim() || (!s.trim().includes('\n') && !/[.!?]\s+\S/.test(s.trim())), 'must be one sentence');
+  const sentence = z.string().refine((s) => !s.trim() || (!s.trim().includes('\n') && !/[.!?]\s+\S/.test(s.trim())), 'must be one sentence');
   return z
     .object({ keep: z.array(name), profile_sentence: sentence.nullable() })
     .strict()
@@ -74,7 +73,9 @@ export class LlmJudge implements MemoryJudge {
       reply = (await this.cfg.endpoint.chatJson(req, { name: 'memory_verdict', schema: judgeReplySchema(covered) })).value;
     } catch (e) {
       if (!(e instanceof ReplyError)) throw e; // transport failures after every retry: the caller decides
-      (this.cfg.log ?? ((m: string) => console.warn(m)))(`memory judge: no acceptable reply for ${input.trajectory.groupId}/${input.trajectory.index} (${e.message}); keeping nothing`);
+      (this.cfg.log ?? ((m: string) => console.warn(m)))(
+        `memory judge: no acceptable reply for ${input.trajectory.groupId}/${input.trajectory.index} (${e.message}); keeping nothing`,
+      );
       return { verdicts: slots.map((slot) => ({ slot, reason: slot.status === 'covered' ? 'judge_error' : 'not_covered' })), profileSentence: null };
     }
     return {

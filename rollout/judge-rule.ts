@@ -43,17 +43,72 @@ const SENSITIVE: RegExp[] = [
   /\b(passport|social security|ssn|national id|credit card|iban|bank account|phone number)\b/i,
   /\d{8,}/,
 ];
-const ADVICE = /\b(you should|you could|you might|i would recommend|i recommend|i suggest|we suggest|recommended|consider|it is (best|better|advisable)|make sure|try to)\b/i;
-const TEMPORARY = /\b(today|tonight|tomorrow|yesterday|this (week|weekend|morning|afternoon|evening|month)|next (week|weekend)|right now|at the moment|for now|currently|temporarily|this time)\b/i;
+const ADVICE =
+  /\b(you should|you could|you might|i would recommend|i recommend|i suggest|we suggest|recommended|consider|it is (best|better|advisable)|make sure|try to)\b/i;
+const TEMPORARY =
+  /\b(today|tonight|tomorrow|yesterday|this (week|weekend|morning|afternoon|evening|month)|next (week|weekend)|right now|at the moment|for now|currently|temporarily|this time)\b/i;
 const DURABLE = /\b(always|usually|generally|in general|typically|every|never|prefers?|preferred)\b/i;
 const GENERIC_PHRASES = new Set([
-  'any', 'anything', 'none', 'n/a', 'na', 'unknown', 'not sure', 'unsure', 'no preference', 'no particular preference',
-  "doesn't matter", 'does not matter', 'depends', 'it depends', 'whatever', 'standard', 'normal', 'yes', 'no', 'ok', 'okay',
-  'fine', 'good', 'general', 'flexible', 'open', 'various', 'tbd',
+  'any',
+  'anything',
+  'none',
+  'n/a',
+  'na',
+  'unknown',
+  'not sure',
+  'unsure',
+  'no preference',
+  'no particular preference',
+  "doesn't matter",
+  'does not matter',
+  'depends',
+  'it depends',
+  'whatever',
+  'standard',
+  'normal',
+  'yes',
+  'no',
+  'ok',
+  'okay',
+  'fine',
+  'good',
+  'general',
+  'flexible',
+  'open',
+  'various',
+  'tbd',
 ]);
-const GENERIC_WORDS = new Set(['any', 'anything', 'none', 'unknown', 'sure', 'unsure', 'preference', 'particular', 'matter', 'depends', 'whatever', 'standard', 'normal', 'general', 'good', 'fine', 'flexible', 'various', 'typical', 'usual', 'things', 'stuff', 'etc']);
+const GENERIC_WORDS = new Set([
+  'any',
+  'anything',
+  'none',
+  'unknown',
+  'sure',
+  'unsure',
+  'preference',
+  'particular',
+  'matter',
+  'depends',
+  'whatever',
+  'standard',
+  'normal',
+  'general',
+  'good',
+  'fine',
+  'flexible',
+  'various',
+  'typical',
+  'usual',
+  'things',
+  'stuff',
+  'etc',
+]);
 
-const norm = (s: string) => s.toLowerCase().replace(/[.!?,;:]+$/g, '').trim();
+const norm = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[.!?,;:]+$/g, '')
+    .trim();
 const wordsMatch = (a: string, b: string) => a === b || (a.length >= 4 && b.length >= 4 && a.slice(0, 4) === b.slice(0, 4));
 
 /** Share of the value's content words found (by wordsMatch) in the evidence; 0 for a value without content words. */
@@ -71,7 +126,10 @@ export function isGeneric(value: string): boolean {
 }
 
 export function profileSentences(profile: string): string[] {
-  return profile.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+  return profile
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -63,8 +63,15 @@ export interface PolicyClientConfig {
 export function policyEndpoint(c: PolicyClientConfig, sink?: CallSink): Endpoint {
   return createEndpoint(
     {
-      role: 'policy', baseUrl: c.baseUrl, model: 'policy', apiKeyEnv: c.apiKeyEnv, timeoutMs: c.timeoutMs, maxRetries: c.maxRetries,
-      concurrency: c.concurrency ?? 64, chatTemplateKwargs: null, ...(c.retryBaseMs !== undefined ? { retry: { baseDelayMs: c.retryBaseMs } } : {}),
+      role: 'policy',
+      baseUrl: c.baseUrl,
+      model: 'policy',
+      apiKeyEnv: c.apiKeyEnv,
+      timeoutMs: c.timeoutMs,
+      maxRetries: c.maxRetries,
+      concurrency: c.concurrency ?? 64,
+      chatTemplateKwargs: null,
+      ...(c.retryBaseMs !== undefined ? { retry: { baseDelayMs: c.retryBaseMs } } : {}),
     },
     sink ? { sink } : {},
   );
@@ -121,7 +128,12 @@ export function readChoice(choice: VllmChoice | undefined, promptIds: readonly n
           'the trainer would score a different prompt than was sampled: send the prompt as token ids and do not let the server re-tokenize',
       );
   }
-  return { completionIds: ids, logprobs: logprobs as number[], text: typeof choice.text === 'string' ? choice.text : '', finishReason: deadEnd ? 'abort' : finish };
+  return {
+    completionIds: ids,
+    logprobs: logprobs as number[],
+    text: typeof choice.text === 'string' ? choice.text : '',
+    finishReason: deadEnd ? 'abort' : finish,
+  };
 }
 
 /** gsteer serve's top-level `gsteer_structured_outputs` (serve/responses.ts), or undefined. */
@@ -170,7 +182,10 @@ export class OpenAIPolicyClient implements PolicyClient {
       return_tokens_as_token_ids: true,
       return_token_ids: true,
       ...(req.constraint
-        ? { structured_outputs: { grammar: req.constraint.grammar }, ...(req.constraint.tokenFilter ? { gsteer_token_filter: req.constraint.tokenFilter } : {}) }
+        ? {
+            structured_outputs: { grammar: req.constraint.grammar },
+            ...(req.constraint.tokenFilter ? { gsteer_token_filter: req.constraint.tokenFilter } : {}),
+          }
         : {}),
     };
     const res = await this.endpoint.request('completions', async (client) => {
@@ -180,12 +195,14 @@ export class OpenAIPolicyClient implements PolicyClient {
     const choice = (res.choices as unknown as VllmChoice[] | undefined)?.[0];
     const top = res as unknown as { prompt_token_ids?: unknown; gsteer_structured_outputs?: unknown };
     // Some servers put prompt_token_ids at the top level (chat shape); accept either place.
-    const merged = choice && choice.prompt_token_ids === undefined && top.prompt_token_ids !== undefined ? { ...choice, prompt_token_ids: top.prompt_token_ids } : choice;
+    const merged =
+      choice && choice.prompt_token_ids === undefined && top.prompt_token_ids !== undefined ? { ...choice, prompt_token_ids: top.prompt_token_ids } : choice;
     const result = readChoice(merged, req.promptIds, this.url);
     const applied = req.constraint ? readApplied(top.gsteer_structured_outputs) : undefined;
     const cached = (res.usage as { prompt_tokens_details?: { cached_tokens?: unknown } | null } | undefined)?.prompt_tokens_details?.cached_tokens;
     // vLLM sends the details only with --enable-prompt-tokens-details; gsteer serve always
-    const cachedPromptTokens = Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= req.promptIds.length ? (cached as number) : undefined;
+    const cachedPromptTokens =
+      Number.isInteger(cached) && (cached as number) >= 0 && (cached as number) <= req.promptIds.length ? (cached as number) : undefined;
     return { ...result, ...(applied ? { applied } : {}), ...(cachedPromptTokens !== undefined ? { cachedPromptTokens } : {}) };
   }
 }

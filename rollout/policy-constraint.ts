@@ -19,5 +19,11 @@ export function constraintFor(actions: readonly ActionKind[] | undefined): NonNu
 export function turnConstraint(applied: AppliedConstraint | undefined, maxTokens: number, grammar: string = POLICY_GRAMMAR): TurnConstraint {
   if (!applied) return { tokenFilter: null, tokenFilterVersion: null, specSha256: specHash({ type: 'grammar', grammar }), maxTokens, reported: false };
   const filter = TOKEN_FILTERS.find((f) => f === applied.tokenFilter) ?? null;
-  return { tokenFilter: filter, tokenFilterVersion: filter ? applied.tokenFilterVersion : null, specSha256: applied.specSha256, maxTokens: applied.maxTokens, reported: true };
+  return {
+    tokenFilter: filter,
+    tokenFilterVersion: filter ? applied.tokenFilterVersion : null,
+    specSha256: applied.specSha256,
+    maxTokens: applied.maxTokens,
+    reported: true,
+  };
 }

@@ -19,7 +19,9 @@ import { memoryText, type SearchOptions, type SearchResult, type StoredMemory } 
 
 // Function words that say nothing about which memory is meant.
 const STOP_WORDS = new Set(
-  'a an the and or of to in on for with by at from about as is are was were be been do does did my your our their his her its i you we they me what which who how when where why that this these those any some it not no yes'.split(' '),
+  'a an the and or of to in on for with by at from about as is are was were be been do does did my your our their his her its i you we they me what which who how when where why that this these those any some it not no yes'.split(
+    ' ',
+  ),
 );
 
 export function contentWords(text: string): Set<string> {
@@ -56,9 +58,13 @@ export function searchSnapshot(
   };
   const byScore = (a: ReturnType<typeof score>, b: ReturnType<typeof score>) => b.score - a.score || b.m.addedIn - a.m.addedIn || b.i - a.i;
   // embedding: score all, keep the best `candidates`; lexical: pick by words, then score those
-  const scored = (opts.preselect ?? 'embedding') === 'embedding'
-    ? memories.map((_, i) => score(i)).sort(byScore).slice(0, opts.candidates)
-    : preselect(memories, query, opts.candidates).map(score).sort(byScore);
+  const scored =
+    (opts.preselect ?? 'embedding') === 'embedding'
+      ? memories
+          .map((_, i) => score(i))
+          .sort(byScore)
+          .slice(0, opts.candidates)
+      : preselect(memories, query, opts.candidates).map(score).sort(byScore);
   const hits = scored
     .filter((s) => s.score > 0)
     .slice(0, opts.topK)

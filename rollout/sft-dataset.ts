@@ -74,7 +74,8 @@ export async function writeSftDataset(all: readonly Instance[], out: string, o: 
 
 export function formatCounts(c: BuildCounts): string {
   const lines = [`instances ${c.instances}  trajectories ${c.trajectories}  steps ${c.steps}`];
-  for (const k of SCENARIO_KINDS) lines.push(`  ${k.padEnd(13)} trajectories ${String(c.byKind[k].trajectories).padStart(6)}  steps ${String(c.byKind[k].steps).padStart(7)}`);
+  for (const k of SCENARIO_KINDS)
+    lines.push(`  ${k.padEnd(13)} trajectories ${String(c.byKind[k].trajectories).padStart(6)}  steps ${String(c.byKind[k].steps).padStart(7)}`);
   lines.push(`  actions: RETRIEVE ${c.byAction.RETRIEVE}  ASK ${c.byAction.ASK}  STOP ${c.byAction.STOP}`);
   if (c.budget) lines.push(formatBudget(c.budget));
   return lines.join('\n');

@@ -18,7 +18,12 @@ export function trajectoryExamples(inst: Instance, t: SftTrajectory, maxTurns: n
   const clarifier = variant === 'clarifier';
   return t.steps.map((s, i) => {
     const input = buildPolicyMessages({
-      query: inst.query, profile: sftProfile(inst), state, history: [...history], turn: i + 1, maxTurns,
+      query: inst.query,
+      profile: sftProfile(inst),
+      state,
+      history: [...history],
+      turn: i + 1,
+      maxTurns,
       ...(clarifier ? { actions: CLARIFIER_ACTIONS } : {}),
     });
     const ex: SftExample = {

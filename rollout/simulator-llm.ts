@@ -68,7 +68,12 @@ export class LlmSimulator implements UserSimulator {
 
   async answer(question: string, instance: Instance, dialogue?: DialogueSoFar): Promise<SimulatorAnswer> {
     const active = this.cfg.activation ? await this.cfg.activation.active(instance, dialogue) : activeTargets(instance, dialogue);
-    const req = { messages: simulatorMessages(question, instance, dialogue, active), temperature: this.cfg.temperature, topP: this.cfg.topP, maxTokens: this.cfg.maxTokens };
+    const req = {
+      messages: simulatorMessages(question, instance, dialogue, active),
+      temperature: this.cfg.temperature,
+      topP: this.cfg.topP,
+      maxTokens: this.cfg.maxTokens,
+    };
     try {
       const r = await this.cfg.endpoint.chatJson(req, { name: 'user_answer', schema: simulatorAnswerSchema(active.map((t) => t.id)) });
       const answer = r.value.answer.trim();
@@ -77,7 +82,9 @@ export class LlmSimulator implements UserSimulator {
     } catch (e) {
       if (!(e instanceof ReplyError)) throw e; // transport failures after every retry: the rollout fails
       // The message names the endpoint and the kind, never the reply (it may quote the prompt).
-      (this.cfg.log ?? ((m: string) => console.warn(m)))(`simulator: no acceptable reply for instance ${instance.id} (${e.message}); answering non-committally`);
+      (this.cfg.log ?? ((m: string) => console.warn(m)))(
+        `simulator: no acceptable reply for instance ${instance.id} (${e.message}); answering non-committally`,
+      );
       return { answer: NON_COMMITTAL, targetId: null, reply: null, replyError: `reply_error:${e.kind} after ${e.attempts} attempt(s)` };
     }
   }

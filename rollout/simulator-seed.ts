@@ -39,7 +39,11 @@ export class SeedSimulator implements UserSimulator {
   private readonly activation: LateActivation;
 
   /** `memoryThreshold`: the cosine at which a retrieved memory covers a target (late activation, simulator.ts). */
-  constructor(private readonly encoder: Encoder, private readonly answerThreshold: number, memoryThreshold = 0.55) {
+  constructor(
+    private readonly encoder: Encoder,
+    private readonly answerThreshold: number,
+    memoryThreshold = 0.55,
+  ) {
     this.activation = new LateActivation(encoder, memoryThreshold);
   }
 
@@ -60,7 +64,8 @@ export class SeedSimulator implements UserSimulator {
     const vecs = await this.vectors(instance);
     const [q] = (await this.encoder.embed([question])) as [Float32Array];
     const target = best(q, await this.activation.active(instance, dialogue), (t) => vecs.targets.get(t.id) as Float32Array);
-    if (target.item && target.score >= this.answerThreshold && target.item.seedAnswer.trim()) return { answer: target.item.seedAnswer, targetId: target.item.id };
+    if (target.item && target.score >= this.answerThreshold && target.item.seedAnswer.trim())
+      return { answer: target.item.seedAnswer, targetId: target.item.id };
     const fact = best(q, vecs.facts, (f) => f.vec);
     if (fact.item && fact.score >= this.answerThreshold) return { answer: fact.item.text, targetId: null };
     return { answer: NON_COMMITTAL, targetId: null };

@@ -56,7 +56,10 @@ export function activeTargets(instance: Instance, dialogue?: DialogueSoFar, from
 export class LateActivation {
   private readonly cache = new Map<string, Float32Array[]>();
 
-  constructor(private readonly encoder: Encoder, private readonly threshold: number) {}
+  constructor(
+    private readonly encoder: Encoder,
+    private readonly threshold: number,
+  ) {}
 
   async fromMemory(instance: Instance, dialogue?: DialogueSoFar): Promise<Set<string>> {
     const memory = dialogue?.memory ?? [];

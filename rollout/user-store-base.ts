@@ -123,7 +123,8 @@ export abstract class VersionedUserStore implements UserStore {
   }
 
   async restore(dump: UserStoreDump): Promise<void> {
-    if (dump?.format !== 'gsteer-user-store' || dump.v !== 1) throw new InputError('not a gsteer user-store dump (format "gsteer-user-store", v 1); pass the user_states dump of a checkpoint');
+    if (dump?.format !== 'gsteer-user-store' || dump.v !== 1)
+      throw new InputError('not a gsteer user-store dump (format "gsteer-user-store", v 1); pass the user_states dump of a checkpoint');
     await this.clear();
     for (const u of dump.users) {
       const mems = new Map(u.memories.map((m) => [m.id, fromDumped(m)]));
@@ -132,12 +133,17 @@ export abstract class VersionedUserStore implements UserStore {
       const written = new Set<string>();
       let prev = 0;
       for (const ver of u.versions) {
-        const added = ver.memoryIds.filter((id) => !written.has(id)).map((id) => {
-          const m = mems.get(id);
-          if (!m) throw new InputError(`user-store dump: user "${u.userId}" version ${ver.version} lists memory "${id}" that the dump does not hold; the dump is damaged`);
-          written.add(id);
-          return m;
-        });
+        const added = ver.memoryIds
+          .filter((id) => !written.has(id))
+          .map((id) => {
+            const m = mems.get(id);
+            if (!m)
+              throw new InputError(
+                `user-store dump: user "${u.userId}" version ${ver.version} lists memory "${id}" that the dump does not hold; the dump is damaged`,
+              );
+            written.add(id);
+            return m;
+          });
         await this.casWrite(u.userId, prev, ver.version, { profile: ver.profile, memoryIds: ver.memoryIds }, added);
         prev = ver.version;
       }

@@ -32,7 +32,11 @@ export interface RedisUserStoreOptions {
 export class RedisUserStore extends VersionedUserStore {
   private readonly base: string;
 
-  constructor(private readonly redis: RedisClient, encoder: Encoder, opts: RedisUserStoreOptions) {
+  constructor(
+    private readonly redis: RedisClient,
+    encoder: Encoder,
+    opts: RedisUserStoreOptions,
+  ) {
     super(encoder);
     this.base = `${runKeyPrefix(opts.prefix, opts.runId)}:run`;
   }
@@ -72,7 +76,17 @@ export class RedisUserStore extends VersionedUserStore {
   protected async casWrite(userId: string, expected: number, version: number, rec: VersionRecord, added: StoredMemory[]): Promise<boolean> {
     const k = this.userKey(userId);
     const pairs = added.flatMap((m) => [m.id, JSON.stringify(toDumped(m))]);
-    const ok = await this.redis.eval(CAS_WRITE, 3, `${k}:latest`, `${k}:versions`, `${k}:memories`, String(expected), String(version), JSON.stringify(rec), ...pairs);
+    const ok = await this.redis.eval(
+      CAS_WRITE,
+      3,
+      `${k}:latest`,
+      `${k}:versions`,
+      `${k}:memories`,
+      String(expected),
+      String(version),
+      JSON.stringify(rec),
+      ...pairs,
+    );
     if (Number(ok) !== 1) return false;
     await this.redis.sadd(this.usersKey, userId); // other slot: outside the script on purpose
     return true;

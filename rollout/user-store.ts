@@ -105,7 +105,6 @@ export function snapshotId(userId: string, version: number): string {
 export function parseSnapshotId(id: string): { userId: string; version: number } {
   const at = id.lastIndexOf('@');
   const version = Number(id.slice(at + 1));
-  if (at <= 0 || !Number.isInteger(version) || version < 0)
-    throw new Error(`internal: snapshot id "${id}" is not "{userId}@{version}"`);
+  if (at <= 0 || !Number.isInteger(version) || version < 0) throw new Error(`internal: snapshot id "${id}" is not "{userId}@{version}"`);
   return { userId: id.slice(0, at), version };
 }

@@ -35,7 +35,12 @@ export function checkLoraRoot(path: string, roots: readonly string[]): void {
     return r === '' || (!r.startsWith(`..${sep}`) && r !== '..' && !r.startsWith(sep));
   };
   if (!roots.some(inside))
-    throw new ApiError(403, `lora_path "${path}" is outside the folders this server loads adapters from (${roots.join(', ')}); put the adapter there, or start gsteer serve with --lora-root DIR`, 'invalid_request_error', 'lora_path');
+    throw new ApiError(
+      403,
+      `lora_path "${path}" is outside the folders this server loads adapters from (${roots.join(', ')}); put the adapter there, or start gsteer serve with --lora-root DIR`,
+      'invalid_request_error',
+      'lora_path',
+    );
 }
 
 export class AdapterRegistry {

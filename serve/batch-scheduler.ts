@@ -98,7 +98,11 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
         for (const p of owners) this.fail(p.job, e); // their caches are in an unknown state
         return;
       }
-      this.metrics?.step(items.length, items.reduce((s, it) => s + it.ids.length, 0), (performance.now() - t0) / 1000);
+      this.metrics?.step(
+        items.length,
+        items.reduce((s, it) => s + it.ids.length, 0),
+        (performance.now() - t0) / 1000,
+      );
     }
     const ready: { job: BatchJob; row: Float32Array }[] = [];
     owners.forEach((p, i) => {
@@ -135,7 +139,10 @@ export class BatchScheduler extends QueuedScheduler<BatchJob> {
     if (!p.hits.length) return;
     const { job } = p;
     for (const h of p.hits) this.opts.cache?.get(h.key);
-    this.model.extend(job.gen.sequence(), p.hits.map((h) => h.block));
+    this.model.extend(
+      job.gen.sequence(),
+      p.hits.map((h) => h.block),
+    );
     const taken = p.hits.reduce((s, h) => s + h.block.length, 0);
     job.fed += taken;
     job.cached += taken;

@@ -3,12 +3,7 @@
 // allowed, 404 unknown model or route, 405 wrong method, 413 body too large, 415 a body that
 // is not JSON, 500 a bug in gsteer.
 
-export type ApiErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'method_not_allowed'
-  | 'internal_server_error';
+export type ApiErrorType = 'invalid_request_error' | 'authentication_error' | 'not_found_error' | 'method_not_allowed' | 'internal_server_error';
 
 export class ApiError extends Error {
   override name = 'ApiError';

@@ -11,7 +11,7 @@ export interface NumberRule {
   minOpen?: boolean; // (min, ...] instead of [min, ...]
 }
 
-const show = (v: unknown) => (typeof v === 'string' ? `"${v}"` : JSON.stringify(v) ?? String(v));
+const show = (v: unknown) => (typeof v === 'string' ? `"${v}"` : (JSON.stringify(v) ?? String(v)));
 
 function ruleText(r: NumberRule): string {
   const kind = r.int ? 'an integer' : 'a number';
@@ -31,8 +31,7 @@ function fits(v: number, r: NumberRule): boolean {
 export function num<D extends number | null>(body: Body, key: string, def: D, rule: NumberRule = {}): number | D {
   const v = body[key];
   if (v === undefined || v === null) return def;
-  if (typeof v !== 'number' || !Number.isFinite(v) || !fits(v, rule))
-    throw badRequest(`${key} must be ${ruleText(rule)} but is ${show(v)}`, key);
+  if (typeof v !== 'number' || !Number.isFinite(v) || !fits(v, rule)) throw badRequest(`${key} must be ${ruleText(rule)} but is ${show(v)}`, key);
   return v;
 }
 
@@ -86,7 +85,6 @@ const UNSUPPORTED: Record<string, (v: unknown) => boolean> = {
 export function rejectUnsupported(body: Body): void {
   for (const [key, isNoOp] of Object.entries(UNSUPPORTED)) {
     const v = body[key];
-    if (v !== undefined && v !== null && !isNoOp(v))
-      throw badRequest(`${key} is not supported by gsteer serve (got ${show(v)}); omit it`, key);
+    if (v !== undefined && v !== null && !isNoOp(v)) throw badRequest(`${key} is not supported by gsteer serve (got ${show(v)}); omit it`, key);
   }
 }

@@ -89,7 +89,16 @@ export class Generation {
     this.rng = Rng.derive(spec.seed >>> 0, Math.floor(spec.seed / 2 ** 32), 'choice', spec.choiceIndex);
     this.detok = new Detokenizer(tok, spec.stop);
     this.stopIds = new Set([...(spec.ignoreEos ? [] : EOS_IDS), ...spec.stopTokenIds]);
-    this.out = { ids: [], logprobs: [], top: spec.topLogprobs > 0 ? [] : null, text: '', offsets: [], finishReason: 'length', stopReason: null, cachedTokens: 0 };
+    this.out = {
+      ids: [],
+      logprobs: [],
+      top: spec.topLogprobs > 0 ? [] : null,
+      text: '',
+      offsets: [],
+      finishReason: 'length',
+      stopReason: null,
+      cachedTokens: 0,
+    };
   }
 
   /** One forward step of this choice alone and one sampled token; resolves true once the choice is finished. */
@@ -170,7 +179,14 @@ export class Generation {
     const delta = text.slice(this.sent, upTo);
     this.sent = upTo;
     const top = this.out.top?.[t] ?? null;
-    this.onStep({ id, logprob: this.out.logprobs[t] as number, top, textOffset: this.detok.offsets[t] as number, text: delta, finishReason: this.done ? this.out.finishReason : null });
+    this.onStep({
+      id,
+      logprob: this.out.logprobs[t] as number,
+      top,
+      textOffset: this.detok.offsets[t] as number,
+      text: delta,
+      finishReason: this.done ? this.out.finishReason : null,
+    });
   }
 
   /** No id is allowed: end the choice without sampling (finish_reason 'abort', stop_reason DEAD_END). */

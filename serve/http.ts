@@ -80,7 +80,11 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 function checkAuth(req: IncomingMessage, path: string, apiKey: string | undefined): void {
   if (!apiKey) {
     if (!LOOPBACK.test(hostOf(req.headers.host ?? '')))
-      throw new ApiError(403, `Host "${req.headers.host ?? ''}" is not a loopback host; without an API key gsteer serve answers only requests addressed to 127.0.0.1 or localhost (start it with --api-key-env VAR to serve other hosts)`, 'authentication_error');
+      throw new ApiError(
+        403,
+        `Host "${req.headers.host ?? ''}" is not a loopback host; without an API key gsteer serve answers only requests addressed to 127.0.0.1 or localhost (start it with --api-key-env VAR to serve other hosts)`,
+        'authentication_error',
+      );
     return;
   }
   if (!path.startsWith('/v1/')) return;
@@ -93,7 +97,13 @@ function checkAuth(req: IncomingMessage, path: string, apiKey: string | undefine
 function checkJsonBody(req: IncomingMessage): void {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json')
-    throw new ApiError(415, `Content-Type ${type ? `"${type}"` : '(none)'} is not accepted; send the body as JSON with Content-Type: application/json`, 'invalid_request_error', null, 'unsupported_media_type');
+    throw new ApiError(
+      415,
+      `Content-Type ${type ? `"${type}"` : '(none)'} is not accepted; send the body as JSON with Content-Type: application/json`,
+      'invalid_request_error',
+      null,
+      'unsupported_media_type',
+    );
 }
 
 export function httpHandler(state: ServerState, opts: HttpOptions) {

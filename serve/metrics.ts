@@ -34,10 +34,13 @@ export function serveMetrics(src: MetricsSources): ServeMetrics {
   const passes = counter('forward_passes_total', 'Forward passes of the model.');
   const positions = counter('forward_tokens_total', 'Positions computed by forward passes (prompt and decode).');
   const forwardSeconds = counter('forward_seconds_total', 'Wall time of the forward passes.');
-  const structuredTokens = counter('structured_output_tokens_total', 'Tokens sampled under a structured-output constraint (grammar, JSON schema, regex, choice).');
+  const structuredTokens = counter(
+    'structured_output_tokens_total',
+    'Tokens sampled under a structured-output constraint (grammar, JSON schema, regex, choice).',
+  );
   const structuredSeconds = counter(
     'structured_output_seconds_total',
-    'Wall time of those tokens\' constraint work: the next-token mask (xgrammar, the token filter, the allowed ids) and the matcher\'s advance.',
+    "Wall time of those tokens' constraint work: the next-token mask (xgrammar, the token filter, the allowed ids) and the matcher's advance.",
   );
   const batched = new Histogram({
     name: 'gsteer_serve:step_sequences',
@@ -57,7 +60,14 @@ export function serveMetrics(src: MetricsSources): ServeMetrics {
     },
   });
   const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({ name: `gsteer_serve:${name}`, help, registers: [registry], collect() { this.set(read()); } });
+    new Gauge({
+      name: `gsteer_serve:${name}`,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
   gauge('num_requests_running', 'Sequences holding a KV cache.', src.running);
   gauge('num_requests_waiting', 'Sequences waiting for a slot (--max-concurrency).', src.waiting);
   gauge('prefix_cache_blocks', 'Blocks in the prefix cache.', () => src.cache()?.blocks ?? 0);

@@ -32,7 +32,9 @@ export function blockKeys(namespace: string, promptIds: readonly number[], block
   let parent = createHash('sha256').update(`gsteer-prefix/1 ${namespace}`).digest();
   for (let start = 0; start < promptIds.length; start += blockSize) {
     const ids = promptIds.slice(start, start + blockSize);
-    const h = createHash('sha256').update(parent).update(ids.length === blockSize ? 'B' : 'T');
+    const h = createHash('sha256')
+      .update(parent)
+      .update(ids.length === blockSize ? 'B' : 'T');
     h.update(new Uint8Array(Int32Array.from(ids).buffer));
     parent = h.digest();
     keys.push(parent.toString('base64'));

@@ -32,7 +32,10 @@ export const DEFAULT_MAX_CHOICES = 128;
 
 function checkBytes(bytes: number, what: string, param: string, limits: RequestLimits): void {
   if (bytes > limits.maxPromptBytes)
-    throw badRequest(`${what} is ${bytes} bytes, above this server's limit of ${limits.maxPromptBytes} bytes (16 per token of the model's ${limits.maxContext}-token context; gsteer serve --max-prompt-bytes sets it); send a shorter prompt`, param);
+    throw badRequest(
+      `${what} is ${bytes} bytes, above this server's limit of ${limits.maxPromptBytes} bytes (16 per token of the model's ${limits.maxContext}-token context; gsteer serve --max-prompt-bytes sets it); send a shorter prompt`,
+      param,
+    );
 }
 
 export interface GenerateParams {
@@ -103,19 +106,27 @@ function prompts(v: unknown, vocabSize: number, limits: RequestLimits): (string 
       return p;
     }
     if (!Array.isArray(p)) throw bad();
-    if (p.length > limits.maxContext) throw badRequest(`${key} has ${p.length} token ids; the model's maximum context length is ${limits.maxContext} tokens`, 'prompt');
+    if (p.length > limits.maxContext)
+      throw badRequest(`${key} has ${p.length} token ids; the model's maximum context length is ${limits.maxContext} tokens`, 'prompt');
     return tokenIds(p, key, vocabSize);
   };
   if (typeof v === 'string') return [one(v, 'prompt')];
   if (!Array.isArray(v) || v.length === 0) throw bad();
   if (v.every((x) => typeof x === 'number')) return [one(v, 'prompt')];
-  if (v.length > limits.maxChoices) throw badRequest(`prompt is a batch of ${v.length} prompts, above this server's limit of ${limits.maxChoices} choices per request (gsteer serve --max-choices); send fewer prompts per request`, 'prompt');
+  if (v.length > limits.maxChoices)
+    throw badRequest(
+      `prompt is a batch of ${v.length} prompts, above this server's limit of ${limits.maxChoices} choices per request (gsteer serve --max-choices); send fewer prompts per request`,
+      'prompt',
+    );
   return v.map((p, i) => one(p, `prompt[${i}]`));
 }
 
 function checkChoices(prompts: number, n: number, limits: RequestLimits): void {
   if (prompts * n > limits.maxChoices)
-    throw badRequest(`${prompts} prompt(s) x n ${n} = ${prompts * n} choices, above this server's limit of ${limits.maxChoices} per request (gsteer serve --max-choices); lower n or send fewer prompts per request`, 'n');
+    throw badRequest(
+      `${prompts} prompt(s) x n ${n} = ${prompts * n} choices, above this server's limit of ${limits.maxChoices} per request (gsteer serve --max-choices); lower n or send fewer prompts per request`,
+      'n',
+    );
 }
 
 export function parseCompletionRequest(body: Body, vocabSize: number, limits: RequestLimits): CompletionRequest {
@@ -154,7 +165,12 @@ export function parseChatRequest(body: Body, vocabSize: number, limits: RequestL
   const topLogprobs = num(body, 'top_logprobs', 0, { int: true, min: 0, max: MAX_LOGPROBS });
   if (topLogprobs > 0 && !logprobs) throw badRequest('top_logprobs needs logprobs: true; set logprobs or drop top_logprobs', 'top_logprobs');
   const list = messages(body.messages);
-  checkBytes(list.reduce((s, m) => s + Buffer.byteLength(m.content, 'utf8'), 0), 'messages (all contents together)', 'messages', limits);
+  checkBytes(
+    list.reduce((s, m) => s + Buffer.byteLength(m.content, 'utf8'), 0),
+    'messages (all contents together)',
+    'messages',
+    limits,
+  );
   const params = generateParams(body, vocabSize, key);
   checkChoices(1, params.n, limits);
   return { ...params, messages: list, logprobs, topLogprobs };

@@ -23,7 +23,12 @@ const utf8Bytes = (s: string) => [...Buffer.from(s, 'utf8')];
 
 /** OpenAI's usage; `cached_tokens`: prompt tokens served from the prefix cache (OpenAI's prompt caching field). */
 export function usage(promptTokens: number, completionTokens: number, cachedTokens: number) {
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, prompt_tokens_details: { cached_tokens: cachedTokens } };
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: cachedTokens },
+  };
 }
 
 /**

@@ -87,7 +87,16 @@ async function completions(state: ServerState, body: Body, signal: AbortSignal):
   const logprobs = req.logprobs !== null;
   if (req.stream) {
     const promptTokens = prompts.reduce((s, p) => s + p.length, 0);
-    const shape = { kind: 'completion' as const, model: req.model, logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens, constraint, maxTokens: req.maxTokens };
+    const shape = {
+      kind: 'completion' as const,
+      model: req.model,
+      logprobs,
+      returnTokenIds: req.returnTokenIds,
+      includeUsage: req.streamUsage,
+      promptTokens,
+      constraint,
+      maxTokens: req.maxTokens,
+    };
     return streamed(state, job, names, shape, signal);
   }
   const choices = await generate(state, job, signal);
@@ -103,7 +112,16 @@ async function chatCompletions(state: ServerState, body: Body, signal: AbortSign
   const job = { params: req, prompts: [promptIds], topLogprobs: req.topLogprobs, defaultMaxTokens: 'rest' as const, constraint };
   const names = { tok: state.tok, asIds: req.returnTokensAsTokenIds };
   if (req.stream) {
-    const shape = { kind: 'chat' as const, model: req.model, logprobs: req.logprobs, returnTokenIds: req.returnTokenIds, includeUsage: req.streamUsage, promptTokens: promptIds.length, constraint, maxTokens: req.maxTokens };
+    const shape = {
+      kind: 'chat' as const,
+      model: req.model,
+      logprobs: req.logprobs,
+      returnTokenIds: req.returnTokenIds,
+      includeUsage: req.streamUsage,
+      promptTokens: promptIds.length,
+      constraint,
+      maxTokens: req.maxTokens,
+    };
     return streamed(state, job, names, shape, signal);
   }
   const choices = await generate(state, job, signal);

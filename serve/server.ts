@@ -64,7 +64,9 @@ const LOOPBACK_HOST = /^(localhost|127\.\d+\.\d+\.\d+|::1|\[::1\])$/i;
 /** The bind rule, checked before the model loads: beyond loopback only with an API key. */
 export function checkServeBind(host: string, apiKey: string | undefined): void {
   if (!LOOPBACK_HOST.test(host) && !apiKey)
-    throw new InputError(`--host ${host} would serve the policy (load and unload adapters, generate) beyond this machine without an API key; the rule: any host other than 127.0.0.1/localhost needs --api-key-env VAR (or --api-key KEY); make one with: openssl rand -hex 32`);
+    throw new InputError(
+      `--host ${host} would serve the policy (load and unload adapters, generate) beyond this machine without an API key; the rule: any host other than 127.0.0.1/localhost needs --api-key-env VAR (or --api-key KEY); make one with: openssl rand -hex 32`,
+    );
 }
 
 export interface RunningServer {
@@ -80,7 +82,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const model = opts.model ?? (await (await import('./tfjs-model.ts')).loadServeModel(requireDir(opts.modelDir), opts.backend ?? 'auto', opts.log));
   const modelName = opts.servedModelName ?? opts.modelDir ?? model.dir;
   const batching = batchingOf(opts, model);
-  const cache = batching.enabled && batching.prefixCacheMb > 0 ? new PrefixCache(batching.prefixCacheMb * 2 ** 20, batching.blockSize, 4 * model.support.length) : null;
+  const cache =
+    batching.enabled && batching.prefixCacheMb > 0 ? new PrefixCache(batching.prefixCacheMb * 2 ** 20, batching.blockSize, 4 * model.support.length) : null;
   const adapters = new AdapterRegistry(model, modelName, (handle) => cache?.dropNamespace(adapterNamespace(handle)));
   try {
     return await listen(opts, model, adapters, batching, cache);
@@ -127,9 +130,23 @@ async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRe
   scheduler = batching.enabled
     ? new BatchScheduler(model, { maxConcurrency, maxBatchedTokens: batching.maxBatchedTokens, blockSize: batching.blockSize, cache, metrics })
     : new Scheduler(maxConcurrency, metrics);
-  const limits = { maxPromptBytes: opts.maxPromptBytes ?? promptBytesFor(model.maxContext), maxChoices: opts.maxChoices ?? DEFAULT_MAX_CHOICES, maxContext: model.maxContext };
+  const limits = {
+    maxPromptBytes: opts.maxPromptBytes ?? promptBytesFor(model.maxContext),
+    maxChoices: opts.maxChoices ?? DEFAULT_MAX_CHOICES,
+    maxContext: model.maxContext,
+  };
   const loraRoots = opts.loraRoots ?? [process.cwd(), ...Object.values(opts.adapters ?? {}).map((d) => dirname(d))];
-  const state: ServerState = { model, tok: opts.tokenizer ?? qwen3Tokenizer(), adapters, scheduler, metrics, batching, limits, loraRoots, startedAt: Math.floor(Date.now() / 1000) };
+  const state: ServerState = {
+    model,
+    tok: opts.tokenizer ?? qwen3Tokenizer(),
+    adapters,
+    scheduler,
+    metrics,
+    batching,
+    limits,
+    loraRoots,
+    startedAt: Math.floor(Date.now() / 1000),
+  };
   const server = createServer(httpHandler(state, { apiKey: opts.apiKey, log: opts.log, logRequests: opts.logRequests }));
   // Clients keep sockets alive for the server's Keep-Alive hint minus 1 s (undici); with Node's
   // default 5 s, a client whose event loop was busy for longer can send on a socket the server
@@ -137,7 +154,9 @@ async function listen(opts: ServeOptions, model: ServeModel, adapters: AdapterRe
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e),
+      reject(
+        e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e,
+      ),
     );
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
   });

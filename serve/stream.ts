@@ -29,12 +29,18 @@ export function chunker(names: TokenNames, shape: StreamShape, send: Send) {
   const deadEnd = (ev: StepEvent) => ({ finish_reason: ev.finishReason, stop_reason: DEAD_END, ...(shape.returnTokenIds ? { token_ids: [] } : {}) });
 
   const completionChoice = (index: number, ev: StepEvent) => {
-    if (ev.id < 0) return { index, text: ev.text, logprobs: shape.logprobs ? { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] } : null, ...deadEnd(ev) };
+    if (ev.id < 0)
+      return { index, text: ev.text, logprobs: shape.logprobs ? { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] } : null, ...deadEnd(ev) };
     return {
       index,
       text: ev.text,
       logprobs: shape.logprobs
-        ? { tokens: [tokenName(names, ev.id)], token_logprobs: [ev.logprob], top_logprobs: ev.top ? [topMap(names, ev.top, ev.id, ev.logprob)] : null, text_offset: [ev.textOffset] }
+        ? {
+            tokens: [tokenName(names, ev.id)],
+            token_logprobs: [ev.logprob],
+            top_logprobs: ev.top ? [topMap(names, ev.top, ev.id, ev.logprob)] : null,
+            text_offset: [ev.textOffset],
+          }
         : null,
       finish_reason: ev.finishReason,
       ...(shape.returnTokenIds ? { token_ids: [ev.id] } : {}),

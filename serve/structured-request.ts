@@ -9,7 +9,10 @@ import { POLICY_GRAMMAR } from '../structured/turn/grammar-ebnf.ts';
 import { menuGrammarEbnf } from '../structured/turn/menu-grammar.ts';
 
 /** The grammars the policy filter runs on: the policy grammar and the baselines' menu grammars (sub-languages of it). */
-const FILTERED_GRAMMARS = new Set([POLICY_GRAMMAR, ...[['STOP'], ['RETRIEVE', 'STOP'], ['ASK', 'STOP'], ['RETRIEVE', 'ASK', 'STOP']].map((m) => menuGrammarEbnf(m as ('RETRIEVE' | 'ASK' | 'STOP')[]))]);
+const FILTERED_GRAMMARS = new Set([
+  POLICY_GRAMMAR,
+  ...[['STOP'], ['RETRIEVE', 'STOP'], ['ASK', 'STOP'], ['RETRIEVE', 'ASK', 'STOP']].map((m) => menuGrammarEbnf(m as ('RETRIEVE' | 'ASK' | 'STOP')[])),
+]);
 import { badRequest } from './errors.ts';
 import type { Body } from './fields.ts';
 import { policyMinTokens } from '../structured/turn/caps.ts';
@@ -35,19 +38,20 @@ const show = (v: unknown) => JSON.stringify(v)?.slice(0, 80) ?? String(v);
 function removedFields(body: Body): void {
   for (const [old, now] of Object.entries(REMOVED)) {
     if (body[old] === undefined || body[old] === null) continue;
-    const fix = now ? `send {"structured_outputs": {"${now}": ...}} instead` : 'drop it (the backend is the server\'s choice)';
+    const fix = now ? `send {"structured_outputs": {"${now}": ...}} instead` : "drop it (the backend is the server's choice)";
     throw badRequest(`${old} was removed in vLLM 0.12 (which now ignores it and answers unconstrained); ${fix}`, old);
   }
 }
 
 function fromStructuredOutputs(so: unknown): ConstraintSpec {
   const field = 'structured_outputs';
-  if (!so || typeof so !== 'object' || Array.isArray(so)) throw badRequest(`${field} must be an object like {"grammar": "root ::= ..."} but is ${show(so)}`, field);
+  if (!so || typeof so !== 'object' || Array.isArray(so))
+    throw badRequest(`${field} must be an object like {"grammar": "root ::= ..."} but is ${show(so)}`, field);
   const o = so as Body;
   const given = KINDS.filter((k) => o[k] !== undefined && o[k] !== null);
-  if (given.length !== 1)
-    throw badRequest(`${field} must set exactly one of ${KINDS.join(', ')} but sets ${given.length ? given.join(', ') : 'none'}`, field);
-  if (o.whitespace_pattern != null) throw badRequest(`${field}.whitespace_pattern is not supported (vLLM's xgrammar backend refuses it too); drop it`, `${field}.whitespace_pattern`);
+  if (given.length !== 1) throw badRequest(`${field} must set exactly one of ${KINDS.join(', ')} but sets ${given.length ? given.join(', ') : 'none'}`, field);
+  if (o.whitespace_pattern != null)
+    throw badRequest(`${field}.whitespace_pattern is not supported (vLLM's xgrammar backend refuses it too); drop it`, `${field}.whitespace_pattern`);
   const anyWhitespace = o.disable_any_whitespace !== true;
   const kind = given[0] as (typeof KINDS)[number];
   const v = o[kind];
@@ -55,7 +59,8 @@ function fromStructuredOutputs(so: unknown): ConstraintSpec {
   switch (kind) {
     case 'grammar':
       if (typeof v !== 'string' || !v.trim()) throw badRequest(`${at} must be a non-empty EBNF grammar string but is ${show(v)}`, at);
-      if (!v.includes('::=')) throw badRequest(`${at} has no "::=" rule; it looks like a Lark grammar, and gsteer serve takes xgrammar EBNF (root ::= ...)`, at);
+      if (!v.includes('::='))
+        throw badRequest(`${at} has no "::=" rule; it looks like a Lark grammar, and gsteer serve takes xgrammar EBNF (root ::= ...)`, at);
       return { type: 'grammar', grammar: v };
     case 'regex':
       if (typeof v !== 'string' || !v) throw badRequest(`${at} must be a non-empty regex string but is ${show(v)}`, at);
@@ -88,7 +93,8 @@ function fromResponseFormat(rf: unknown): ConstraintSpec | null {
   if (type === 'json_object') return { type: 'json_object', anyWhitespace: true };
   if (type === 'json_schema') {
     const schema = ((rf as Body).json_schema as Body | undefined)?.schema;
-    if (!schema || typeof schema !== 'object') throw badRequest(`${field}.json_schema.schema must be a JSON schema object but is ${show(schema)}`, `${field}.json_schema`);
+    if (!schema || typeof schema !== 'object')
+      throw badRequest(`${field}.json_schema.schema must be a JSON schema object but is ${show(schema)}`, `${field}.json_schema`);
     return { type: 'json', schema: JSON.stringify(schema), anyWhitespace: true };
   }
   throw badRequest(`${field}.type must be "text", "json_object" or "json_schema" but is ${show(type)}`, field);
@@ -96,7 +102,8 @@ function fromResponseFormat(rf: unknown): ConstraintSpec | null {
 
 function tokenFilter(v: unknown): TokenFilterKind | null {
   if (v === undefined || v === null) return null;
-  if (!(TOKEN_FILTERS as readonly unknown[]).includes(v)) throw badRequest(`gsteer_token_filter must be one of ${TOKEN_FILTERS.join(', ')} but is ${show(v)}`, 'gsteer_token_filter');
+  if (!(TOKEN_FILTERS as readonly unknown[]).includes(v))
+    throw badRequest(`gsteer_token_filter must be one of ${TOKEN_FILTERS.join(', ')} but is ${show(v)}`, 'gsteer_token_filter');
   return v as TokenFilterKind;
 }
 
@@ -113,15 +120,25 @@ export function parseConstraint(body: Body, maxTokens: number | null, ignoreEos:
   if (fromSo && fromRf) throw badRequest('send either structured_outputs or a non-text response_format, not both', 'response_format');
   const spec = fromSo ?? fromRf;
   const filter = tokenFilter(body.gsteer_token_filter);
-  if (spec && ignoreEos) throw badRequest('ignore_eos cannot be combined with structured outputs: the grammar ends the choice with EOS; drop ignore_eos', 'ignore_eos');
+  if (spec && ignoreEos)
+    throw badRequest('ignore_eos cannot be combined with structured outputs: the grammar ends the choice with EOS; drop ignore_eos', 'ignore_eos');
   if (!filter) return spec;
   if (filter === 'refiner_turn') {
     if (spec?.type !== 'grammar' || !REFINER_GRAMMARS.has(spec.grammar))
-      throw badRequest('gsteer_token_filter "refiner_turn" runs on top of the QREF refiner grammar only (structured/qref/turn.ebnf, or refinerGrammarEbnf(n) for another qref.turn.maxQueries); send it as structured_outputs.grammar', 'gsteer_token_filter');
+      throw badRequest(
+        'gsteer_token_filter "refiner_turn" runs on top of the QREF refiner grammar only (structured/qref/turn.ebnf, or refinerGrammarEbnf(n) for another qref.turn.maxQueries); send it as structured_outputs.grammar',
+        'gsteer_token_filter',
+      );
   } else if (spec?.type !== 'grammar' || !FILTERED_GRAMMARS.has(spec.grammar))
-    throw badRequest('gsteer_token_filter "policy_turn" runs on top of the policy grammar only (or a baseline menu grammar, structured/turn/menu-grammar.ts); send structured/turn/grammar.ebnf as structured_outputs.grammar', 'gsteer_token_filter');
+    throw badRequest(
+      'gsteer_token_filter "policy_turn" runs on top of the policy grammar only (or a baseline menu grammar, structured/turn/menu-grammar.ts); send structured/turn/grammar.ebnf as structured_outputs.grammar',
+      'gsteer_token_filter',
+    );
   const min = filter === 'refiner_turn' ? REFINER_MIN_TOKENS : policyMinTokens();
   if (maxTokens === null || maxTokens < min)
-    throw badRequest(`gsteer_token_filter "${filter}" needs max_tokens >= ${min} (the shortest turn and EOS) but max_tokens is ${maxTokens ?? 'unset'}; set max_tokens`, 'max_tokens');
+    throw badRequest(
+      `gsteer_token_filter "${filter}" needs max_tokens >= ${min} (the shortest turn and EOS) but max_tokens is ${maxTokens ?? 'unset'}; set max_tokens`,
+      'max_tokens',
+    );
   return { ...spec, filter };
 }

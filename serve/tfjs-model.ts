@@ -47,7 +47,12 @@ export function serveModelOf(model: Qwen3Model, backendName: string = tf.getBack
       };
       return seq;
     },
-    forward: (items, blockSize) => forwardBatch(model, items.map((it) => ({ cache: tfSeq(it.seq).cache, adapter: tfSeq(it.seq).adapter, ids: it.ids, logits: it.logits })), blockSize),
+    forward: (items, blockSize) =>
+      forwardBatch(
+        model,
+        items.map((it) => ({ cache: tfSeq(it.seq).cache, adapter: tfSeq(it.seq).adapter, ids: it.ids, logits: it.logits })),
+        blockSize,
+      ),
     saveBlock: (seq, start, end) => sliceKv(model, tfSeq(seq).cache, start, end),
     extend: (seq, blocks) => appendKv(model, tfSeq(seq).cache, blocks as readonly TfKvBlock[]),
     loadAdapter: async (dir) => loadPeftAdapter(dir, model),

@@ -16,7 +16,10 @@ import { XgrammarError, XgrInstance, type CompiledGrammar, type GrammarCompiler,
 /** A grammar that does not parse or compile; `field` is the request field (e.g. structured_outputs.grammar). */
 export class ConstraintError extends InputError {
   override name = 'ConstraintError';
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -168,7 +171,10 @@ export async function compileConstraint(spec: ConstraintSpec, vocab: TokenVocab)
     const oldest = m.compiled.keys().next().value as string;
     const dropped = m.compiled.get(oldest);
     m.compiled.delete(oldest);
-    dropped?.then((c) => c.evict(), () => undefined);
+    dropped?.then(
+      (c) => c.evict(),
+      () => undefined,
+    );
   }
   return entry;
 }

@@ -32,7 +32,6 @@ export function specField(spec: ConstraintSpec): string {
   return spec.type === 'json_object' ? 'structured_outputs.json_object' : `structured_outputs.${spec.type === 'json' ? 'json' : spec.type}`;
 }
 
-
 /** Stable identity of a spec (cache key part, and what responses report). */
 export function specHash(spec: ConstraintSpec): string {
   const canonical = JSON.stringify(spec, Object.keys(spec).sort());

@@ -44,10 +44,32 @@ const SPACE = 0x20;
 const isSp = (b: number) => b === SPACE || b === 0x09 || b === 0x0b || b === 0x0c || b === 0x0d;
 
 /** Phases of the turn (the table above; *Sp: spaces on a blank line, which must end with "\n"). */
-const enum P { Lead, LeadSp, RHdr, RSp, RText, RNl, RNlSp, QHdr, QSp, QNl, QNlSp, Dash, Bullet, QText, QEnd, Dead }
+const enum P {
+  Lead,
+  LeadSp,
+  RHdr,
+  RSp,
+  RText,
+  RNl,
+  RNlSp,
+  QHdr,
+  QSp,
+  QNl,
+  QNlSp,
+  Dash,
+  Bullet,
+  QText,
+  QEnd,
+  Dead,
+}
 
 /** A position in the turn: phase, bytes into a header, continuation bytes owed, bytes of the open text field (rationale or query). */
-export interface RefinerCursor { p: P; k: number; pending: number; chars: number }
+export interface RefinerCursor {
+  p: P;
+  k: number;
+  pending: number;
+  chars: number;
+}
 
 export const REFINER_START: RefinerCursor = { p: P.Lead, k: 0, pending: 0, chars: 0 };
 
@@ -55,25 +77,42 @@ export const REFINER_START: RefinerCursor = { p: P.Lead, k: 0, pending: 0, chars
 export const REFINER_FILTER_CAPS = { rationale: 400, query: 200 } as const;
 
 /** The open field's bytes, with the continuation bytes its last character still owes, are past its cap. */
-export const overCap = (c: RefinerCursor): boolean => (c.p === P.RText && c.chars + c.pending > REFINER_FILTER_CAPS.rationale) || (c.p === P.QText && c.chars + c.pending > REFINER_FILTER_CAPS.query);
+export const overCap = (c: RefinerCursor): boolean =>
+  (c.p === P.RText && c.chars + c.pending > REFINER_FILTER_CAPS.rationale) || (c.p === P.QText && c.chars + c.pending > REFINER_FILTER_CAPS.query);
 
 /** Bytes of the shortest completion from `c` (the table above). */
 export function shortestCompletion(c: RefinerCursor): number {
   const tail = 1 + Q.length + 1 + 2 + 1; // "\n" "QUERIES:" "\n" "- " mark = 13
   const base = ((): number => {
     switch (c.p) {
-      case P.Lead: return R.length + 1 + tail;
-      case P.LeadSp: return 1 + R.length + 1 + tail;
-      case P.RHdr: return R.length - c.k + 1 + tail;
-      case P.RSp: return 1 + tail;
-      case P.RText: case P.RNlSp: return tail;
-      case P.RNl: return tail - 1;
-      case P.QHdr: return Q.length - c.k + 4;
-      case P.QSp: case P.QNlSp: return 4;
-      case P.QNl: return 3;
-      case P.Dash: return 2;
-      case P.Bullet: return 1;
-      case P.QText: case P.QEnd: case P.Dead: return 0;
+      case P.Lead:
+        return R.length + 1 + tail;
+      case P.LeadSp:
+        return 1 + R.length + 1 + tail;
+      case P.RHdr:
+        return R.length - c.k + 1 + tail;
+      case P.RSp:
+        return 1 + tail;
+      case P.RText:
+      case P.RNlSp:
+        return tail;
+      case P.RNl:
+        return tail - 1;
+      case P.QHdr:
+        return Q.length - c.k + 4;
+      case P.QSp:
+      case P.QNlSp:
+        return 4;
+      case P.QNl:
+        return 3;
+      case P.Dash:
+        return 2;
+      case P.Bullet:
+        return 1;
+      case P.QText:
+      case P.QEnd:
+      case P.Dead:
+        return 0;
     }
   })();
   return base + c.pending;
@@ -90,19 +129,35 @@ export function step(cursor: RefinerCursor, b: number): RefinerCursor {
   const to = (p: P, k = 0): RefinerCursor => ({ p, k, pending: 0, chars: 0 });
   const text = (p: P): RefinerCursor => ({ p, k: 0, pending: owed, chars: (c.p === p ? c.chars : 0) + 1 }); // one more byte of the field
   switch (c.p) {
-    case P.Lead: case P.LeadSp: return b === R[0] && c.p === P.Lead ? to(P.RHdr, 1) : b === NL ? to(P.Lead) : isSp(b) ? to(P.LeadSp) : to(P.Dead);
-    case P.RHdr: return b !== R[c.k] ? to(P.Dead) : c.k + 1 === R.length ? to(P.RSp) : to(P.RHdr, c.k + 1);
-    case P.RSp: return isSp(b) ? c : b === NL ? to(P.Dead) : text(P.RText);
-    case P.RText: return b === NL ? to(P.RNl) : text(P.RText);
-    case P.RNl: case P.RNlSp: return b === Q[0] && c.p === P.RNl ? to(P.QHdr, 1) : b === NL ? to(P.RNl) : isSp(b) ? to(P.RNlSp) : to(P.Dead);
-    case P.QHdr: return b !== Q[c.k] ? to(P.Dead) : c.k + 1 === Q.length ? to(P.QSp) : to(P.QHdr, c.k + 1);
-    case P.QSp: return isSp(b) ? c : b === NL ? to(P.QNl) : to(P.Dead);
-    case P.QNl: case P.QNlSp: return b === DASH && c.p === P.QNl ? to(P.Dash) : b === NL ? to(P.QNl) : isSp(b) ? to(P.QNlSp) : to(P.Dead);
-    case P.QEnd: return b === DASH ? to(P.Dash) : b === NL || isSp(b) ? c : to(P.Dead); // may end here: the cost stays 0
-    case P.Dash: return b === SPACE ? to(P.Bullet) : to(P.Dead);
-    case P.Bullet: return isSp(b) ? c : b === NL ? to(P.Dead) : text(P.QText);
-    case P.QText: return b === NL ? to(P.QEnd) : text(P.QText);
-    case P.Dead: return c;
+    case P.Lead:
+    case P.LeadSp:
+      return b === R[0] && c.p === P.Lead ? to(P.RHdr, 1) : b === NL ? to(P.Lead) : isSp(b) ? to(P.LeadSp) : to(P.Dead);
+    case P.RHdr:
+      return b !== R[c.k] ? to(P.Dead) : c.k + 1 === R.length ? to(P.RSp) : to(P.RHdr, c.k + 1);
+    case P.RSp:
+      return isSp(b) ? c : b === NL ? to(P.Dead) : text(P.RText);
+    case P.RText:
+      return b === NL ? to(P.RNl) : text(P.RText);
+    case P.RNl:
+    case P.RNlSp:
+      return b === Q[0] && c.p === P.RNl ? to(P.QHdr, 1) : b === NL ? to(P.RNl) : isSp(b) ? to(P.RNlSp) : to(P.Dead);
+    case P.QHdr:
+      return b !== Q[c.k] ? to(P.Dead) : c.k + 1 === Q.length ? to(P.QSp) : to(P.QHdr, c.k + 1);
+    case P.QSp:
+      return isSp(b) ? c : b === NL ? to(P.QNl) : to(P.Dead);
+    case P.QNl:
+    case P.QNlSp:
+      return b === DASH && c.p === P.QNl ? to(P.Dash) : b === NL ? to(P.QNl) : isSp(b) ? to(P.QNlSp) : to(P.Dead);
+    case P.QEnd:
+      return b === DASH ? to(P.Dash) : b === NL || isSp(b) ? c : to(P.Dead); // may end here: the cost stays 0
+    case P.Dash:
+      return b === SPACE ? to(P.Bullet) : to(P.Dead);
+    case P.Bullet:
+      return isSp(b) ? c : b === NL ? to(P.Dead) : text(P.QText);
+    case P.QText:
+      return b === NL ? to(P.QEnd) : text(P.QText);
+    case P.Dead:
+      return c;
   }
 }
 
@@ -131,7 +186,10 @@ export class RefinerTurnFilter {
   private readonly banned: Int32Array; // special indices other than the stop ids
   private readonly longest: number; // bytes of the vocabulary's longest token
 
-  constructor(private readonly vocab: TokenVocab, private readonly maxTokens: number) {
+  constructor(
+    private readonly vocab: TokenVocab,
+    private readonly maxTokens: number,
+  ) {
     const stops = new Set(vocab.stopIds);
     const ids: number[] = [];
     let longest = 0;

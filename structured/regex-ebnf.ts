@@ -41,7 +41,9 @@ class Parser {
   constructor(private readonly src: string) {}
 
   fail(what: string, fix: string): never {
-    throw new InputError(`structured_outputs.regex: ${what} at offset ${this.i} of ${JSON.stringify(this.src.slice(0, 80))} is not supported by gsteer serve's regex subset; ${fix}`);
+    throw new InputError(
+      `structured_outputs.regex: ${what} at offset ${this.i} of ${JSON.stringify(this.src.slice(0, 80))} is not supported by gsteer serve's regex subset; ${fix}`,
+    );
   }
 
   parse(): string {
@@ -197,7 +199,11 @@ class Parser {
       if ((hi.codePointAt(0) as number) < (lo.codePointAt(0) as number)) this.fail(`the range ${lo}-${hi} (end before start)`, 'swap the ends');
       const isAscii = (lo.codePointAt(0) as number) < 0x80 && (hi.codePointAt(0) as number) < 0x80;
       if (isAscii) ascii.push(lo === hi ? classChar(lo) : `${classChar(lo)}-${classChar(hi)}`);
-      else if (lo !== hi || negated) this.fail(`a ${negated ? 'negated class with' : 'class range over'} non-ASCII characters`, 'list the non-ASCII characters one by one in a positive class, or as alternatives (a|b)');
+      else if (lo !== hi || negated)
+        this.fail(
+          `a ${negated ? 'negated class with' : 'class range over'} non-ASCII characters`,
+          'list the non-ASCII characters one by one in a positive class, or as alternatives (a|b)',
+        );
       else wide.push(ebnfString(lo));
     }
     this.i++;

@@ -40,7 +40,11 @@ export interface ReplayReply {
 
 /** The metrics of a batch without constrained turns. */
 export const NO_REPLAY_STATS: ReplayStats = {
-  'constraint/turns': 0, 'constraint/replay_rejected': 0, 'constraint/distinct_masks': 0, 'constraint/replay_seconds': 0, 'constraint/replay_wait_seconds': 0,
+  'constraint/turns': 0,
+  'constraint/replay_rejected': 0,
+  'constraint/distinct_masks': 0,
+  'constraint/replay_seconds': 0,
+  'constraint/replay_wait_seconds': 0,
 };
 
 /** No reply for this long while waiting: a worker died (e.g. out of memory). */
@@ -163,7 +167,15 @@ export class ReplayPool {
     let k = 0;
     turns.forEach((t, b) => {
       if (!t.constraint) return;
-      const job: ReplayJob = { batch, b, spec: specs[b]!, maxTokens: t.constraint.maxTokens, completionIds: [...t.completionIds], kept, size: model.config.vocabSize };
+      const job: ReplayJob = {
+        batch,
+        b,
+        spec: specs[b]!,
+        maxTokens: t.constraint.maxTokens,
+        completionIds: [...t.completionIds],
+        kept,
+        size: model.config.vocabSize,
+      };
       this.slots[k++ % this.slots.length]!.worker.postMessage(job);
     });
     return p;
@@ -175,7 +187,15 @@ export class ReplayPool {
    */
   warm(spec: ConstraintSpec, model: { vocab: VocabMap | null; config: { vocabSize: number } }): void {
     for (const s of this.slots) {
-      const job: ReplayJob = { batch: -1, b: 0, spec, maxTokens: policyMinTokens(), completionIds: [], kept: model.vocab?.keptIds ?? null, size: model.config.vocabSize };
+      const job: ReplayJob = {
+        batch: -1,
+        b: 0,
+        spec,
+        maxTokens: policyMinTokens(),
+        completionIds: [],
+        kept: model.vocab?.keptIds ?? null,
+        size: model.config.vocabSize,
+      };
       s.worker.postMessage(job); // its reply finds no pending batch and is dropped
     }
   }

@@ -35,7 +35,9 @@ export interface ReplayStats {
  * error when none has that hash.
  */
 export function specOf(c: TurnConstraint, grammars: readonly PolicyGrammar[]): ConstraintSpec {
-  const specs: ConstraintSpec[] = grammars.map(({ grammar }) => (c.tokenFilter ? { type: 'grammar', grammar, filter: c.tokenFilter } : { type: 'grammar', grammar }));
+  const specs: ConstraintSpec[] = grammars.map(({ grammar }) =>
+    c.tokenFilter ? { type: 'grammar', grammar, filter: c.tokenFilter } : { type: 'grammar', grammar },
+  );
   const spec = specs.find((s) => specHash(s) === c.specSha256);
   if (!spec)
     throw new InputError(

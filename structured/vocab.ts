@@ -78,7 +78,12 @@ const cache = new Map<string, TokenVocab>();
 
 /** The Qwen3 vocabulary over ids [0, size), or compact over `kept` (ascending ids) for a trimmed model. */
 export function qwen3Vocab(kept: Int32Array | null = null, size = QWEN3_VOCAB_SIZE): TokenVocab {
-  const tag = kept ? `kept-${createHash('sha256').update(Buffer.from(kept.buffer, kept.byteOffset, kept.byteLength)).digest('hex').slice(0, 12)}` : 'full';
+  const tag = kept
+    ? `kept-${createHash('sha256')
+        .update(Buffer.from(kept.buffer, kept.byteOffset, kept.byteLength))
+        .digest('hex')
+        .slice(0, 12)}`
+    : 'full';
   const key = `qwen3-${size}-${tag}`;
   const hit = cache.get(key);
   if (hit) return hit;
@@ -101,7 +106,8 @@ export function qwen3Vocab(kept: Int32Array | null = null, size = QWEN3_VOCAB_SI
   if (ids) {
     const rowOf = new Int32Array(size).fill(-1);
     ids.forEach((id, r) => {
-      if (id < 0 || id >= size || (r > 0 && id <= (ids[r - 1] as number))) throw new Error(`internal: kept ids must be ascending ids below ${size} (kept[${r}] = ${id})`);
+      if (id < 0 || id >= size || (r > 0 && id <= (ids[r - 1] as number)))
+        throw new Error(`internal: kept ids must be ascending ids below ${size} (kept[${r}] = ${id})`);
       rowOf[id] = r;
     });
     indexOf = (id) => (id >= 0 && id < size ? (rowOf[id] as number) : -1);

@@ -34,7 +34,8 @@ const DYNAMIC_IMPORT = "import('module')";
 function bundleSource(): string {
   const text = readFileSync(BUNDLE, 'utf8');
   const n = text.split(DYNAMIC_IMPORT).length - 1;
-  if (n !== 1) throw new Error(`internal: expected one ${DYNAMIC_IMPORT} in ${BUNDLE}, found ${n}; @mlc-ai/web-xgrammar changed, update structured/xgrammar.ts`);
+  if (n !== 1)
+    throw new Error(`internal: expected one ${DYNAMIC_IMPORT} in ${BUNDLE}, found ${n}; @mlc-ai/web-xgrammar changed, update structured/xgrammar.ts`);
   return text.replace(DYNAMIC_IMPORT, `${IMPORT_PARAM}('module')`);
 }
 

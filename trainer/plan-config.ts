@@ -49,8 +49,12 @@ export function stagePlans(cfg: RunConfig, model: Qwen3Config, only?: StagePlan[
   const vocab = existsSync(cfg.policy.model) ? readVocabMap(cfg.policy.model, model.vocabSize) : null;
   const T = cfg.sft.maxSeqLen;
   const base = {
-    seqLen: T, loraR: cfg.lora.r, targetModules: cfg.lora.targetModules, recompute: cfg.grpo.gradientCheckpointing,
-    dropout: cfg.lora.dropout > 0, vocabRows: vocab ? vocab.keptIds.length : model.vocabSize,
+    seqLen: T,
+    loraR: cfg.lora.r,
+    targetModules: cfg.lora.targetModules,
+    recompute: cfg.grpo.gradientCheckpointing,
+    dropout: cfg.lora.dropout > 0,
+    vocabRows: vocab ? vocab.keptIds.length : model.vocabSize,
   };
   const stage = (name: StagePlan['stage'], microBatch: number, constrained: boolean): StagePlan => {
     const options: PlanOptions = { ...base, microBatch, ...(constrained ? { distinctMasks: microBatch * T } : {}) };
@@ -86,7 +90,8 @@ export function deviceOf(cfg: RunConfig): Device | null {
       const d = cfg.trainer.device;
       if (d === undefined) return null;
       const gpu = GPUS.find((g) => g.name === d);
-      if (!gpu) throw new InputError(`trainer.device = "${d}" is not a GPU gsteer plans for; use one of ${GPUS.map((g) => g.name).join(', ')}, or leave it unset`);
+      if (!gpu)
+        throw new InputError(`trainer.device = "${d}" is not a GPU gsteer plans for; use one of ${GPUS.map((g) => g.name).join(', ')}, or leave it unset`);
       return sized(gpu.name, gpu.gib * 2 ** 30);
     }
     case 'wasm':
@@ -125,7 +130,9 @@ export function fitReport(cfg: RunConfig, only?: StagePlan['stage']): FitReport 
   for (const s of stages) {
     const ok = device ? s.total <= device.usableBytes : null;
     if (ok === false) fits = false;
-    out.push(`  ${s.stage}: micro-batch ${s.options.microBatch} x ${s.options.seqLen} tokens, recompute ${s.options.recompute ? 'on' : 'off'}: ${fmtBytes(s.total)}${device ? ` ${ok ? 'fits' : 'does NOT fit'} ${device.name} (${fmtBytes(device.usableBytes)} usable of ${fmtBytes(device.capacityBytes)})` : ''}`);
+    out.push(
+      `  ${s.stage}: micro-batch ${s.options.microBatch} x ${s.options.seqLen} tokens, recompute ${s.options.recompute ? 'on' : 'off'}: ${fmtBytes(s.total)}${device ? ` ${ok ? 'fits' : 'does NOT fit'} ${device.name} (${fmtBytes(device.usableBytes)} usable of ${fmtBytes(device.capacityBytes)})` : ''}`,
+    );
     out.push(table(s.lines));
   }
   if (!device) out.push('  no device to check against: backend gpu without trainer.device (set it, e.g. trainer.device=A100-80GB)');

@@ -154,20 +154,40 @@ export function planMemory(c: Qwen3Config, o: PlanOptions): PlanLine[] {
   const total = base + 4 * lora + acts + logits + edges + masks;
   return [
     { item: 'base weights (fp32, frozen)', bytes: base, note: `${fmtCount(baseParams(c, rows))} params${c.tieWordEmbeddings ? ', lm_head tied' : ''}` },
-    { item: 'LoRA params', bytes: lora, note: `${fmtCount(loraParams(c, o.loraR, o.targetModules))} params, r=${o.loraR}, ${o.targetModules.length} modules x ${L} layers` },
+    {
+      item: 'LoRA params',
+      bytes: lora,
+      note: `${fmtCount(loraParams(c, o.loraR, o.targetModules))} params, r=${o.loraR}, ${o.targetModules.length} modules x ${L} layers`,
+    },
     { item: 'LoRA grads (accumulated)', bytes: lora, note: 'one buffer summed over micro-batches' },
     { item: 'AdamW m + v', bytes: 2 * lora, note: 'fp32, as torch.optim.AdamW' },
     {
       item: o.recompute ? 'activations (recompute)' : 'activations',
       bytes: acts,
-      note: o.recompute ? `${L} layer inputs [B*T, D] + 2 layers live` : `${L} layers x ${fmtBytes(layer)} (attention [B,H,T,T] ${fmtBytes(attentionFloats(c, B, T, P) * F32)}/layer) + 1 in the backward`,
+      note: o.recompute
+        ? `${L} layer inputs [B*T, D] + 2 layers live`
+        : `${L} layers x ${fmtBytes(layer)} (attention [B,H,T,T] ${fmtBytes(attentionFloats(c, B, T, P) * F32)}/layer) + 1 in the backward`,
     },
-    ...(P > 0 ? [{ item: 'prefix grouping', bytes: 0, note: `${P} shared tokens computed once: ${N} of ${B * T} token rows (${((100 * N) / (B * T)).toFixed(0)}%) in every term above` }] : []),
+    ...(P > 0
+      ? [
+          {
+            item: 'prefix grouping',
+            bytes: 0,
+            note: `${P} shared tokens computed once: ${N} of ${B * T} token rows (${((100 * N) / (B * T)).toFixed(0)}%) in every term above`,
+          },
+        ]
+      : []),
     { item: 'logits [B,T,V]', bytes: logits, note: `${CALIBRATION.LOGITS_COPIES} copies incl. the gradient (${scored} positions x V rows ${rows})` },
     { item: 'embeddings / final norm', bytes: edges, note: '[B*T, D] gathers and norm' },
     ...(o.distinctMasks === undefined
       ? []
-      : [{ item: 'grammar masks', bytes: masks, note: `constrained turns: ${o.distinctMasks} distinct allowed sets [M, V] + ${CALIBRATION.MASK_COPIES} x [loss tokens, V]` }]),
+      : [
+          {
+            item: 'grammar masks',
+            bytes: masks,
+            note: `constrained turns: ${o.distinctMasks} distinct allowed sets [M, V] + ${CALIBRATION.MASK_COPIES} x [loss tokens, V]`,
+          },
+        ]),
     { item: 'total', bytes: total, note: `micro-batch ${B} x ${T} tokens${P > 0 ? `, ${P} shared` : ''}` },
   ];
 }

@@ -22,7 +22,14 @@ export function loraPolicy(model: Qwen3Model, adapter: LoraAdapter): Policy {
  * adapter = the current LoRA gives logp_old before an update's epochs; adapter = null gives
  * the reference (base model) logprobs for the k3 KL term.
  */
-export function scoreRows(model: Qwen3Model, adapter: LoraAdapter | null, inputIds: number[][], microBatchSize: number, masks?: readonly (TokenMasks | null)[], prefixTree = false): number[][] {
+export function scoreRows(
+  model: Qwen3Model,
+  adapter: LoraAdapter | null,
+  inputIds: number[][],
+  microBatchSize: number,
+  masks?: readonly (TokenMasks | null)[],
+  prefixTree = false,
+): number[][] {
   const out: number[][] = new Array<number[]>(inputIds.length);
   const order = prefixTree ? prefixOrder(inputIds) : null; // micro-batches of sequences sharing the longest prefixes
   for (const part of microBatches(inputIds.length, microBatchSize)) {

@@ -14,10 +14,14 @@ export function checkAligned(inputIds: Rows, fields: Record<string, Rows | undef
   for (const [name, rows] of Object.entries(fields)) {
     if (!rows) continue;
     if (rows.length !== inputIds.length)
-      throw new InputError(`train batch: ${name} has ${rows.length} rows but inputIds has ${inputIds.length}; every per-token field needs one row per sequence`);
+      throw new InputError(
+        `train batch: ${name} has ${rows.length} rows but inputIds has ${inputIds.length}; every per-token field needs one row per sequence`,
+      );
     rows.forEach((r, b) => {
       if (r.length !== inputIds[b]!.length)
-        throw new InputError(`train batch: ${name}[${b}] has ${r.length} entries but inputIds[${b}] has ${inputIds[b]!.length} tokens; per-token fields must align with the token ids`);
+        throw new InputError(
+          `train batch: ${name}[${b}] has ${r.length} entries but inputIds[${b}] has ${inputIds[b]!.length} tokens; per-token fields must align with the token ids`,
+        );
     });
   }
 }

@@ -74,7 +74,11 @@ export function microLoss(policy: Policy, batch: PolicyBatch | SftBatch, idx: nu
   const masks = batch.kind === 'policy' && batch.masks ? idx.map((b) => batch.masks![b] ?? null) : undefined;
   // Only loss tokens are read by the loss and its diagnostics (everything is masked by them).
   const scored = padRows(lossRows(batch), idx, 0);
-  const { logprobs, entropy } = policy.score(ids, { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored, prefixTree: o.prefixGrouping ?? false }, masks);
+  const { logprobs, entropy } = policy.score(
+    ids,
+    { training: true, dropoutSeed: o.dropoutSeed, recompute: o.recompute ?? false, withEntropy, scored, prefixTree: o.prefixGrouping ?? false },
+    masks,
+  );
   switch (batch.kind) {
     case 'sft':
       return { loss: sftLoss(logprobs, t2(batch.targetMask, idx), o.normalizer.tokens), sums: ZERO_SUMS };

@@ -48,9 +48,13 @@ function validate(batch: TrainBatch, o: Pick<StepOptions, 'grpo'>): void {
       throw new InputError(`train batch: ${batch.masks.length} token-mask entries for ${batch.inputIds.length} sequences; one (or null) per sequence`);
     if (!o.grpo) throw new Error('internal: trainStep got a policy batch without StepOptions.grpo');
     if (o.grpo.tisCap !== null && !rolloutLogprobs)
-      throw new InputError(`train batch: grpo.tisCap is ${o.grpo.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs in the trajectories or set grpo.tisCap=null`);
+      throw new InputError(
+        `train batch: grpo.tisCap is ${o.grpo.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs in the trajectories or set grpo.tisCap=null`,
+      );
     if (o.grpo.betaKl > 0 && !refLogprobs)
-      throw new InputError(`train batch: grpo.betaKl is ${o.grpo.betaKl} but the batch has no refLogprobs; score the batch under the base model (no adapter) first or set grpo.betaKl=0`);
+      throw new InputError(
+        `train batch: grpo.betaKl is ${o.grpo.betaKl} but the batch has no refLogprobs; score the batch under the base model (no adapter) first or set grpo.betaKl=0`,
+      );
   } else checkAligned(batch.inputIds, { targetMask: batch.targetMask });
 }
 

@@ -211,5 +211,9 @@ export async function writeFileAtomicAsync(path: string, data: string | Uint8Arr
     throw e;
   }
   const dir = await open(dirname(path), 'r').catch(() => null); // as fsyncDir, without blocking
-  if (dir) await dir.sync().catch(() => undefined).finally(() => dir.close());
+  if (dir)
+    await dir
+      .sync()
+      .catch(() => undefined)
+      .finally(() => dir.close());
 }

@@ -4,7 +4,10 @@
 /** Bad data or config: never retried. The message names the input, the value, the rule and the fix. */
 export class InputError extends Error {
   override name = 'InputError';
-  constructor(message: string, readonly problems: string[] = [message]) {
+  constructor(
+    message: string,
+    readonly problems: string[] = [message],
+  ) {
     super(message);
   }
 }

@@ -11,7 +11,8 @@ export interface JsonlRecord {
 
 /** U+FEFF at the start of a file: some editors save UTF-8 with it; JSON (RFC 8259 §8.1) does not allow it. */
 export const BOM = '\uFEFF';
-export const BOM_PROBLEM = 'the file starts with a byte order mark (BOM, U+FEFF), which JSON does not allow; save it as UTF-8 without BOM (e.g. sed -i \'1s/^\\xEF\\xBB\\xBF//\' FILE)';
+export const BOM_PROBLEM =
+  "the file starts with a byte order mark (BOM, U+FEFF), which JSON does not allow; save it as UTF-8 without BOM (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)";
 
 export function readJsonl(file: string): JsonlRecord[] {
   let text: string;
@@ -45,26 +46,33 @@ export function writeJsonlLine(value: unknown): string {
 
 export function countLines(file: string): number {
   if (!existsSync(file)) return 0;
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).length;
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim()).length;
 }
 
 /** Keep the lines `keep` accepts, in order (a line that is not JSON is dropped: a torn write). */
 export function filterLines(file: string, keep: (record: unknown) => boolean): void {
   if (!existsSync(file)) return;
-  const kept = readFileSync(file, 'utf8').split('\n').filter((l) => {
-    if (!l.trim()) return false;
-    try {
-      return keep(JSON.parse(l) as unknown);
-    } catch {
-      return false;
-    }
-  });
+  const kept = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => {
+      if (!l.trim()) return false;
+      try {
+        return keep(JSON.parse(l) as unknown);
+      } catch {
+        return false;
+      }
+    });
   writeFileAtomic(file, kept.map((l) => `${l}\n`).join(''));
 }
 
 /** Keep the first n lines (resume: drop the records of updates after the checkpoint). */
 export function truncateLines(file: string, n: number): void {
   if (!existsSync(file)) return;
-  const kept = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).slice(0, n);
+  const kept = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(0, n);
   writeFileAtomic(file, kept.map((l) => `${l}\n`).join(''));
 }

@@ -11,7 +11,9 @@ export async function importOptional<T = unknown>(pkg: string): Promise<T | null
     return (await import(/* @vite-ignore */ pkg)) as T;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && new RegExp(`['"]${pkg.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}['"/]`).test(String((e as Error).message));
+    const missing =
+      (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+      new RegExp(`['"]${pkg.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}['"/]`).test(String((e as Error).message));
     if (missing) return null;
     throw e;
   }

@@ -92,8 +92,10 @@ export function maskValues(text: string): string {
 export function maskText(text: string): string {
   return maskValues(text)
     .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/g, `$1 ${MASK}`)
-    .replace(/(["']?)([A-Za-z0-9_-]*(?:api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_-]*)\1(\s*[:=]\s*)(["']?)([^\s"'&,;}]{6,})\4/gi, (m, q1: string, name: string, sep: string, q2: string, value: string) =>
-      value === MASK || /Env$|Header$|Prefix$|tokens$|^max|_ids?$/i.test(name) ? m : `${q1}${name}${q1}${sep}${q2}${MASK}${q2}`,
+    .replace(
+      /(["']?)([A-Za-z0-9_-]*(?:api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_-]*)\1(\s*[:=]\s*)(["']?)([^\s"'&,;}]{6,})\4/gi,
+      (m, q1: string, name: string, sep: string, q2: string, value: string) =>
+        value === MASK || /Env$|Header$|Prefix$|tokens$|^max|_ids?$/i.test(name) ? m : `${q1}${name}${q1}${sep}${q2}${MASK}${q2}`,
     );
 }
 
@@ -112,7 +114,12 @@ export function maskConfig<T>(tree: T): T {
     if (Array.isArray(v)) return v.map((x) => walk(x, key));
     if (v && typeof v === 'object') {
       const isHeaders = /headers$/i.test(key);
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, isHeaders && typeof x === 'string' && isSecretName(k) && !isReference(x) ? MASK : walk(x, k)]));
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).map(([k, x]) => [
+          k,
+          isHeaders && typeof x === 'string' && isSecretName(k) && !isReference(x) ? MASK : walk(x, k),
+        ]),
+      );
     }
     return v;
   };

@@ -19,7 +19,6 @@ export interface RunContext {
   policyUrl: string;
 }
 
-
 export async function loadRunContext(runDir: string, configFile?: string, policyUrl?: string): Promise<RunContext> {
   const layout = runLayout(resolve(runDir));
   const cfg = readRunConfig(configFile ?? layout.config);

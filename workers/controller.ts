@@ -192,7 +192,11 @@ export class RunController {
     const sentinel = `${runNamespace(cfg.queues.prefix, this.d.info.runId)}:controller`;
     await this.d.redis.set(sentinel, String(this.d.info.epoch));
     let redisLost = false;
-    const onReady = () => void this.d.redis.exists(sentinel).then((n) => (redisLost ||= n === 0), () => undefined);
+    const onReady = () =>
+      void this.d.redis.exists(sentinel).then(
+        (n) => (redisLost ||= n === 0),
+        () => undefined,
+      );
     this.d.redis.on('ready', onReady);
     try {
       // The adapter versions the first updates sample from (on resume: the checkpoint's).
@@ -204,7 +208,8 @@ export class RunController {
         else if (r !== 'progress') return r;
       }
       const { processed } = this.st;
-      if (this.aborted) return await this.finish(this.allDropped >= MAX_ALL_DROPPED || isDiskFull(this.aborted) ? 'failed' : 'stopped', processed, this.aborted);
+      if (this.aborted)
+        return await this.finish(this.allDropped >= MAX_ALL_DROPPED || isDiskFull(this.aborted) ? 'failed' : 'stopped', processed, this.aborted);
       return await this.finish(processed >= this.total ? 'done' : 'stopped', processed);
     } catch (e) {
       if (!isDiskFull(e)) throw e;
@@ -238,7 +243,8 @@ export class RunController {
   private async admitStage(h: Handles): Promise<StageResult> {
     const { admitted, groupsDone, processed } = this.st;
     const next = admitted + 1;
-    if (this.stopping || admitted >= this.total || versionFor(next, this.d.cfg.grpo.maxPolicyLag) > processed || !this.mayAdmit(next, groupsDone)) return 'idle';
+    if (this.stopping || admitted >= this.total || versionFor(next, this.d.cfg.grpo.maxPolicyLag) > processed || !this.mayAdmit(next, groupsDone))
+      return 'idle';
     await this.admit(h.flow, next, groupsDone < admitted ? admitted : undefined);
     this.st.admitted = next;
     return 'progress';
@@ -286,7 +292,12 @@ export class RunController {
       const rest = open.filter((g) => !done.has(g));
       const states = await Promise.all(rest.map(state));
       const { cfg, info, layout, redis, log } = this.d;
-      await cutLateGroups({ cfg, info, layout, redis, groups: h.groups, log }, s, rest.filter((_, k) => states[k] === 'waiting-children'), done);
+      await cutLateGroups(
+        { cfg, info, layout, redis, groups: h.groups, log },
+        s,
+        rest.filter((_, k) => states[k] === 'waiting-children'),
+        done,
+      );
     }
     if (done.size < groups) return 'idle';
     this.groupsFinished.delete(s);
@@ -304,7 +315,14 @@ export class RunController {
     const s = processed + 1;
     const u = await stateOf(h.updates, jobId.update(this.d.info.runId, this.d.info.epoch, s));
     if (!u) return await this.lost(`update job ${s}`);
-    if (u.state === 'failed') return await this.finish('failed', processed, isDiskFull(u.job.failedReason) ? this.diskFull(u.job.failedReason) : `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`);
+    if (u.state === 'failed')
+      return await this.finish(
+        'failed',
+        processed,
+        isDiskFull(u.job.failedReason)
+          ? this.diskFull(u.job.failedReason)
+          : `update ${s} failed after ${this.d.cfg.queues.attempts} attempt(s): ${u.job.failedReason}`,
+      );
     if (u.state !== 'completed') return 'idle';
     this.d.trace?.('update-seen', s);
     await this.loadVersion(s, UpdateResultSchema.parse(u.job.returnvalue));
@@ -328,9 +346,24 @@ export class RunController {
     const version = versionFor(step, this.d.cfg.grpo.maxPolicyLag);
     const planned = this.plan[step - 1]!;
     const withSnap = await Promise.all(planned.map(async (pg) => ({ ...pg, snapshotId: await this.d.users.snapshot(pg.userId) })));
-    await flow.add(updateFlow(this.d.cfg, { runId: this.d.info.runId, epoch: this.d.info.epoch, step, policyVersion: version, groups: withSnap, ...(afterStep !== undefined ? { afterStep } : {}), ...this.samplerModel(version) }));
+    await flow.add(
+      updateFlow(this.d.cfg, {
+        runId: this.d.info.runId,
+        epoch: this.d.info.epoch,
+        step,
+        policyVersion: version,
+        groups: withSnap,
+        ...(afterStep !== undefined ? { afterStep } : {}),
+        ...this.samplerModel(version),
+      }),
+    );
     const now = Date.now();
-    this.inflight.set(step, { admittedAt: now, version, waitTrainerMs: Math.max(0, now - this.lastGroupsDoneAt), ...(afterStep !== undefined ? { afterStep } : {}) });
+    this.inflight.set(step, {
+      admittedAt: now,
+      version,
+      waitTrainerMs: Math.max(0, now - this.lastGroupsDoneAt),
+      ...(afterStep !== undefined ? { afterStep } : {}),
+    });
     this.d.trace?.('admitted', step);
   }
 
@@ -356,7 +389,8 @@ export class RunController {
   private samplerModel(version: number): { model?: string } {
     if (this.d.cfg.trainer.engine !== 'tinker') return {};
     const rec = readEngineState(this.d.layout.adapter(version));
-    if (!rec?.sampler) throw new Error(`internal: adapter version ${version} has no sampler path (engine-state.json); the trainer saves one with every version`);
+    if (!rec?.sampler)
+      throw new Error(`internal: adapter version ${version} has no sampler path (engine-state.json); the trainer saves one with every version`);
     return { model: rec.sampler };
   }
 
@@ -375,7 +409,24 @@ export class RunController {
     this.d.trace?.('loaded', step);
     const groupFiles = this.plan[step - 1]!.map((pg, g): GroupFile => {
       const path = layout.abs(layout.groupRel(groupIdOf(step, g)));
-      return existsSync(path) ? readGroupFile(path) : { v: 1, groupId: groupIdOf(step, g), step, instanceId: pg.instanceId, userId: pg.userId, policyVersion: -1, snapshotId: '', dropped: true, reason: 'group stage failed', trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
+      return existsSync(path)
+        ? readGroupFile(path)
+        : {
+            v: 1,
+            groupId: groupIdOf(step, g),
+            step,
+            instanceId: pg.instanceId,
+            userId: pg.userId,
+            policyVersion: -1,
+            snapshotId: '',
+            dropped: true,
+            reason: 'group stage failed',
+            trajPaths: [],
+            scores: [],
+            best: -1,
+            episodes: [],
+            applied: false,
+          };
     });
     const full = groupFiles.find((g) => g.dropped && isDiskFull(g.reason ?? ''));
     if (full) this.abort(this.diskFull(full.reason ?? ''));
@@ -393,7 +444,8 @@ export class RunController {
     const { cfg, layout } = this.d;
     const L = cfg.grpo.maxPolicyLag;
     const oldest = versionFor(step + 1, L);
-    if (cfg.trainer.engine !== 'tinker') for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
+    if (cfg.trainer.engine !== 'tinker')
+      for (let v = Math.max(0, oldest - 1 - L); v < oldest; v++) await unloadAdapter(this.d.policyUrl, adapterName(v), this.admin()).catch(() => undefined);
     const f = this.inflight.get(step);
     this.inflight.delete(step);
     const rec = updateMetrics(step, groupFiles, result, {
@@ -419,7 +471,12 @@ export class RunController {
     const { cfg, layout, info } = this.d;
     if (step === 0) return;
     const state: TrainerState = {
-      v: 1, step, policyVersion: step, epoch: info.epoch, seed: cfg.seed, scheduleCursor: step,
+      v: 1,
+      step,
+      policyVersion: step,
+      epoch: info.epoch,
+      seed: cfg.seed,
+      scheduleCursor: step,
       rng: scheduleRngState(cfg.seed, step, trainInstances(this.d.instances, cfg.grpo).length, scheduleOf(cfg).groupsPerUpdate),
       metricsLines: this.d.sink.lines(),
       baseModel: cfg.policy.model,
@@ -428,7 +485,11 @@ export class RunController {
     const lagged = [];
     for (let v = versionFor(step + 1, cfg.grpo.maxPolicyLag); v < step; v++) lagged.push({ version: v, dir: layout.adapter(v) });
     const states = layout.stepStates(step);
-    await writeCheckpoint(layout, { step, state, adapterVersionDir: layout.adapter(step), userStatesFile: existsSync(states) ? states : null, laggedAdapters: lagged }, cfg.checkpoint.keep);
+    await writeCheckpoint(
+      layout,
+      { step, state, adapterVersionDir: layout.adapter(step), userStatesFile: existsSync(states) ? states : null, laggedAdapters: lagged },
+      cfg.checkpoint.keep,
+    );
     this.lastCheckpoint = step;
     this.d.log(`checkpoint step ${step} written`);
   }
@@ -448,6 +509,10 @@ export class RunController {
   /** Redis came back without the run's jobs (restarted without persistence): stop with a checkpoint. */
   private async lost(what: string): Promise<Outcome> {
     const { processed } = this.st;
-    return this.finish('failed', processed, `Redis no longer holds the ${what} (was it restarted without persistence?); the run stopped at update ${processed} with a checkpoint: continue with gsteer resume ${this.d.layout.root}`);
+    return this.finish(
+      'failed',
+      processed,
+      `Redis no longer holds the ${what} (was it restarted without persistence?); the run stopped at update ${processed} with a checkpoint: continue with gsteer resume ${this.d.layout.root}`,
+    );
   }
 }

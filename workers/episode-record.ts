@@ -19,7 +19,9 @@ export function tagVersions(traj: Trajectory, job: RolloutJob): Trajectory {
   const turns = traj.turns.map((t) => {
     const v = t.tokens.policyVersion;
     if (v !== undefined && v !== job.policyVersion)
-      throw new Error(`rollout ${job.groupId}/t${job.index}: turn ${t.index} was sampled by adapter version ${v}, but the job samples version ${job.policyVersion} (${job.model}); an episode must finish on the adapter it started with`);
+      throw new Error(
+        `rollout ${job.groupId}/t${job.index}: turn ${t.index} was sampled by adapter version ${v}, but the job samples version ${job.policyVersion} (${job.model}); an episode must finish on the adapter it started with`,
+      );
     return { ...t, tokens: { ...t.tokens, policyVersion: job.policyVersion } };
   });
   return { ...traj, turns };
@@ -28,7 +30,12 @@ export function tagVersions(traj: Trajectory, job: RolloutJob): Trajectory {
 /** The finished episode already at `path` for this job, or null (absent, torn, or another episode). */
 export function reusableTrajectory(path: string, job: RolloutJob): Trajectory | null {
   const t = readWholeTrajectory(path, job.groupId, job.index);
-  const same = t && t.runId === job.runId && t.instanceId === job.instanceId && t.policyVersion === job.policyVersion && t.snapshotId === job.snapshotId
-    && t.turns.every((turn) => turn.tokens.policyVersion === job.policyVersion);
+  const same =
+    t &&
+    t.runId === job.runId &&
+    t.instanceId === job.instanceId &&
+    t.policyVersion === job.policyVersion &&
+    t.snapshotId === job.snapshotId &&
+    t.turns.every((turn) => turn.tokens.policyVersion === job.policyVersion);
   return same ? t : null;
 }

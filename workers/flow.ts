@@ -50,15 +50,35 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
     const groupId = groupIdOf(step, g);
     const rollouts: FlowJob[] = Array.from({ length: groupSizeOf(cfg) }, (_, i) => {
       const data: RolloutJob = {
-        v: 1, runId, epoch, step, groupId, index: i, instanceId: pg.instanceId, userId: pg.userId,
-        policyVersion: plan.policyVersion, model: plan.model ?? adapterName(plan.policyVersion), snapshotId: pg.snapshotId,
-        seed: rolloutSeed(cfg.seed, step, g, i), trajPath: rel.trajRel(groupId, i),
+        v: 1,
+        runId,
+        epoch,
+        step,
+        groupId,
+        index: i,
+        instanceId: pg.instanceId,
+        userId: pg.userId,
+        policyVersion: plan.policyVersion,
+        model: plan.model ?? adapterName(plan.policyVersion),
+        snapshotId: pg.snapshotId,
+        seed: rolloutSeed(cfg.seed, step, g, i),
+        trajPath: rel.trajRel(groupId, i),
       };
       return { name: 'rollout', queueName: QUEUE.rollouts, data, opts: { ...retry, ...keep.rollouts, jobId: jobId.rollout(runId, epoch, step, g, i) } };
     });
     const data: GroupJob = {
-      v: 1, runId, epoch, step, groupId, groupIndex: g, instanceId: pg.instanceId, userId: pg.userId,
-      policyVersion: plan.policyVersion, snapshotId: pg.snapshotId, groupSize: groupSizeOf(cfg), groupPath: rel.groupRel(groupId),
+      v: 1,
+      runId,
+      epoch,
+      step,
+      groupId,
+      groupIndex: g,
+      instanceId: pg.instanceId,
+      userId: pg.userId,
+      policyVersion: plan.policyVersion,
+      snapshotId: pg.snapshotId,
+      groupSize: groupSizeOf(cfg),
+      groupPath: rel.groupRel(groupId),
       ...(g === 0 && plan.afterStep !== undefined ? { afterStep: plan.afterStep } : {}),
     };
     return { name: 'group', queueName: QUEUE.groups, data, opts: { ...retry, ...keep.groups, jobId: jobId.group(runId, epoch, step, g) }, children: rollouts };
@@ -68,7 +88,12 @@ export function updateFlow(cfg: RunConfig, plan: UpdatePlan): FlowJob {
     name: 'update',
     queueName: QUEUE.updates,
     data,
-    opts: { attempts: cfg.queues.attempts, backoff: { type: 'exponential', delay: cfg.queues.backoffMs }, jobId: jobId.update(runId, epoch, step), ...keep.updates },
+    opts: {
+      attempts: cfg.queues.attempts,
+      backoff: { type: 'exponential', delay: cfg.queues.backoffMs },
+      jobId: jobId.update(runId, epoch, step),
+      ...keep.updates,
+    },
     children: groups,
   };
 }

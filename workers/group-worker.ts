@@ -20,7 +20,22 @@ import { claimGroup, claimKey } from './late-groups.ts';
 
 /** The group file of a group dropped for `reason` (a failed rollout, or late: the controller writes it then). */
 export function droppedGroup(p: GroupJob, reason: string): GroupFile {
-  return { v: 1, groupId: p.groupId, step: p.step, instanceId: p.instanceId, userId: p.userId, policyVersion: p.policyVersion, snapshotId: p.snapshotId, dropped: true, reason, trajPaths: [], scores: [], best: -1, episodes: [], applied: false };
+  return {
+    v: 1,
+    groupId: p.groupId,
+    step: p.step,
+    instanceId: p.instanceId,
+    userId: p.userId,
+    policyVersion: p.policyVersion,
+    snapshotId: p.snapshotId,
+    dropped: true,
+    reason,
+    trajPaths: [],
+    scores: [],
+    best: -1,
+    episodes: [],
+    applied: false,
+  };
 }
 
 export async function startGroupWorker(ctx: RunContext, log: (msg: string) => void): Promise<Worker> {
@@ -48,7 +63,10 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
   };
   const process = async (job: Job, token?: string): Promise<GroupResult> => {
     const p = parsePayload(GroupJobSchema, job.data, 'group');
-    if (p.runId !== ctx.info.runId) throw new UnrecoverableError(`job ${job.id} belongs to run ${p.runId}, this worker serves ${ctx.info.runId} (${ctx.layout.root}); start workers with --run pointing at the job's run directory`);
+    if (p.runId !== ctx.info.runId)
+      throw new UnrecoverableError(
+        `job ${job.id} belongs to run ${p.runId}, this worker serves ${ctx.info.runId} (${ctx.layout.root}); start workers with --run pointing at the job's run directory`,
+      );
     // User-state updates of one update's groups apply in group order, whatever order their
     // rollouts finish in, so two groups of the same user replay identically (method §10).
     // The wait is a delay that the predecessor cuts short (promoteGroup); the delay is the
@@ -56,7 +74,10 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     // fleet scale hundreds of groups waiting on pollMs each cycle delayed -> waiting -> active
     // several times a second, most of the run's Redis commands; bench/fleet measures both).
     if (!(await previousDone(p))) {
-      await job.moveToDelayed(Date.now() + (ctx.cfg.orchestrator.promoteGroups && ctx.cfg.orchestrator.sparseGroupPolls ? Math.max(q.pollMs, ORDER_FALLBACK_MS) : q.pollMs), token);
+      await job.moveToDelayed(
+        Date.now() + (ctx.cfg.orchestrator.promoteGroups && ctx.cfg.orchestrator.sparseGroupPolls ? Math.max(q.pollMs, ORDER_FALLBACK_MS) : q.pollMs),
+        token,
+      );
       throw new DelayedError();
     }
     const result = await stage(job, p);
@@ -101,16 +122,33 @@ export async function startGroupWorker(ctx: RunContext, log: (msg: string) => vo
     const g: GroupFile = { ...droppedGroup(p, ''), dropped: false, trajPaths: results.map((r) => r.trajPath), scores, best, episodes, userVersionBefore };
     delete g.reason;
     await write(p.groupPath, g);
-    await users.applyBest(trajs.map((trajectory, i) => ({ trajectory, reward: (scores[i] as Scored).reward })), instance);
+    await users.applyBest(
+      trajs.map((trajectory, i) => ({ trajectory, reward: (scores[i] as Scored).reward })),
+      instance,
+    );
     await write(p.groupPath, { ...g, applied: true });
     return { groupId: p.groupId, dropped: false, groupPath: p.groupPath };
   };
   const connection = connect(q.redisUrl);
-  const worker = new Worker(QUEUE.groups, process, { connection, prefix, concurrency: 1, lockDuration: q.rolloutLockMs, stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS), maxStalledCount: q.attempts });
-  worker.on('closed', () => void users.close().then(() => groups.close()).then(() => {
-    connection.disconnect();
-    queueConnection.disconnect();
-  }));
+  const worker = new Worker(QUEUE.groups, process, {
+    connection,
+    prefix,
+    concurrency: 1,
+    lockDuration: q.rolloutLockMs,
+    stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS),
+    maxStalledCount: q.attempts,
+  });
+  worker.on(
+    'closed',
+    () =>
+      void users
+        .close()
+        .then(() => groups.close())
+        .then(() => {
+          connection.disconnect();
+          queueConnection.disconnect();
+        }),
+  );
   return worker;
 }
 

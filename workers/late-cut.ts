@@ -38,7 +38,11 @@ export async function cutLateGroups(d: LateCutDeps, s: number, waiting: readonly
     const reason = `late: ${unfinished} of ${p.groupSize} episodes unfinished ${cfg.grpo.groupDeadlineMs} ms after the first group of update ${s} finished (grpo.groupDeadlineMs)`;
     await writeRunFile(layout.abs(p.groupPath), `${JSON.stringify({ ...droppedGroup(p, reason), late: unfinished })}\n`, cfg.orchestrator.fsyncRunFiles);
     await job.removeChildDependency();
-    await publishCancel(redis, cancelChannel(prefix, info.runId), Array.from({ length: p.groupSize }, (_, i) => jobId.rollout(info.runId, info.epoch, s, g, i)));
+    await publishCancel(
+      redis,
+      cancelChannel(prefix, info.runId),
+      Array.from({ length: p.groupSize }, (_, i) => jobId.rollout(info.runId, info.epoch, s, g, i)),
+    );
     done.add(g);
     d.log(`group ${groupId} (instance ${p.instanceId}) dropped: ${reason}`);
     await promoteGroup(d.groups, jobId.group(info.runId, info.epoch, s, g + 1));

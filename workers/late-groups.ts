@@ -24,7 +24,7 @@ export const cancelChannel = (prefix: string, runId: string) => `${runNamespace(
 /** Claim the group for `who`; returns who holds it now (`who` when this call won, or an attempt of it earlier). */
 export async function claimGroup(redis: RedisClient, key: string, who: Claim): Promise<Claim> {
   const won = await redis.set(key, who, 'NX');
-  return won === 'OK' ? who : ((await redis.get(key)) as Claim | null) ?? who;
+  return won === 'OK' ? who : (((await redis.get(key)) as Claim | null) ?? who);
 }
 
 /** Whether the group of a rollout was claimed late (only asked when a deadline is set). */

@@ -81,17 +81,22 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
   // Rejects when a child cannot be kept alive, so no wait below outlives a dead server.
   const died = new Promise<never>((_, reject) => (rejectDied = reject));
   died.catch(() => undefined);
-  const sup = new Supervisor(o.maxRestarts ?? 3, log, (msg) => {
-    giveUp = msg;
-    rejectDied(new Error(msg));
-    controller?.abort(msg);
-  }, (name, pid) => {
-    if (!cfg.queues.reclaim) return;
-    void reclaimJobs(redis, cfg.queues.prefix, o.info.runId, pid).then(
-      (ids) => ids.length && log(`${name}: returned ${ids.length} job(s) it held to the queue (${ids.join(', ')})`),
-      (e: Error) => log(`${name}: could not return its jobs (${e.message}); they are retried when their locks expire`),
-    );
-  });
+  const sup = new Supervisor(
+    o.maxRestarts ?? 3,
+    log,
+    (msg) => {
+      giveUp = msg;
+      rejectDied(new Error(msg));
+      controller?.abort(msg);
+    },
+    (name, pid) => {
+      if (!cfg.queues.reclaim) return;
+      void reclaimJobs(redis, cfg.queues.prefix, o.info.runId, pid).then(
+        (ids) => ids.length && log(`${name}: returned ${ids.length} job(s) it held to the queue (${ids.join(', ')})`),
+        (e: Error) => log(`${name}: could not return its jobs (${e.message}); they are retried when their locks expire`),
+      );
+    },
+  );
   const redis = connect(cfg.queues.redisUrl);
   let claim: QueueClaim | null = null;
   const parts = await loadParts(cfg, o.info.runId);
@@ -105,9 +110,24 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
       const port = cfg.policy.port || (await freePort());
       // A key of its own, in the environment every child inherits (never argv: ps shows it).
       process.env[cfg.policy.apiKeyEnv] = randomBytes(24).toString('hex');
-      const args = parts.kind === 'synthetic'
-        ? [...TS_NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
-        : [...NODE_ARGS, CLI, 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--api-key-env', cfg.policy.apiKeyEnv, '--lora-root', layout.root];
+      const args =
+        parts.kind === 'synthetic'
+          ? [...TS_NODE_ARGS, SYNTH_SERVER, '--port', String(port), '--latency-ms', process.env.GSTEER_SYNTHETIC_LATENCY_MS ?? '0']
+          : [
+              ...NODE_ARGS,
+              CLI,
+              'serve',
+              '--model',
+              cfg.policy.model,
+              '--port',
+              String(port),
+              '--backend',
+              cfg.trainer.backend,
+              '--api-key-env',
+              cfg.policy.apiKeyEnv,
+              '--lora-root',
+              layout.root,
+            ];
       sup.start({ name: 'policy-server', args, logFile: layout.log('policy-server') });
       policyUrl = `http://127.0.0.1:${port}/v1`;
       // Model loading takes a while: poll longer than for an external server.
@@ -120,8 +140,28 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     if (parts.kind === 'real' && cfg.trainer.engine === 'embedded' && cfg.algorithm === 'grpo') {
       const port = cfg.trainer.port || (await freePort());
       process.env[EMBEDDED_KEY_ENV] = randomBytes(24).toString('hex'); // as the policy server's: the service answers this run's workers only
-      const args = [...NODE_ARGS, CLI, 'trainer', 'serve', '--model', cfg.policy.model, '--port', String(port), '--backend', cfg.trainer.backend, '--state-dir', layout.trainerService, '--api-key-env', EMBEDDED_KEY_ENV,
-        '--micro-batch-size', String(cfg.grpo.microBatchSize), ...(cfg.grpo.gradientCheckpointing ? ['--recompute'] : []), '--no-sampler', '--session-timeout-s', '0'];
+      const args = [
+        ...NODE_ARGS,
+        CLI,
+        'trainer',
+        'serve',
+        '--model',
+        cfg.policy.model,
+        '--port',
+        String(port),
+        '--backend',
+        cfg.trainer.backend,
+        '--state-dir',
+        layout.trainerService,
+        '--api-key-env',
+        EMBEDDED_KEY_ENV,
+        '--micro-batch-size',
+        String(cfg.grpo.microBatchSize),
+        ...(cfg.grpo.gradientCheckpointing ? ['--recompute'] : []),
+        '--no-sampler',
+        '--session-timeout-s',
+        '0',
+      ];
       sup.start({ name: 'trainer-service', args, logFile: layout.log('trainer-service') });
       trainerUrl = `http://127.0.0.1:${port}`;
       await Promise.race([waitForTrainerService(trainerUrl), died]);
@@ -150,7 +190,16 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     }
     const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, o.info.runId));
     controller = new RunController({
-      cfg, layout, info: o.info, instances: o.instances, users, redis, sink, policyUrl, startStep: o.startStep, log,
+      cfg,
+      layout,
+      info: o.info,
+      instances: o.instances,
+      users,
+      redis,
+      sink,
+      policyUrl,
+      startStep: o.startStep,
+      log,
       onUpdate: (rec: MetricsRecord, total: number) => {
         lines ??= updateLines(o.startStep, total);
         lines.update(rec);
@@ -179,14 +228,21 @@ export async function launchRun(o: LaunchOptions): Promise<number> {
     console.log(summaryTable(readMetrics(layout.metrics)));
     console.log(`\nrun directory: ${layout.root}`);
     if (outcome.kind === 'done') console.log(`done: ${outcome.step} update(s)`);
-    else console.error(`gsteer: ${outcome.kind} at update ${outcome.step} of ${outcome.total}${outcome.message ? `: ${outcome.message}` : ''}; continue with gsteer resume ${layout.root}`);
+    else
+      console.error(
+        `gsteer: ${outcome.kind} at update ${outcome.step} of ${outcome.total}${outcome.message ? `: ${outcome.message}` : ''}; continue with gsteer resume ${layout.root}`,
+      );
     return outcome.kind === 'failed' ? 1 : 0;
   } finally {
     await sup.stopAll();
     await users.close();
     // Everything durable is in the run directory (resume needs nothing else): drop the run's
     // keys, only when they were ours (a refused claim leaves the owner's alone).
-    if (claim) await Promise.race([removeRunKeys(redis, cfg.queues.prefix, o.info.runId), sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s')))]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
+    if (claim)
+      await Promise.race([
+        removeRunKeys(redis, cfg.queues.prefix, o.info.runId),
+        sleep(10_000).then(() => Promise.reject(new Error('Redis did not answer within 10 s'))),
+      ]).catch((e: Error) => log(`could not remove the run's Redis keys (${e.message}); gsteer clean ${layout.root} does it later`));
     await claim?.release();
     redis.disconnect();
     await redisProc.stop();

@@ -76,9 +76,7 @@ export const RolloutResultSchema = z
 export type RolloutResult = z.output<typeof RolloutResultSchema>;
 
 /** What a group job returns to its update parent. */
-export const GroupResultSchema = z
-  .object({ groupId: z.string(), dropped: z.boolean(), reason: z.string().optional(), groupPath: z.string() })
-  .strict();
+export const GroupResultSchema = z.object({ groupId: z.string(), dropped: z.boolean(), reason: z.string().optional(), groupPath: z.string() }).strict();
 export type GroupResult = z.output<typeof GroupResultSchema>;
 
 /** Trainer step statistics (TRL names) returned by an update job. */

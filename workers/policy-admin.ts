@@ -43,7 +43,12 @@ export async function waitForPolicyServer(baseUrl: string, o: AdminOptions): Pro
 }
 
 export async function loadAdapter(baseUrl: string, name: string, path: string, o: AdminOptions): Promise<void> {
-  await call(endpoint(baseUrl, 'load_lora_adapter'), { method: 'POST', body: JSON.stringify({ lora_name: name, lora_path: path }) }, o, `loading adapter ${name} into`);
+  await call(
+    endpoint(baseUrl, 'load_lora_adapter'),
+    { method: 'POST', body: JSON.stringify({ lora_name: name, lora_path: path }) },
+    o,
+    `loading adapter ${name} into`,
+  );
 }
 
 export async function unloadAdapter(baseUrl: string, name: string, o: AdminOptions): Promise<void> {
@@ -52,5 +57,10 @@ export async function unloadAdapter(baseUrl: string, name: string, o: AdminOptio
 
 /** gsteer's trainer service (`gsteer trainer serve`, started by launch.ts): polls /api/v1/healthz while its model loads. */
 export async function waitForTrainerService(baseUrl: string): Promise<void> {
-  await call(endpoint(baseUrl, 'api/v1/healthz'), { method: 'GET' }, { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000 }, 'trainer service');
+  await call(
+    endpoint(baseUrl, 'api/v1/healthz'),
+    { method: 'GET' },
+    { maxRetries: 1200, baseDelayMs: 250, fixedDelay: true, timeoutMs: 5000 },
+    'trainer service',
+  );
 }

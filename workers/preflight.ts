@@ -14,7 +14,8 @@ import { partsKind } from './load-parts.ts';
 export function modelProblems(cfg: RunConfig): string[] {
   if (partsKind() === 'synthetic') return [];
   const dir = cfg.policy.model;
-  const fix = 'point policy.model at a Hugging Face model folder (config.json + *.safetensors), e.g. models/tiny-demo, or make one with gsteer model init --out DIR';
+  const fix =
+    'point policy.model at a Hugging Face model folder (config.json + *.safetensors), e.g. models/tiny-demo, or make one with gsteer model init --out DIR';
   if (!existsSync(dir)) return [`policy.model = ${dir}: folder not found; ${fix}`];
   if (!statSync(dir).isDirectory()) return [`policy.model = ${dir}: a file, not a folder; ${fix}`];
   if (!existsSync(join(dir, 'config.json'))) return [`policy.model = ${dir}: no config.json in it; ${fix}`];
@@ -31,10 +32,13 @@ interface Remote {
 /** The LLM endpoints a run calls (external policy server aside). */
 export function remoteEndpoints(cfg: RunConfig): Remote[] {
   const out: Remote[] = [];
-  if (cfg.simulator.kind === 'llm' && cfg.simulator.baseUrl) out.push({ field: 'simulator.baseUrl', baseUrl: cfg.simulator.baseUrl, apiKeyEnv: cfg.simulator.apiKeyEnv });
+  if (cfg.simulator.kind === 'llm' && cfg.simulator.baseUrl)
+    out.push({ field: 'simulator.baseUrl', baseUrl: cfg.simulator.baseUrl, apiKeyEnv: cfg.simulator.apiKeyEnv });
   if (cfg.judge.kind === 'llm' && cfg.judge.baseUrl) out.push({ field: 'judge.baseUrl', baseUrl: cfg.judge.baseUrl, apiKeyEnv: cfg.judge.apiKeyEnv });
-  if (cfg.encoder.kind === 'http' && cfg.encoder.baseUrl) out.push({ field: 'encoder.baseUrl', baseUrl: cfg.encoder.baseUrl, apiKeyEnv: cfg.encoder.apiKeyEnv });
-  if (cfg.env === 'qref' && cfg.qref.filter.kind === 'llm' && cfg.qref.filter.llm) out.push({ field: 'qref.filter.llm.baseUrl', baseUrl: cfg.qref.filter.llm.baseUrl, apiKeyEnv: cfg.qref.filter.llm.apiKeyEnv });
+  if (cfg.encoder.kind === 'http' && cfg.encoder.baseUrl)
+    out.push({ field: 'encoder.baseUrl', baseUrl: cfg.encoder.baseUrl, apiKeyEnv: cfg.encoder.apiKeyEnv });
+  if (cfg.env === 'qref' && cfg.qref.filter.kind === 'llm' && cfg.qref.filter.llm)
+    out.push({ field: 'qref.filter.llm.baseUrl', baseUrl: cfg.qref.filter.llm.baseUrl, apiKeyEnv: cfg.qref.filter.llm.apiKeyEnv });
   return out;
 }
 
@@ -46,7 +50,8 @@ export async function endpointProblems(cfg: RunConfig, timeoutMs = 10_000): Prom
     try {
       const res = await boundedFetch({ deadlineMs: timeoutMs, maxBytes: mib(4) })(url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
       await res.arrayBuffer();
-      if (res.status === 401 || res.status === 403) return `${r.field} = ${maskUrl(r.baseUrl)}: the server refused the API key (HTTP ${res.status}); set a valid key in $${r.apiKeyEnv}`;
+      if (res.status === 401 || res.status === 403)
+        return `${r.field} = ${maskUrl(r.baseUrl)}: the server refused the API key (HTTP ${res.status}); set a valid key in $${r.apiKeyEnv}`;
       if (res.status >= 500) return `${r.field} = ${maskUrl(r.baseUrl)}: GET /models answered HTTP ${res.status}; check the server`;
       return null;
     } catch (e) {

@@ -53,22 +53,32 @@ export function validateRunInputs(cfg: RunConfig): Prepared {
   const initial = cfg.env === 'gsteer' ? cfg.grpo.initialUserStates : undefined;
   if (initial) {
     if (existsSync(initial)) collect(() => (states = loadUserStates([initial])));
-    else problems.push(`grpo.initialUserStates = ${initial}: file not found; point it at a user_states.jsonl, or drop it so every user starts empty (the paper's GRPO)`);
+    else
+      problems.push(
+        `grpo.initialUserStates = ${initial}: file not found; point it at a user_states.jsonl, or drop it so every user starts empty (the paper's GRPO)`,
+      );
   }
   if (!problems.length && !instances.some((i) => i.split === 'train'))
     problems.push(`${files.join(', ')}: no instance has split "train"; GRPO trains on the train split`);
-  for (const id of problems.length ? [] : cfg.grpo.trainIds ?? []) {
+  for (const id of problems.length ? [] : (cfg.grpo.trainIds ?? [])) {
     const inst = instances.find((i) => i.id === id);
-    if (!inst) problems.push(`grpo.trainIds: "${id}" is not an instance id in ${files.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`);
-    else if (inst.split !== 'train') problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
+    if (!inst)
+      problems.push(
+        `grpo.trainIds: "${id}" is not an instance id in ${files.join(', ')}; use ids of train-split instances (gsteer data stats lists them) or drop grpo.trainIds to train on all`,
+      );
+    else if (inst.split !== 'train')
+      problems.push(`grpo.trainIds: "${id}" has split "${inst.split}"; GRPO trains on the train split only, so list train-split ids`);
   }
   problems.push(...modelProblems(cfg));
   collect(() => runConfigTree(cfg)); // a secret written out in the config would reach RUN/config.yaml
   const enginePath = cfg.initAdapter?.startsWith('tinker://') ?? false; // a state the remote engine holds (method §5.13)
   if (enginePath && cfg.trainer.engine !== 'tinker')
-    problems.push(`initAdapter = ${cfg.initAdapter}: a tinker:// path names a state on a remote Tinker engine; with trainer.engine=${cfg.trainer.engine} pass a local PEFT adapter folder`);
+    problems.push(
+      `initAdapter = ${cfg.initAdapter}: a tinker:// path names a state on a remote Tinker engine; with trainer.engine=${cfg.trainer.engine} pass a local PEFT adapter folder`,
+    );
   if (cfg.initAdapter && !enginePath) {
-    if (!existsSync(cfg.initAdapter)) problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
+    if (!existsSync(cfg.initAdapter))
+      problems.push(`initAdapter = ${cfg.initAdapter}: folder not found; pass a PEFT adapter folder (adapter_config.json + adapter_model.safetensors)`);
     else problems.push(...loraMismatch(cfg.initAdapter, cfg).map((m) => `initAdapter = ${cfg.initAdapter}: ${m}`));
   }
   if (problems.length) throw new InputError(`${problems.length} problem(s) before starting the run:\n  ${problems.join('\n  ')}`, problems);
@@ -81,8 +91,12 @@ export function newRunLayout(cfg: RunConfig): RunLayout {
   checkNotLocked(layout.root); // names the live command that holds it
   if (existsSync(layout.runJson)) {
     if (listCheckpoints(layout).length)
-      throw new InputError(`run directory ${layout.root} already holds a run; continue it with gsteer resume ${layout.root}, or start another with --set runName=NEW`);
-    throw new InputError(`run directory ${layout.root} holds a run that stopped before its first checkpoint (nothing to resume); remove it (rm -r ${layout.root}) and start again, or start another with --set runName=NEW`);
+      throw new InputError(
+        `run directory ${layout.root} already holds a run; continue it with gsteer resume ${layout.root}, or start another with --set runName=NEW`,
+      );
+    throw new InputError(
+      `run directory ${layout.root} holds a run that stopped before its first checkpoint (nothing to resume); remove it (rm -r ${layout.root}) and start again, or start another with --set runName=NEW`,
+    );
   }
   return layout;
 }
@@ -92,7 +106,14 @@ export function createRunDir(cfg: RunConfig): { layout: RunLayout; info: RunInfo
   const layout = newRunLayout(cfg);
   mkdirSync(layout.logs, { recursive: true });
   writeFileAtomic(layout.config, stringify(runConfigTree(cfg))); // ${VAR} references, never their values
-  const info: RunInfo = { v: 1, runId: `${cfg.runName}-${randomBytes(4).toString('hex')}`, epoch: 0, createdAt: new Date().toISOString(), policyUrl: null, initAdapter: cfg.initAdapter ? (cfg.initAdapter.startsWith('tinker://') ? cfg.initAdapter : resolve(cfg.initAdapter)) : null };
+  const info: RunInfo = {
+    v: 1,
+    runId: `${cfg.runName}-${randomBytes(4).toString('hex')}`,
+    epoch: 0,
+    createdAt: new Date().toISOString(),
+    policyUrl: null,
+    initAdapter: cfg.initAdapter ? (cfg.initAdapter.startsWith('tinker://') ? cfg.initAdapter : resolve(cfg.initAdapter)) : null,
+  };
   writeRunInfo(layout, info);
   return { layout, info };
 }

@@ -48,16 +48,30 @@ export async function claimQueues(redis: RedisClient, prefix: string, runId: str
   const me = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), runDir } satisfies QueueOwner);
   if ((await redis.set(key, me, 'PX', OWNER_TTL_MS, 'NX')) !== 'OK') {
     const owner = await liveOwner(redis, prefix, runId);
-    if (owner) throw new InputError(`the Redis queues of run ${runId} are in use by ${describeQueueOwner(owner)}; stop that run first (its claim lapses ${OWNER_TTL_MS / 1000} s after its process is gone)`);
+    if (owner)
+      throw new InputError(
+        `the Redis queues of run ${runId} are in use by ${describeQueueOwner(owner)}; stop that run first (its claim lapses ${OWNER_TTL_MS / 1000} s after its process is gone)`,
+      );
     await redis.set(key, me, 'PX', OWNER_TTL_MS); // its owner is gone: take it over
   }
   const workers = await liveWorkers(redis, prefix, runId);
   if (workers > 0) {
     await redis.del(key);
-    throw new InputError(`${workers} BullMQ worker(s) are connected to the queues of run ${runId} (started by hand elsewhere?); stop them before starting the run here`);
+    throw new InputError(
+      `${workers} BullMQ worker(s) are connected to the queues of run ${runId} (started by hand elsewhere?); stop them before starting the run here`,
+    );
   }
   // renew while the claim is ours, or again after it lapsed (a process suspended past the TTL)
-  const renew = () => void redis.eval(`local v = redis.call('GET', KEYS[1]) if v == ARGV[1] or v == false then return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end return 0`, 1, key, me, OWNER_TTL_MS).catch(() => undefined);
+  const renew = () =>
+    void redis
+      .eval(
+        `local v = redis.call('GET', KEYS[1]) if v == ARGV[1] or v == false then return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end return 0`,
+        1,
+        key,
+        me,
+        OWNER_TTL_MS,
+      )
+      .catch(() => undefined);
   const timer = setInterval(renew, HEARTBEAT_MS);
   timer.unref();
   return {

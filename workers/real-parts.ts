@@ -28,11 +28,21 @@ export async function realParts(cfg: RunConfig, runId: string, callsFile?: strin
       // method §5.13: through the Tinker contract, to gsteer's service or a remote engine
       const embedded = cfg.trainer.engine === 'embedded';
       const baseUrl = embedded ? ctx?.trainerUrl : cfg.trainer.baseUrl;
-      if (!ctx || !baseUrl) throw new Error(`internal: trainer.engine ${cfg.trainer.engine} without ${embedded ? "the trainer service's URL (gsteer train starts it)" : 'trainer.baseUrl'}`);
+      if (!ctx || !baseUrl)
+        throw new Error(
+          `internal: trainer.engine ${cfg.trainer.engine} without ${embedded ? "the trainer service's URL (gsteer train starts it)" : 'trainer.baseUrl'}`,
+        );
       const layout = runLayout(ctx.runDir);
       return (await import('../trainer/update/contract-part.ts')).contractTrainerPart({
-        cfg, runId, totalSteps: () => n, baseUrl, baseModel: embedded ? cfg.policy.model : cfg.trainer.baseModel!,
-        embedded: embedded ? { stateDir: layout.trainerService } : null, callsFile: layout.trainerCalls, versionDir: (v) => layout.adapter(v), log: ctx.log,
+        cfg,
+        runId,
+        totalSteps: () => n,
+        baseUrl,
+        baseModel: embedded ? cfg.policy.model : cfg.trainer.baseModel!,
+        embedded: embedded ? { stateDir: layout.trainerService } : null,
+        callsFile: layout.trainerCalls,
+        versionDir: (v) => layout.adapter(v),
+        log: ctx.log,
       });
     },
   };

@@ -37,7 +37,14 @@ export async function reclaimJobs(redis: RedisClient, prefix: string, runId: str
         if (!token || !ids.has(ownerOf(token))) continue;
         const job = await Job.fromId(q, id);
         // The script checks the token against the lock: a job finished or re-taken meanwhile is left alone.
-        if (job && (await job.moveToWait(token).then(() => true, () => false))) moved.push(`${name}/${id}`);
+        if (
+          job &&
+          (await job.moveToWait(token).then(
+            () => true,
+            () => false,
+          ))
+        )
+          moved.push(`${name}/${id}`);
       }
     } finally {
       await q.close();

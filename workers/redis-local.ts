@@ -20,7 +20,15 @@ const RENEW_MS = 10_000;
 
 export async function pingRedis(url: string, timeoutMs = 1500): Promise<boolean> {
   const u = new URL(url);
-  const r = new Redis({ host: u.hostname, port: Number(u.port || 6379), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs, ...(u.password ? { password: decodeURIComponent(u.password) } : {}) });
+  const r = new Redis({
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: timeoutMs,
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+  });
   r.on('error', () => undefined);
   try {
     await r.connect();
@@ -39,13 +47,16 @@ export async function redisProblem(url: string): Promise<string | null> {
   if (await pingRedis(url)) return null;
   const u = new URL(url);
   // A cluster is started by its operator (tests/helpers/redis-cluster.ts starts a local one).
-  if (isClusterUrl(url)) return `no Redis Cluster node answers at ${showUrl(url)} (queues.redisUrl); start the cluster or point queues.redisUrl at one of its nodes`;
+  if (isClusterUrl(url))
+    return `no Redis Cluster node answers at ${showUrl(url)} (queues.redisUrl); start the cluster or point queues.redisUrl at one of its nodes`;
   const local = ['127.0.0.1', 'localhost', '::1'].includes(u.hostname);
   const installed = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
   if (local && installed) return null;
   return (
     `no Redis answers at ${showUrl(url)} (queues.redisUrl); ` +
-    (local ? 'install it (apt-get install redis-server, brew install redis, or docker run -p 6379:6379 redis) or point queues.redisUrl at a running Redis' : 'start it or point queues.redisUrl at a running Redis')
+    (local
+      ? 'install it (apt-get install redis-server, brew install redis, or docker run -p 6379:6379 redis) or point queues.redisUrl at a running Redis'
+      : 'start it or point queues.redisUrl at a running Redis')
   );
 }
 
@@ -121,7 +132,10 @@ export async function ensureRedis(url: string, log: (m: string) => void, runKey 
     const port = u.port || '6379';
     log(`no Redis at ${showUrl(url)}: starting redis-server on port ${port} (shared by the runs that use it; the last one to end stops it)`);
     // its own process group: a Ctrl-C meant for this run must not stop the Redis other runs use
-    const proc: ChildProcess = spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore', detached: true });
+    const proc: ChildProcess = spawn('redis-server', ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+      detached: true,
+    });
     proc.unref();
     for (let i = 0; i < 50; i++) {
       if (await pingRedis(url, 500)) return (await register(url, runKey, proc)) as LocalRedis;

@@ -51,24 +51,29 @@ export async function startRolloutWorker(ctx: RunContext): Promise<Worker[]> {
   const c = ctx.cfg.rollout.concurrency;
   const fetchers = Math.min(c, ctx.cfg.orchestrator.rolloutFetchers);
   const connections = Array.from({ length: fetchers }, () => connect(q.redisUrl));
-  const workers = connections.map((connection, k) => new Worker(QUEUE.rollouts, process, {
-    connection,
-    prefix: queuePrefix(q.prefix, ctx.info.runId),
-    concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
-    lockDuration: q.rolloutLockMs,
-    stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS),
-    maxStalledCount: q.attempts,
-  }));
+  const workers = connections.map(
+    (connection, k) =>
+      new Worker(QUEUE.rollouts, process, {
+        connection,
+        prefix: queuePrefix(q.prefix, ctx.info.runId),
+        concurrency: Math.floor(c / fetchers) + (k < c % fetchers ? 1 : 0),
+        lockDuration: q.rolloutLockMs,
+        stalledInterval: Math.min(q.rolloutLockMs, STALLED_CHECK_MS),
+        maxStalledCount: q.attempts,
+      }),
+  );
   const sub = deadline ? connect(q.redisUrl) : null;
   if (sub) await followCancels(sub, cancelChannel(q.prefix, ctx.info.runId), workers);
   let open = workers.length;
   // BullMQ leaves a connection it was given open: close ours with the worker (an in-process run exits).
-  workers.forEach((w, k) => w.on('closed', () => {
-    connections[k]!.disconnect();
-    if (--open > 0) return;
-    sub?.disconnect();
-    control?.disconnect();
-    void rollout.close();
-  }));
+  workers.forEach((w, k) =>
+    w.on('closed', () => {
+      connections[k]!.disconnect();
+      if (--open > 0) return;
+      sub?.disconnect();
+      control?.disconnect();
+      void rollout.close();
+    }),
+  );
   return workers;
 }

@@ -12,7 +12,12 @@ import { RESTART_MARK } from '../checkpoints/layout.ts';
 /** The last lines of a child's log, indented (the message when it cannot be kept alive). */
 function logTail(file: string, lines = 12): string {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).map((l) => `    ${l}`).join('\n');
+    return readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .map((l) => `    ${l}`)
+      .join('\n');
   } catch {
     return '    (no log)';
   }
@@ -81,15 +86,18 @@ export class Supervisor {
   async stopAll(graceMs = 10_000): Promise<void> {
     this.stopping = true;
     await Promise.all(
-      [...this.children.values()].map(({ proc }) => new Promise<void>((resolve) => {
-        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-        const t = setTimeout(() => proc.kill('SIGKILL'), graceMs);
-        proc.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        proc.kill('SIGTERM');
-      })),
+      [...this.children.values()].map(
+        ({ proc }) =>
+          new Promise<void>((resolve) => {
+            if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+            const t = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+            proc.once('exit', () => {
+              clearTimeout(t);
+              resolve();
+            });
+            proc.kill('SIGTERM');
+          }),
+      ),
     );
   }
 }

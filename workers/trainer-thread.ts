@@ -34,7 +34,11 @@ export type ThreadReply = { id: number; ok: true; value: unknown } | { id: numbe
 const ENTRY = new URL('./trainer-thread-entry.mjs', import.meta.url);
 
 /** A TrainerPart whose calls run in a worker thread; `close` ends the thread. */
-export async function threadTrainer(cfg: RunConfig, runId: string, where: { runDir: string; trainerUrl: string | null }): Promise<TrainerPart & { close(): Promise<void> }> {
+export async function threadTrainer(
+  cfg: RunConfig,
+  runId: string,
+  where: { runDir: string; trainerUrl: string | null },
+): Promise<TrainerPart & { close(): Promise<void> }> {
   const worker = new Worker(ENTRY, { workerData: { cfg, runId, ...where } satisfies ThreadData });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let next = 0;

@@ -53,7 +53,10 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
   let current = await restoreOrInit(ctx, trainer, log);
   const process = async (job: Job, token?: string): Promise<UpdateResult> => {
     const p = parsePayload(UpdateJobSchema, job.data, 'update');
-    if (p.runId !== ctx.info.runId) throw new UnrecoverableError(`job ${job.id} belongs to run ${p.runId}, this worker serves ${ctx.info.runId} (${ctx.layout.root}); start workers with --run pointing at the job's run directory`);
+    if (p.runId !== ctx.info.runId)
+      throw new UnrecoverableError(
+        `job ${job.id} belongs to run ${p.runId}, this worker serves ${ctx.info.runId} (${ctx.layout.root}); start workers with --run pointing at the job's run directory`,
+      );
     const dir = ctx.layout.adapter(p.step);
     if (p.step <= current) return UpdateResultSchema.parse(JSON.parse(readFileSync(join(dir, TRAINER_FILE), 'utf8')).result);
     if (p.step > current + 1) {
@@ -72,11 +75,22 @@ export async function startTrainerWorker(ctx: RunContext, log: (msg: string) => 
       const stats = batch.sequences.length
         ? await trainer.step(batch.sequences, p.step)
         : { loss: 0, clip_ratio: 0, grad_norm: 0, entropy: 0, num_tokens: 0, train_seconds: 0 }; // every group dropped: v(n) = v(n-1)
-      const result: UpdateResult = { step: p.step, policyVersion: p.step, adapterPath: relative(ctx.layout.root, dir), stats, groupsTrained: groups.length, advantageStats: batch.advantageStats };
-      await writeRunDir(dir, async (tmp) => {
-        await trainer.save(tmp);
-        await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`, ctx.cfg.orchestrator.fsyncRunFiles);
-      }, ctx.cfg.orchestrator.fsyncRunFiles);
+      const result: UpdateResult = {
+        step: p.step,
+        policyVersion: p.step,
+        adapterPath: relative(ctx.layout.root, dir),
+        stats,
+        groupsTrained: groups.length,
+        advantageStats: batch.advantageStats,
+      };
+      await writeRunDir(
+        dir,
+        async (tmp) => {
+          await trainer.save(tmp);
+          await writeRunFile(join(tmp, TRAINER_FILE), `${JSON.stringify({ step: p.step, result })}\n`, ctx.cfg.orchestrator.fsyncRunFiles);
+        },
+        ctx.cfg.orchestrator.fsyncRunFiles,
+      );
       current = p.step;
       log(`update ${p.step}: ${groups.length} group(s), loss ${stats.loss.toFixed(4)}, grad_norm ${stats.grad_norm.toFixed(4)}`);
       return result;

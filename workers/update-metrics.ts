@@ -5,7 +5,6 @@ import type { UpdateResult } from './payloads.ts';
 import type { MetricsRecord } from '../monitor/sink.ts';
 import { mean, populationStd } from '../util/stats.ts';
 
-
 export interface UpdateTiming {
   wallSeconds: number; // since the run (or resume) started
   rolloutSeconds: number; // admission -> group stage done
@@ -77,7 +76,8 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
   // The share of policy turns cut at rollout.maxTokens (TRL's completions/clipped_ratio): a cut turn
   // ends its episode (invalid, `truncated`), so it is the truncated episodes over all turns (method §5.9).
   rec['completions/clipped_ratio'] = turns ? episodes.filter((e) => e.invalidReason === 'truncated').length / turns : 0;
-  if (episodes.some((e) => e.constrainedTurns !== undefined)) rec['turns/constrained_share'] = turns ? episodes.reduce((n, e) => n + (e.constrainedTurns ?? 0), 0) / turns : 0;
+  if (episodes.some((e) => e.constrainedTurns !== undefined))
+    rec['turns/constrained_share'] = turns ? episodes.reduce((n, e) => n + (e.constrainedTurns ?? 0), 0) / turns : 0;
   // Prefill the policy server computed vs took from its prefix cache (0 cached when it does not report it).
   const prompt = episodes.reduce((n, e) => n + (e.promptTokens ?? 0), 0);
   const cached = episodes.reduce((n, e) => n + (e.cachedPromptTokens ?? 0), 0);
@@ -100,9 +100,19 @@ export function updateMetrics(step: number, groups: readonly GroupFile[], result
 /** Keys that differ between two identical runs (wall-clock timing; what the prefix cache held depends on it too). */
 export const TIMING_KEYS = [
   'episodes/reused', // how many in-flight episodes a resume found finished depends on when the run was killed
-  'tokens_per_second', 'rollout/tokens_per_second', 'trajectories_per_second', 'time/wait_rollouts_s', 'time/wait_trainer_s',
-  'train_seconds', 'rollout_seconds', 'wall_time', 'constraint/replay_seconds', 'constraint/replay_wait_seconds',
-  'rollout/cached_prompt_tokens', 'rollout/prefill_tokens', 'rollout/prefix_cache_hit_rate',
+  'tokens_per_second',
+  'rollout/tokens_per_second',
+  'trajectories_per_second',
+  'time/wait_rollouts_s',
+  'time/wait_trainer_s',
+  'train_seconds',
+  'rollout_seconds',
+  'wall_time',
+  'constraint/replay_seconds',
+  'constraint/replay_wait_seconds',
+  'rollout/cached_prompt_tokens',
+  'rollout/prefill_tokens',
+  'rollout/prefix_cache_hit_rate',
 ];
 
 /** Keys whose values depend on wall-clock time or machine load (the fixed list, each LLM role's
@@ -113,4 +123,3 @@ export const isTimingKey = (key: string): boolean => TIMING_KEYS.includes(key) |
 /** The metrics of one update without its timing keys: what must match between equal runs. */
 export const reproducible = (record: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(record).filter(([k]) => !isTimingKey(k)));
-

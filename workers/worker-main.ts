@@ -26,7 +26,9 @@ export async function runWorker(kind: WorkerKind, runDir: string, configFile?: s
       break;
     case 'trainer':
       // tfjs computes in a worker thread: this process's event loop renews the job lock meanwhile.
-      workers = [await startTrainerWorker(ctx, log, await threadTrainer(ctx.cfg, ctx.info.runId, { runDir: ctx.layout.root, trainerUrl: ctx.info.trainerUrl ?? null }))];
+      workers = [
+        await startTrainerWorker(ctx, log, await threadTrainer(ctx.cfg, ctx.info.runId, { runDir: ctx.layout.root, trainerUrl: ctx.info.trainerUrl ?? null })),
+      ];
       break;
   }
   for (const worker of workers) {
@@ -34,7 +36,12 @@ export async function runWorker(kind: WorkerKind, runDir: string, configFile?: s
     worker.on('error', (err) => log(`error: ${err.message}`));
   }
   const redis = connect(ctx.cfg.queues.redisUrl);
-  await registerWorkers(redis, ctx.cfg.queues.prefix, ctx.info.runId, workers.map((w) => w.id));
+  await registerWorkers(
+    redis,
+    ctx.cfg.queues.prefix,
+    ctx.info.runId,
+    workers.map((w) => w.id),
+  );
   redis.disconnect();
   log(`started (run ${ctx.info.runId}, epoch ${ctx.info.epoch}, ${ctx.parts.kind} parts, pid ${process.pid})`);
   return await new Promise<number>((resolve) => {

@@ -23,7 +23,11 @@ interface Row {
 
 function runCli(repo: string, argv: string[], dir: string, env: Record<string, string> = {}): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [join(repo, 'cli/gsteer.mjs'), ...argv], { cwd: repo, env: { ...process.env, GSTEER_PARTS: 'synthetic', TMPDIR: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [join(repo, 'cli/gsteer.mjs'), ...argv], {
+      cwd: repo,
+      env: { ...process.env, GSTEER_PARTS: 'synthetic', TMPDIR: dir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (out += d));
@@ -46,24 +50,29 @@ async function main(): Promise<void> {
   const rows: Row[] = new Array(inputs.length);
   let next = 0;
   const t0 = Date.now();
-  await Promise.all([0, 1].map(async () => {
-    while (next < inputs.length) {
-      const i = next++;
-      const input = inputs[i]!;
-      const { code, out } = await runCli(repo, input.argv, dir, input.env);
-      // the line that says what the input must say (else the first): the message a newcomer reads for it
-      const lines = out.split('\n').filter((l) => l.trim());
-      const first = (lines.find((l) => input.says?.test(l)) ?? lines[0] ?? '').trim().replaceAll(dir, '$TMP').replaceAll(repo, '.');
-      const ok = code === (input.code ?? 2) && !STACK.test(out) && (!input.says || input.says.test(out));
-      rows[i] = { input, code, first: first.length > 150 ? `${first.slice(0, 147)}...` : first, ok };
-      process.stderr.write(`${ok ? '.' : 'F'}`);
-    }
-  }));
+  await Promise.all(
+    [0, 1].map(async () => {
+      while (next < inputs.length) {
+        const i = next++;
+        const input = inputs[i]!;
+        const { code, out } = await runCli(repo, input.argv, dir, input.env);
+        // the line that says what the input must say (else the first): the message a newcomer reads for it
+        const lines = out.split('\n').filter((l) => l.trim());
+        const first = (lines.find((l) => input.says?.test(l)) ?? lines[0] ?? '').trim().replaceAll(dir, '$TMP').replaceAll(repo, '.');
+        const ok = code === (input.code ?? 2) && !STACK.test(out) && (!input.says || input.says.test(out));
+        rows[i] = { input, code, first: first.length > 150 ? `${first.slice(0, 147)}...` : first, ok };
+        process.stderr.write(`${ok ? '.' : 'F'}`);
+      }
+    }),
+  );
   rmSync(dir, { recursive: true, force: true });
   const lines = [
     `| # | faulty input | command | exit | message (the line that names the problem) | as promised |`,
     `|---|---|---|---|---|---|`,
-    ...rows.map((r, i) => `| ${i + 1} | ${cell(r.input.label)} | \`gsteer ${cell(r.input.argv.join(' ').replaceAll(dir, '$TMP'))}\` | ${r.code ?? 'killed'} | ${cell(r.first)} | ${r.ok ? 'yes' : '**no**'} |`),
+    ...rows.map(
+      (r, i) =>
+        `| ${i + 1} | ${cell(r.input.label)} | \`gsteer ${cell(r.input.argv.join(' ').replaceAll(dir, '$TMP'))}\` | ${r.code ?? 'killed'} | ${cell(r.first)} | ${r.ok ? 'yes' : '**no**'} |`,
+    ),
     '',
     `${rows.filter((r) => r.ok).length} of ${rows.length} as promised (exit 2 with the fix, or 1 where data validate found problems; no stack trace); ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   ];

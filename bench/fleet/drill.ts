@@ -36,7 +36,8 @@ export function countDrill(runDir: string, metrics: MetricsRecord[], planned: nu
   for (const line of existsSync(callsFile) ? readFileSync(callsFile, 'utf8').split('\n') : []) {
     if (!line.trim()) continue;
     const c = JSON.parse(line) as { role: string; status: string; groupId?: string; episode?: number };
-    if (c.role === 'policy' && c.status === 'ok' && c.groupId !== undefined) calls.set(`${c.groupId}/t${c.episode}.json`, (calls.get(`${c.groupId}/t${c.episode}.json`) ?? 0) + 1);
+    if (c.role === 'policy' && c.status === 'ok' && c.groupId !== undefined)
+      calls.set(`${c.groupId}/t${c.episode}.json`, (calls.get(`${c.groupId}/t${c.episode}.json`) ?? 0) + 1);
   }
   let match = 0;
   let mismatch = 0;
@@ -48,9 +49,13 @@ export function countDrill(runDir: string, metrics: MetricsRecord[], planned: nu
   }
   const once = [...trained.values()].filter((n) => n === 1).length;
   return {
-    planned, trainedOnce: once, duplicated: [...trained.values()].filter((n) => n > 1).length,
-    lost: planned - trained.size - inDroppedGroups, inDroppedGroups,
+    planned,
+    trainedOnce: once,
+    duplicated: [...trained.values()].filter((n) => n > 1).length,
+    lost: planned - trained.size - inDroppedGroups,
+    inDroppedGroups,
     reused: metrics.reduce((s, m) => s + Number(m['episodes/reused'] ?? 0), 0),
-    callsMatchTurns: match, callsMismatch: mismatch,
+    callsMatchTurns: match,
+    callsMismatch: mismatch,
   };
 }

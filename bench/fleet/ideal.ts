@@ -76,7 +76,12 @@ export function idealThroughput(n: number, ep: EpisodeShape, b: BatchingOptions,
   const eps = Math.min(x, cap);
   const episodeSeconds = n / eps;
   return {
-    episodesPerSecond: eps, tokensPerSecond: eps * turns * K, episodeSeconds,
-    policySeconds: episodeSeconds - simMs / 1000, simulatorSeconds: simMs / 1000, batch, bound,
+    episodesPerSecond: eps,
+    tokensPerSecond: eps * turns * K,
+    episodeSeconds,
+    policySeconds: episodeSeconds - simMs / 1000,
+    simulatorSeconds: simMs / 1000,
+    batch,
+    bound,
   };
 }

@@ -104,10 +104,19 @@ export const groupsPerUpdateOf = (o: Pick<LegOptions, 'inFlight' | 'window' | 'g
 
 /** One distinct user per instance, enough instances that no update shares a user with another. */
 function writeInstances(file: string, n: number): void {
-  const lines = Array.from({ length: n }, (_, k) => JSON.stringify({
-    id: `f${k}`, userId: `fu${k}`, taskId: 't', split: 'train', query: `fleet query number ${k}`, profile: '', persona: [],
-    targets: [{ id: 't', description: 'd', seedQuestion: 'q?', seedAnswer: 'a', weight: 1, essential: true }], edges: [],
-  }));
+  const lines = Array.from({ length: n }, (_, k) =>
+    JSON.stringify({
+      id: `f${k}`,
+      userId: `fu${k}`,
+      taskId: 't',
+      split: 'train',
+      query: `fleet query number ${k}`,
+      profile: '',
+      persona: [],
+      targets: [{ id: 't', description: 'd', seedQuestion: 'q?', seedAnswer: 'a', weight: 1, essential: true }],
+      edges: [],
+    }),
+  );
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
 
@@ -138,7 +147,16 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
       stops.push(() => stopProc(p));
       redisUrl = `redis://127.0.0.1:${port}`;
       redisPorts = [port];
-      for (let i = 0; i < 50 && !(await redisSample(port).then(() => true, () => false)); i++) await sleep(100);
+      for (
+        let i = 0;
+        i < 50 &&
+        !(await redisSample(port).then(
+          () => true,
+          () => false,
+        ));
+        i++
+      )
+        await sleep(100);
     }
     const policy = await startServer('workers/synthetic/server-main.ts', ['--batching', JSON.stringify(o.batching)]);
     stops.push(() => stopProc(policy.proc));
@@ -152,7 +170,9 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
     const prefix = 'fleet';
     const perWorker = Math.ceil(o.inFlight / o.workers);
     const config = {
-      runName: 'fleet', runDir: join(dir, 'runs'), seed: o.seed,
+      runName: 'fleet',
+      runDir: join(dir, 'runs'),
+      seed: o.seed,
       data: { instances: [instances], userStates: join(dir, 'none.jsonl') },
       policy: { server: 'external', baseUrl: policy.url, model: 'models/toy', timeoutMs: 600_000, maxRetries: 2 },
       simulator: { timeoutMs: o.simTimeoutMs, maxRetries: 4, concurrency: perWorker },
@@ -165,13 +185,21 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
     const configFile = join(dir, 'config.yaml');
     writeFileSync(configFile, stringify(config));
     const env = {
-      ...process.env, GSTEER_PARTS: 'synthetic', GSTEER_SYNTHETIC_TURNS: String(o.maxTurns), GSTEER_SYNTHETIC_TOKENS: String(o.tokensPerTurn),
-      GSTEER_SYNTHETIC_SIMULATOR_URL: sim.url, GSTEER_SYNTHETIC_TRAIN_MS: String(o.trainMs),
+      ...process.env,
+      GSTEER_PARTS: 'synthetic',
+      GSTEER_SYNTHETIC_TURNS: String(o.maxTurns),
+      GSTEER_SYNTHETIC_TOKENS: String(o.tokensPerTurn),
+      GSTEER_SYNTHETIC_SIMULATOR_URL: sim.url,
+      GSTEER_SYNTHETIC_TRAIN_MS: String(o.trainMs),
     };
     const runDir = join(dir, 'runs', 'fleet');
     const samples: Sample[] = [];
     const benchPid = process.pid;
-    const roles = new Map<number, string>([[policy.proc.pid!, 'policy endpoint'], [sim.proc.pid!, 'simulator endpoint'], [benchPid, 'bench']]);
+    const roles = new Map<number, string>([
+      [policy.proc.pid!, 'policy endpoint'],
+      [sim.proc.pid!, 'simulator endpoint'],
+      [benchPid, 'bench'],
+    ]);
     const redisPids = (await Promise.all(redisPorts.map((p) => redisSample(p)))).map((s) => s.pid);
     for (const pid of redisPids) roles.set(pid, 'redis');
     let train: ChildProcess | null = null;
@@ -202,8 +230,15 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
       const ps = await getJson<{ batching?: BatchStats }>(`${serverBase(policy.url)}/stats`);
       const ss = await getJson<SimulatorStats>(`${serverBase(sim.url)}/stats`);
       samples.push({
-        t: Date.now(), cpu, redisMemory: rs.reduce((n, r) => n + r.usedMemory, 0), redisCommands: rs.reduce((n, r) => n + r.commands, 0), redisByCommand, inFlight: watch.inFlight(), load1: loadavg()[0]!,
-        ...(ps?.batching ? { policy: ps.batching } : {}), ...(ss ? { simulator: ss } : {}),
+        t: Date.now(),
+        cpu,
+        redisMemory: rs.reduce((n, r) => n + r.usedMemory, 0),
+        redisCommands: rs.reduce((n, r) => n + r.commands, 0),
+        redisByCommand,
+        inFlight: watch.inFlight(),
+        load1: loadavg()[0]!,
+        ...(ps?.batching ? { policy: ps.batching } : {}),
+        ...(ss ? { simulator: ss } : {}),
       });
     };
     const launch = (args: string[]) => {
@@ -213,7 +248,9 @@ export async function runLeg(o: LegOptions): Promise<LegResult> {
       const done = new Promise<number | null>((resolve) => p.on('exit', (code) => resolve(code)));
       return { p, done, err: () => err };
     };
-    o.log(`${o.name}: ${o.inFlight} in flight = ${o.workers} rollout workers x ${perWorker}; admission window ${o.window} x ${o.inFlight}: updates of ${groupsPerUpdate} groups x ${o.groupSize}, lag ${o.lag}, ${o.updates} updates; redis ${o.cluster ? 'cluster (3 masters)' : 'single'}`);
+    o.log(
+      `${o.name}: ${o.inFlight} in flight = ${o.workers} rollout workers x ${perWorker}; admission window ${o.window} x ${o.inFlight}: updates of ${groupsPerUpdate} groups x ${o.groupSize}, lag ${o.lag}, ${o.updates} updates; redis ${o.cluster ? 'cluster (3 masters)' : 'single'}`,
+    );
     let run = launch(['train', '--config', configFile]);
     train = run.p;
     // The run's keys are under its run id (run.json, written before the queues are used).

@@ -80,21 +80,38 @@ export function legRow(n: number, leg: LegResult, tokensPerEpisode: number, idea
   const idealAtMean = idealOf(Math.max(1, meanInFlight));
   const cpuCoresUsed = cpuTotal / Math.max(dt, 1e-9);
   const bounds = [
-    ...(policyBatch >= 0.8 * batching.maxNumSeqs || policyQueueMs > 100 ? [`policy server near capacity (mean batch ${policyBatch.toFixed(0)} of ${batching.maxNumSeqs}, ${policyQueueMs.toFixed(0)} ms queue per request)`] : []),
+    ...(policyBatch >= 0.8 * batching.maxNumSeqs || policyQueueMs > 100
+      ? [`policy server near capacity (mean batch ${policyBatch.toFixed(0)} of ${batching.maxNumSeqs}, ${policyQueueMs.toFixed(0)} ms queue per request)`]
+      : []),
     ...(cpuCoresUsed >= 0.9 * cores ? [`CPU: ${cpuCoresUsed.toFixed(2)} of ${cores} cores busy`] : []),
-    ...(meanInFlight < 0.9 * n ? [`pacing: ${meanInFlight.toFixed(0)} of ${n} in flight on average (admission waits for the lagged version, i.e. the slowest group)`] : []),
+    ...(meanInFlight < 0.9 * n
+      ? [`pacing: ${meanInFlight.toFixed(0)} of ${n} in flight on average (admission waits for the lagged version, i.e. the slowest group)`]
+      : []),
   ];
   const bound = bounds.length ? bounds.join('; ') : 'endpoint latency (the orchestrator is not the bound)';
   const loads = inWindow.map((s) => s.load1);
   return {
-    inFlight: n, meanInFlight, windowS, episodes, eps, tokensPerS: eps * tokensPerEpisode, ideal, idealAtMean,
-    cpuMsPerEpisode, orchestratorCpuMsPerEpisode, cpuCoresUsed,
+    inFlight: n,
+    meanInFlight,
+    windowS,
+    episodes,
+    eps,
+    tokensPerS: eps * tokensPerEpisode,
+    ideal,
+    idealAtMean,
+    cpuMsPerEpisode,
+    orchestratorCpuMsPerEpisode,
+    cpuCoresUsed,
     redisMemoryMB: Math.max(...inWindow.map((s) => s.redisMemory), 0) / 2 ** 20,
     redisOpsPerS: (b.redisCommands - a.redisCommands) / Math.max(dt, 1e-9),
-    redisPerEpisode: Object.keys(b.redisByCommand).map((k): [string, number] => [k, ((b.redisByCommand[k] ?? 0) - (a.redisByCommand[k] ?? 0)) / Math.max(1, w.finishedIn(a.t, b.t))])
-      .filter(([, n]) => n > 0).sort((x, y) => y[1] - x[1]),
+    redisPerEpisode: Object.keys(b.redisByCommand)
+      .map((k): [string, number] => [k, ((b.redisByCommand[k] ?? 0) - (a.redisByCommand[k] ?? 0)) / Math.max(1, w.finishedIn(a.t, b.t))])
+      .filter(([, n]) => n > 0)
+      .sort((x, y) => y[1] - x[1]),
     waits: { rollouts: wait('rollouts'), groups: wait('groups'), updates: wait('updates') },
-    policyBatch, policyBusy, policyQueueMs,
+    policyBatch,
+    policyBusy,
+    policyQueueMs,
     groupsLate: leg.metrics.reduce((s, m) => s + Number(m.groups_late ?? 0), 0),
     groupsDropped: leg.metrics.reduce((s, m) => s + Number(m.groups_dropped ?? 0), 0),
     bound,

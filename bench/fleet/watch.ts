@@ -25,7 +25,10 @@ export class QueueWatch {
   readonly flow: [number, number][] = [];
 
   /** `prefix`: the run's queue prefix (checkpoints/run-keys.ts queuePrefix). */
-  constructor(private readonly connection: () => RedisClient, private readonly prefix: string) {}
+  constructor(
+    private readonly connection: () => RedisClient,
+    private readonly prefix: string,
+  ) {}
 
   async start(): Promise<void> {
     for (const name of [QUEUE.rollouts, QUEUE.groups, QUEUE.updates] as const) {
@@ -43,13 +46,15 @@ export class QueueWatch {
         if (name === QUEUE.rollouts && t.active === undefined) this.flow.push([at(id), +1]);
         t.active ??= at(id);
       });
-      const end = (failed: boolean) => ({ jobId }: { jobId: string }, id: string) => {
-        const t = times(jobId);
-        if (t.done !== undefined) return;
-        t.done = at(id);
-        t.failed = failed;
-        if (name === QUEUE.rollouts && t.active !== undefined) this.flow.push([at(id), -1]);
-      };
+      const end =
+        (failed: boolean) =>
+        ({ jobId }: { jobId: string }, id: string) => {
+          const t = times(jobId);
+          if (t.done !== undefined) return;
+          t.done = at(id);
+          t.failed = failed;
+          if (name === QUEUE.rollouts && t.active !== undefined) this.flow.push([at(id), -1]);
+        };
       e.on('completed', end(false));
       e.on('failed', end(true));
       e.on('error', () => undefined);

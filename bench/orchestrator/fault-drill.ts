@@ -26,7 +26,18 @@ import { readMetrics } from '../../monitor/sink.ts';
 import { reproducible } from '../../workers/update-metrics.ts';
 import { runLayout } from '../../checkpoints/layout.ts';
 
-const { values } = parseArgs({ options: { updates: { type: 'string', default: '6' }, 'kill-at': { type: 'string', default: '4' }, target: { type: 'string', default: 'trainer' }, before: { type: 'boolean', default: false }, 'before-lock-ms': { type: 'string', default: '30000' }, config: { type: 'string', default: 'configs/demo.yaml' }, keep: { type: 'boolean', default: false }, ref: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    updates: { type: 'string', default: '6' },
+    'kill-at': { type: 'string', default: '4' },
+    target: { type: 'string', default: 'trainer' },
+    before: { type: 'boolean', default: false },
+    'before-lock-ms': { type: 'string', default: '30000' },
+    config: { type: 'string', default: 'configs/demo.yaml' },
+    keep: { type: 'boolean', default: false },
+    ref: { type: 'string' },
+  },
+});
 const updates = Number(values.updates);
 const service = values.target === 'service';
 if (!service && values.target !== 'trainer') throw new Error(`--target ${values.target}: expected trainer or service`);
@@ -36,22 +47,50 @@ const REPO = new URL('../..', import.meta.url).pathname;
 const root = mkdtempSync(join(tmpdir(), 'gsteer-fault-drill-'));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Leg { name: string; kill: boolean; sets: string[] }
-interface LegResult { leg: Leg; runDir: string; seconds: number; recovery?: { total: number; restart: number; wait: number; train: number }; trainOwn: number | null }
+interface Leg {
+  name: string;
+  kill: boolean;
+  sets: string[];
+}
+interface LegResult {
+  leg: Leg;
+  runDir: string;
+  seconds: number;
+  recovery?: { total: number; restart: number; wait: number; train: number };
+  trainOwn: number | null;
+}
 
 /** `[ISO] trainer: msg` lines of the trainer log, with their times (ms). */
 function trainerLines(runDir: string): { t: number; msg: string }[] {
   const f = join(runDir, 'logs', 'trainer-0.log');
   if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8').split('\n').flatMap((l) => {
-    const m = /^\[([^\]]+)\] trainer: (.*)$/.exec(l);
-    return m ? [{ t: Date.parse(m[1]!), msg: m[2]! }] : [];
-  });
+  return readFileSync(f, 'utf8')
+    .split('\n')
+    .flatMap((l) => {
+      const m = /^\[([^\]]+)\] trainer: (.*)$/.exec(l);
+      return m ? [{ t: Date.parse(m[1]!), msg: m[2]! }] : [];
+    });
 }
 
 async function runLeg(leg: Leg): Promise<LegResult> {
   const runName = `drill-${leg.name}`;
-  const args = [join(REPO, 'cli/gsteer.mjs'), 'train', '--config', values.config, '--set', `grpo.maxUpdates=${updates}`, '--set', `runName=${runName}`, '--set', `runDir=${root}`, '--set', `queues.prefix=gsteer-drill-${process.pid}-${leg.name}`, '--set', 'checkpoint.every=3', ...leg.sets.flatMap((s) => ['--set', s])];
+  const args = [
+    join(REPO, 'cli/gsteer.mjs'),
+    'train',
+    '--config',
+    values.config,
+    '--set',
+    `grpo.maxUpdates=${updates}`,
+    '--set',
+    `runName=${runName}`,
+    '--set',
+    `runDir=${root}`,
+    '--set',
+    `queues.prefix=gsteer-drill-${process.pid}-${leg.name}`,
+    '--set',
+    'checkpoint.every=3',
+    ...leg.sets.flatMap((s) => ['--set', s]),
+  ];
   const t0 = Date.now();
   const proc = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
@@ -65,7 +104,11 @@ async function runLeg(leg: Leg): Promise<LegResult> {
       if (proc.exitCode !== null) throw new Error(`${leg.name}: the run ended before update ${killAt} trained:\n${stderr.slice(-2000)}`);
       const lines = trainerLines(runDir);
       const log = join(runDir, 'logs', 'trainer-0.log');
-      const pid = service ? servicePid(proc.pid!) : existsSync(log) ? [...readFileSync(log, 'utf8').matchAll(/started \(.*pid (\d+)\)/g)].pop()?.[1] : undefined;
+      const pid = service
+        ? servicePid(proc.pid!)
+        : existsSync(log)
+          ? [...readFileSync(log, 'utf8').matchAll(/started \(.*pid (\d+)\)/g)].pop()?.[1]
+          : undefined;
       if (pid && lines.some((l) => training.test(l.msg))) {
         await sleep(1000); // inside the step, not at its start
         process.kill(Number(pid), 'SIGKILL');
@@ -88,7 +131,12 @@ async function runLeg(leg: Leg): Promise<LegResult> {
     if (service) console.error(`${leg.name}: ${restored.msg}`);
     // a service kill is recovered inside the update: it trains again from the reload
     const again = service ? restored : lastTraining;
-    res.recovery = { total: (lastDone.t - killedAt) / 1000, restart: (restored.t - killedAt) / 1000, wait: (again.t - restored.t) / 1000, train: (lastDone.t - again.t) / 1000 };
+    res.recovery = {
+      total: (lastDone.t - killedAt) / 1000,
+      restart: (restored.t - killedAt) / 1000,
+      wait: (again.t - restored.t) / 1000,
+      train: (lastDone.t - again.t) / 1000,
+    };
   }
   return res;
 }
@@ -96,7 +144,11 @@ async function runLeg(leg: Leg): Promise<LegResult> {
 /** The pid of the run's trainer service: the child of `gsteer train` (pid) running `trainer serve`. */
 function servicePid(trainPid: number): string | undefined {
   try {
-    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(trainPid)], { encoding: 'utf8' }).split('\n').find((l) => / trainer serve /.test(l))?.trim().split(/\s+/)[0];
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(trainPid)], { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => / trainer serve /.test(l))
+      ?.trim()
+      .split(/\s+/)[0];
   } catch {
     return undefined; // ps exits 1 while the process has no children
   }
@@ -111,7 +163,11 @@ const legs: Leg[] = [
   { name: 'after', kill: true, sets: [] },
   ...(values.before ? [{ name: 'before', kill: true, sets: ['queues.reclaim=false', `queues.trainerLockMs=${values['before-lock-ms']}`] }] : []),
 ];
-console.log(`fault drill: ${values.config}, ${updates} updates, SIGKILL of the ${service ? 'trainer service (gsteer trainer serve)' : 'trainer'} during update ${killAt}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `fault drill: ${values.config}, ${updates} updates, SIGKILL of the ${service ? 'trainer service (gsteer trainer serve)' : 'trainer'} during update ${killAt}; load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 const results: LegResult[] = [];
 for (const leg of legs) {
   if (leg.name === 'ref' && values.ref) {
@@ -124,14 +180,24 @@ for (const leg of legs) {
 const ref = results[0]!;
 const f = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(1));
 const base = results.find((r) => r.leg.name === 'before')?.recovery?.total;
-console.log('\n| leg | settings | kill -> update trained again s | restart s | wait for the job s | update training s | ratio to before | metrics = ref | adapter sha256 (v' + updates + ') | = ref |');
+console.log(
+  '\n| leg | settings | kill -> update trained again s | restart s | wait for the job s | update training s | ratio to before | metrics = ref | adapter sha256 (v' +
+    updates +
+    ') | = ref |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const same = repro(r.runDir) === repro(ref.runDir);
   const a = adapterSha(r.runDir);
   const settings = r.leg.sets.length ? r.leg.sets.join(' ') : 'defaults';
   const ratio = base && r.recovery ? (r.recovery.total / base).toFixed(2) : '-';
-  console.log(`| ${r.leg.name} | ${settings} | ${f(r.recovery?.total)} | ${f(r.recovery?.restart)} | ${f(r.recovery?.wait)} | ${f(r.recovery?.train ?? r.trainOwn ?? undefined)} | ${ratio} | ${same ? 'yes' : 'NO'} | ${a.slice(0, 16)} | ${a === adapterSha(ref.runDir) ? 'yes' : 'NO'} |`);
+  console.log(
+    `| ${r.leg.name} | ${settings} | ${f(r.recovery?.total)} | ${f(r.recovery?.restart)} | ${f(r.recovery?.wait)} | ${f(r.recovery?.train ?? r.trainOwn ?? undefined)} | ${ratio} | ${same ? 'yes' : 'NO'} | ${a.slice(0, 16)} | ${a === adapterSha(ref.runDir) ? 'yes' : 'NO'} |`,
+  );
 }
-console.log(`\nload average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}; run directories under ${root}${values.keep ? '' : ' (removed; --keep keeps them)'}`);
+console.log(
+  `\nload average at the end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}; run directories under ${root}${values.keep ? '' : ' (removed; --keep keeps them)'}`,
+);
 if (!values.keep) rmSync(root, { recursive: true, force: true });

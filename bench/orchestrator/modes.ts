@@ -17,7 +17,10 @@ const OFF = {
 } as const;
 
 export function shortcutsOff(list: string): Record<string, boolean | number> {
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const out: Record<string, boolean | number> = {};
   for (const n of names) {
     if (n === 'all') Object.assign(out, ...Object.values(OFF));

@@ -20,7 +20,16 @@ import type { Parts } from '../../workers/parts.ts';
 import { runInProcess } from '../../workers/synthetic/in-process.ts';
 import { shortcutsOff } from './modes.ts';
 
-const { values } = parseArgs({ options: { 'latency-ms': { type: 'string', default: '200' }, 'train-ms': { type: 'string', default: '200' }, updates: { type: 'string', default: '8' }, reps: { type: 'string', default: '2' }, lag: { type: 'string', default: '0' }, modes: { type: 'string', default: 'all/' } } });
+const { values } = parseArgs({
+  options: {
+    'latency-ms': { type: 'string', default: '200' },
+    'train-ms': { type: 'string', default: '200' },
+    updates: { type: 'string', default: '8' },
+    reps: { type: 'string', default: '2' },
+    lag: { type: 'string', default: '0' },
+    modes: { type: 'string', default: 'all/' },
+  },
+});
 const latencyMs = Number(values['latency-ms']);
 const trainMs = Number(values['train-ms']);
 const updates = Number(values.updates);
@@ -30,8 +39,15 @@ process.env.GSTEER_SYNTHETIC_TRAIN_MS = String(trainMs);
 const MODES = values.modes.split('/').map((disable) => ({ name: disable ? `off: ${disable}` : 'all shortcuts on', disable }));
 
 const instances: Instance[] = Array.from({ length: 64 }, (_, k) => ({
-  id: `b${k}`, userId: `u${k}`, taskId: 't', split: 'train', query: `bench query ${k}`, profile: '', persona: [],
-  targets: [{ id: 't', description: 'd', seedQuestion: 'q', seedAnswer: 'a', weight: 1, essential: true, lateActivatable: false }], edges: [],
+  id: `b${k}`,
+  userId: `u${k}`,
+  taskId: 't',
+  split: 'train',
+  query: `bench query ${k}`,
+  profile: '',
+  persona: [],
+  targets: [{ id: 't', description: 'd', seedQuestion: 'q', seedAnswer: 'a', weight: 1, essential: true, lateActivatable: false }],
+  edges: [],
 }));
 const root = mkdtempSync(join(tmpdir(), 'gsteer-profile-'));
 const prefix = `gsteer-bench:${process.pid}`;
@@ -72,7 +88,10 @@ const PHASES = [
 async function profileRun(run: string, disable: string): Promise<{ phases: number[][]; perUpdate: number; delayed: number }> {
   const p = `${prefix}:${run}`;
   const cfg = resolveConfig({
-    runName: run, runDir: root, seed: 1, data: { instances: ['unused.jsonl'] },
+    runName: run,
+    runDir: root,
+    seed: 1,
+    data: { instances: ['unused.jsonl'] },
     policy: { server: 'external', baseUrl: 'http://127.0.0.1:1/v1' },
     rollout: { groupSize: 4, concurrency: 8, workers: 1 },
     grpo: { maxUpdates: updates, groupsPerUpdate: 2, maxPolicyLag: lag, learningRate: 0.05, passes: 50 },
@@ -149,7 +168,9 @@ for (let rep = 0; rep < reps; rep++)
   }
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const f = (x: number) => x.toFixed(1);
-console.log(`maxPolicyLag ${lag}, ${updates} updates x ${reps} reps per mode, 2 groups x 4 rollouts, latency ${latencyMs} ms, train ${trainMs} ms; load average ${load0.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}\n`);
+console.log(
+  `maxPolicyLag ${lag}, ${updates} updates x ${reps} reps per mode, 2 groups x 4 rollouts, latency ${latencyMs} ms, train ${trainMs} ms; load average ${load0.toFixed(2)} -> ${loadavg()[0]!.toFixed(2)}\n`,
+);
 console.log(`| phase (mean ms per update, updates ${2 + lag}..${updates}) | ${MODES.map((m) => m.name).join(' | ')} |`);
 console.log(`|---|${MODES.map(() => '---').join('|')}|`);
 PHASES.forEach((name, i) => console.log(`| ${name} | ${results.map((r) => f(mean(r.phases.map((p) => p[i]!)))).join(' | ')} |`));

@@ -21,28 +21,41 @@ const index = new Bm25Search(data.corpus, cfg.search.bm25);
 const refinedOf = new Map(data.demonstrations.map((d) => [d.questionId, d.refined]));
 const splits = ['train', 'test'] as const;
 const f3 = (x: number | null) => (x === null ? '  -  ' : x.toFixed(3));
-const top = (q: string, k: number) => index.rank(q).slice(0, k).map((h) => h.id);
+const top = (q: string, k: number) =>
+  index
+    .rank(q)
+    .slice(0, k)
+    .map((h) => h.id);
 
-console.log(`corpus ${data.corpus.length} documents; questions ${splits.map((s) => `${s} ${data.questions.filter((q) => q.split === s).length}`).join(', ')}; demonstrations ${data.demonstrations.length}`);
+console.log(
+  `corpus ${data.corpus.length} documents; questions ${splits.map((s) => `${s} ${data.questions.filter((q) => q.split === s).length}`).join(', ')}; demonstrations ${data.demonstrations.length}`,
+);
 console.log('\n1. evidence recall, original batch -> refined demonstration (BM25, k1 1.2, b 0.75)');
 console.log('split  k   recall orig  recall refined  better/same/worse  mean reward (query cost 0.1)');
 for (const split of splits) {
   const qs = data.questions.filter((q) => q.split === split);
   for (const k of [3, 5, 10]) {
-    let o = 0, r = 0, rew = 0;
+    let o = 0,
+      r = 0,
+      rew = 0;
     const cmp = [0, 0, 0];
     for (const q of qs) {
-      const b = qrefReward({ evidenceIds: q.evidenceIds, original: q.batch.map((x) => top(x, k)), refined: refinedOf.get(q.id)!.map((x) => top(x, k)) }, cfg.reward);
+      const b = qrefReward(
+        { evidenceIds: q.evidenceIds, original: q.batch.map((x) => top(x, k)), refined: refinedOf.get(q.id)!.map((x) => top(x, k)) },
+        cfg.reward,
+      );
       o += b.recall_original;
       r += b.recall_refined;
       rew += b.reward;
       cmp[b.recall_gain > 0 ? 0 : b.recall_gain === 0 ? 1 : 2]!++;
     }
-    console.log(`${split.padEnd(6)} ${String(k).padStart(2)}   ${(o / qs.length).toFixed(3)}        ${(r / qs.length).toFixed(3)}           ${cmp.join('/').padEnd(17)}  ${(rew / qs.length).toFixed(3)}`);
+    console.log(
+      `${split.padEnd(6)} ${String(k).padStart(2)}   ${(o / qs.length).toFixed(3)}        ${(r / qs.length).toFixed(3)}           ${cmp.join('/').padEnd(17)}  ${(rew / qs.length).toFixed(3)}`,
+    );
   }
 }
 
-console.log('\n2. rule evidence filter on the refined queries\' BM25 top 5 (pooled counts)');
+console.log("\n2. rule evidence filter on the refined queries' BM25 top 5 (pooled counts)");
 const need = (q: Question, query: string, withTrace: boolean) => termSet(`${q.question}\n${withTrace ? `${q.trace}\n` : ''}${query}`);
 const coverage = (n: Set<string>, title: string, text: string) => {
   const doc = termSet(`${title}\n${text}`);

@@ -6,7 +6,11 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const VARIANTS: Record<string, [number, number]> = { 'as written (no length bounds)': [0, 0], 'queries {0,120}': [0, 120], 'rationale {0,240}, queries {0,120}': [240, 120] };
+const VARIANTS: Record<string, [number, number]> = {
+  'as written (no length bounds)': [0, 0],
+  'queries {0,120}': [0, 120],
+  'rationale {0,240}, queries {0,120}': [240, 120],
+};
 
 /** The refiner grammar of turn-ebnf.ts (5 queries) with optional counted repetitions. */
 function grammar(rationale: number, query: number): string {

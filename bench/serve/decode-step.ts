@@ -44,7 +44,11 @@ for (const L of (values.context as string).split(',').map(Number)) {
       const caches = prefilled(B, L);
       for (let s = 0; s < 12; s++) {
         const t0 = performance.now();
-        forwardBatch(model, caches.map((cache) => ({ cache, adapter: null, ids: [idAt(s)], logits: true })), 64);
+        forwardBatch(
+          model,
+          caches.map((cache) => ({ cache, adapter: null, ids: [idAt(s)], logits: true })),
+          64,
+        );
         if (s >= 2) times[j]!.push(performance.now() - t0);
       }
       caches.forEach((c) => c.dispose());

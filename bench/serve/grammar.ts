@@ -40,7 +40,11 @@ async function constraintClock(url: string): Promise<{ tokens: number; seconds: 
 }
 
 async function stream(url: string, body: Record<string, unknown>): Promise<Sample> {
-  const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...body, stream: true, return_token_ids: true }) });
+  const res = await fetch(`${url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true, return_token_ids: true }),
+  });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   const ids: number[] = [];
   let first = NaN;
@@ -133,17 +137,23 @@ async function main(): Promise<void> {
     await server.close();
   }
   const avgPrompt = Math.round(prompts.reduce((s, p) => s + p.length, 0) / prompts.length);
-  console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${requests} requests per row, max_tokens ${maxTokens}, temperature 1, prompts ~${avgPrompt} tokens (demo SFT inputs)\n`);
+  console.log(
+    `\ngsteer serve on ${modelDir} (backend ${values.backend}); ${requests} requests per row, max_tokens ${maxTokens}, temperature 1, prompts ~${avgPrompt} tokens (demo SFT inputs)\n`,
+  );
   console.log('| concurrency | mode | decode tokens/s | vs none | ms/token per sequence | tokens decoded | ended with EOS |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of [...rows].sort((a, b) => a.concurrency - b.concurrency || Number(b.mode === 'none') - Number(a.mode === 'none'))) {
     const base = rows.find((b) => b.concurrency === r.concurrency && b.mode === 'none') as Row;
     const n = r.samples.reduce((s, x) => s + x.ids.length, 0);
     const eos = r.samples.filter((x) => [151643, 151645].includes(x.ids[x.ids.length - 1] as number)).length;
-    console.log(`| ${r.concurrency} | ${r.mode} | ${r.tokPerS.toFixed(1)} | ${(r.tokPerS / base.tokPerS).toFixed(2)}x | ${r.msPerToken.toFixed(2)} | ${n} | ${eos}/${r.samples.length} |`);
+    console.log(
+      `| ${r.concurrency} | ${r.mode} | ${r.tokPerS.toFixed(1)} | ${(r.tokPerS / base.tokPerS).toFixed(2)}x | ${r.msPerToken.toFixed(2)} | ${n} | ${eos}/${r.samples.length} |`,
+    );
   }
   const step1 = (rows.find((r) => r.mode === 'none' && r.concurrency === 1) ?? rows[0])!.msPerToken;
-  console.log('\nIn the server (GET /metrics: gsteer_serve:structured_output_seconds_total / _tokens_total over each concurrency\'s grammar and grammar+filter requests): constraint work per constrained token, against the unconstrained ms/token per sequence above; the replay below times the same work in a tight loop, with warm caches. At concurrency c a step decodes c sequences and computes their masks one after another on the same thread, and their calls interleave (awaited together: each one\'s time holds some of the others\'), so a step pays about c times the concurrency-1 figure.\n');
+  console.log(
+    "\nIn the server (GET /metrics: gsteer_serve:structured_output_seconds_total / _tokens_total over each concurrency's grammar and grammar+filter requests): constraint work per constrained token, against the unconstrained ms/token per sequence above; the replay below times the same work in a tight loop, with warm caches. At concurrency c a step decodes c sequences and computes their masks one after another on the same thread, and their calls interleave (awaited together: each one's time holds some of the others'), so a step pays about c times the concurrency-1 figure.\n",
+  );
   console.log('| concurrency | constraint ms per token | unconstrained ms/token | share of the decode step |');
   console.log('|---|---|---|---|');
   for (const [c, ms] of inServer) {
@@ -153,12 +163,23 @@ async function main(): Promise<void> {
   const completions = rows.filter((r) => r.mode === 'grammar+filter').flatMap((r) => r.samples.map((s) => s.ids));
   const kept = readVocabMap(modelDir, 151936)?.keptIds ?? null;
   const step = step1;
-  console.log(`\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms);`);
-  console.log('filter: id by id (applyPerId, before issue 22) or on bitmask words (apply); a trimmed model\'s constraint over the whole id space (before issue 22) or over its rows (compact, after); same masks:\n');
-  console.log('| vocabulary | filter | compile ms | xgrammar mask ms | filter ms | allowed ids ms | accept ms | total ms | share of the decode step | filter words/per id |');
+  console.log(
+    `\nPer token, replaying the ${completions.length} grammar+filter completions (model decode step, unconstrained, concurrency 1: ${step.toFixed(2)} ms);`,
+  );
+  console.log(
+    "filter: id by id (applyPerId, before issue 22) or on bitmask words (apply); a trimmed model's constraint over the whole id space (before issue 22) or over its rows (compact, after); same masks:\n",
+  );
+  console.log(
+    '| vocabulary | filter | compile ms | xgrammar mask ms | filter ms | allowed ids ms | accept ms | total ms | share of the decode step | filter words/per id |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   const vocabs: [string, TokenVocab][] = [
-    ...(kept ? ([[`model (${kept.length} ids), whole id space`, idSpaceVocab(kept)], [`model (${kept.length} ids), compact rows`, qwen3Vocab(kept)]] as [string, TokenVocab][]) : []),
+    ...(kept
+      ? ([
+          [`model (${kept.length} ids), whole id space`, idSpaceVocab(kept)],
+          [`model (${kept.length} ids), compact rows`, qwen3Vocab(kept)],
+        ] as [string, TokenVocab][])
+      : []),
     ['full Qwen3 (151,936 ids)', qwen3Vocab()],
   ];
   for (const [label, vocab] of vocabs) {
@@ -166,13 +187,25 @@ async function main(): Promise<void> {
     // alternate the two, twice, so a load change on the shared machine hits both alike
     const runs = { applyPerId: [] as Parts[], apply: [] as Parts[] };
     for (let r = 0; r < 2; r++) for (const f of ['applyPerId', 'apply'] as const) runs[f].push(await replayParts(compiled, vocab, completions, maxTokens, f));
-    const sum = (ps: Parts[]): Parts => ps.reduce((a, p) => ({ maskMs: a.maskMs + p.maskMs, filterMs: a.filterMs + p.filterMs, allowedMs: a.allowedMs + p.allowedMs, acceptMs: a.acceptMs + p.acceptMs, tokens: a.tokens + p.tokens }));
+    const sum = (ps: Parts[]): Parts =>
+      ps.reduce((a, p) => ({
+        maskMs: a.maskMs + p.maskMs,
+        filterMs: a.filterMs + p.filterMs,
+        allowedMs: a.allowedMs + p.allowedMs,
+        acceptMs: a.acceptMs + p.acceptMs,
+        tokens: a.tokens + p.tokens,
+      }));
     const before = sum(runs.applyPerId);
-    for (const [name, p] of [['before', before], ['after', sum(runs.apply)]] as const) {
+    for (const [name, p] of [
+      ['before', before],
+      ['after', sum(runs.apply)],
+    ] as const) {
       const per = (ms: number) => ms / p.tokens;
       const total = per(p.maskMs + p.filterMs + p.allowedMs + p.acceptMs);
       const ratio = name === 'after' ? `${(p.filterMs / before.filterMs).toFixed(2)}x` : '';
-      console.log(`| ${label} | ${name === 'before' ? 'per id' : 'words'} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${per(p.acceptMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% | ${ratio} |`);
+      console.log(
+        `| ${label} | ${name === 'before' ? 'per id' : 'words'} | ${compiled.compileMs.toFixed(0)} | ${per(p.maskMs).toFixed(3)} | ${per(p.filterMs).toFixed(3)} | ${per(p.allowedMs).toFixed(3)} | ${per(p.acceptMs).toFixed(3)} | ${total.toFixed(3)} | ${((100 * total) / step).toFixed(1)}% | ${ratio} |`,
+      );
     }
   }
 }

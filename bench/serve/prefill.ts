@@ -35,7 +35,20 @@ const { values } = parseArgs({
 });
 
 const serveWith = (extra: string[]) =>
-  startServe(['--model', values.model as string, '--port', '0', '--backend', values.backend as string, '--batching', 'on', '--block-size', values['block-size'] as string, ...extra, ...(values.adapter ? ['--adapter', `policy=${values.adapter}`] : [])]);
+  startServe([
+    '--model',
+    values.model as string,
+    '--port',
+    '0',
+    '--backend',
+    values.backend as string,
+    '--batching',
+    'on',
+    '--block-size',
+    values['block-size'] as string,
+    ...extra,
+    ...(values.adapter ? ['--adapter', `policy=${values.adapter}`] : []),
+  ]);
 
 async function counters(url: string): Promise<{ prompt: number; computed: number }> {
   return { prompt: await serveMetric(url, 'prompt_tokens_total'), computed: await serveMetric(url, 'prompt_tokens_computed_total') };
@@ -80,7 +93,16 @@ async function main(): Promise<void> {
         trajectories.push(
           ...(await Promise.all(
             Array.from({ length: G }, (_, i) =>
-              runEpisode(deps, instance, { runId: 'bench', groupId, index: i, policyVersion: 0, model, snapshotId: snap, seed: rolloutSeed(cfg.seed, step, g, i), rollout: cfg.rollout }),
+              runEpisode(deps, instance, {
+                runId: 'bench',
+                groupId,
+                index: i,
+                policyVersion: 0,
+                model,
+                snapshotId: snap,
+                seed: rolloutSeed(cfg.seed, step, g, i),
+                rollout: cfg.rollout,
+              }),
             ),
           )),
         );
@@ -104,17 +126,29 @@ async function main(): Promise<void> {
   const on = await serveWith([]);
   try {
     const [a, b] = [await run(off.url), await run(on.url)];
-    const same = a.every((r, i) => JSON.stringify(r.trajectories.map((t) => t.turns.map((x) => x.tokens.promptIds))) === JSON.stringify(b[i]!.trajectories.map((t) => t.turns.map((x) => x.tokens.promptIds))));
-    console.log(`\nprefill per GRPO update: ${values.config} (G = ${G}, ${groups} group(s) per update, maxTurns ${cfg.rollout.maxTurns}, maxTokens ${cfg.rollout.maxTokens}), model ${values.model}${values.adapter ? ` + ${values.adapter}` : ''}, block ${values['block-size']}`);
+    const same = a.every(
+      (r, i) =>
+        JSON.stringify(r.trajectories.map((t) => t.turns.map((x) => x.tokens.promptIds))) ===
+        JSON.stringify(b[i]!.trajectories.map((t) => t.turns.map((x) => x.tokens.promptIds))),
+    );
+    console.log(
+      `\nprefill per GRPO update: ${values.config} (G = ${G}, ${groups} group(s) per update, maxTurns ${cfg.rollout.maxTurns}, maxTokens ${cfg.rollout.maxTokens}), model ${values.model}${values.adapter ? ` + ${values.adapter}` : ''}, block ${values['block-size']}`,
+    );
     console.log(`same prompts on both servers: ${same ? 'yes' : 'NO'}\n`);
-    console.log('| update | episodes | turns | prompt tokens | computed, no cache | computed, prefix cache | cache / no cache | first turns (G x n) | first turns computed, cache |');
+    console.log(
+      '| update | episodes | turns | prompt tokens | computed, no cache | computed, prefix cache | cache / no cache | first turns (G x n) | first turns computed, cache |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|');
     const sum = (rows: UpdateRow[], k: 'prompt' | 'computed' | 'firstTurn' | 'firstTurnComputed' | 'turns' | 'episodes') => rows.reduce((s, r) => s + r[k], 0);
     a.forEach((r, i) => {
       const c = b[i]!;
-      console.log(`| ${i + 1} | ${r.episodes} | ${r.turns} | ${r.prompt} | ${r.computed} | ${c.computed} | ${(c.computed / r.computed).toFixed(3)} | ${c.firstTurn} | ${c.firstTurnComputed} |`);
+      console.log(
+        `| ${i + 1} | ${r.episodes} | ${r.turns} | ${r.prompt} | ${r.computed} | ${c.computed} | ${(c.computed / r.computed).toFixed(3)} | ${c.firstTurn} | ${c.firstTurnComputed} |`,
+      );
     });
-    console.log(`| all | ${sum(a, 'episodes')} | ${sum(a, 'turns')} | ${sum(a, 'prompt')} | ${sum(a, 'computed')} | ${sum(b, 'computed')} | ${(sum(b, 'computed') / sum(a, 'computed')).toFixed(3)} | ${sum(b, 'firstTurn')} | ${sum(b, 'firstTurnComputed')} |`);
+    console.log(
+      `| all | ${sum(a, 'episodes')} | ${sum(a, 'turns')} | ${sum(a, 'prompt')} | ${sum(a, 'computed')} | ${sum(b, 'computed')} | ${(sum(b, 'computed') / sum(a, 'computed')).toFixed(3)} | ${sum(b, 'firstTurn')} | ${sum(b, 'firstTurnComputed')} |`,
+    );
   } finally {
     for (const s of [off, on]) {
       s.proc.kill('SIGTERM');

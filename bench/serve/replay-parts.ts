@@ -63,7 +63,13 @@ export interface Parts {
  * vocabulary's index space, what a decode step or a replay does), with the filter on bitmask
  * words (`apply`) or id by id as before issue 22 (`applyPerId`).
  */
-export async function replayParts(compiled: CompiledConstraint, vocab: TokenVocab, completions: number[][], maxTokens: number, filter: 'apply' | 'applyPerId'): Promise<Parts> {
+export async function replayParts(
+  compiled: CompiledConstraint,
+  vocab: TokenVocab,
+  completions: number[][],
+  maxTokens: number,
+  filter: 'apply' | 'applyPerId',
+): Promise<Parts> {
   const p: Parts = { maskMs: 0, filterMs: 0, allowedMs: 0, acceptMs: 0, tokens: 0 };
   for (const ids of completions) {
     const m = await compiled.xg.GrammarMatcher.createGrammarMatcher(compiled.grammar, [...vocab.stopIds]);

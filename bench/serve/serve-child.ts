@@ -25,5 +25,10 @@ export function startServe(args: readonly string[]): Promise<{ url: string; proc
 /** The value of counter/gauge `gsteer_serve:<name>` (0 when absent). */
 export async function serveMetric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return Number(text.split('\n').find((l) => l.startsWith(`gsteer_serve:${name} `))?.split(' ')[1] ?? 0);
+  return Number(
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`gsteer_serve:${name} `))
+      ?.split(' ')[1] ?? 0,
+  );
 }

@@ -48,7 +48,19 @@ async function complete(url: string, model: string, prompt: number[], maxTokens:
   const res = await post(`${url}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, prompt, max_tokens: maxTokens, temperature: 0.7, top_p: 0.95, seed, ignore_eos: true, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, stream: true }),
+    body: JSON.stringify({
+      model,
+      prompt,
+      max_tokens: maxTokens,
+      temperature: 0.7,
+      top_p: 0.95,
+      seed,
+      ignore_eos: true,
+      logprobs: 1,
+      return_tokens_as_token_ids: true,
+      return_token_ids: true,
+      stream: true,
+    }),
   });
   if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   let ttftMs = NaN;
@@ -99,14 +111,20 @@ function shortPrompts(count: number, group: number, variant: number): number[][]
   const questions = ['What should I read about climate policy?', 'Plan a trip to Kyoto for a family of four.', 'Summarize recent work on sparse attention.'];
   return Array.from({ length: count }, (_, i) => {
     const k = variant * Math.ceil(count / group) + Math.floor(i / group);
-    return encodeChat(tok, [{ role: 'system', content: `You refine research requests (${k}).` }, { role: 'user', content: questions[k % questions.length] as string }]);
+    return encodeChat(tok, [
+      { role: 'system', content: `You refine research requests (${k}).` },
+      { role: 'user', content: questions[k % questions.length] as string },
+    ]);
   });
 }
 
 /** First-turn prompts of the demo instances; `variant` shifts instances and the TURN line so levels share no prompt. */
 function firstTurns(count: number, group: number, variant: number): number[][] {
   const tok = qwen3Tokenizer();
-  const instances = readFileSync('data/demo/instances.jsonl', 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { query: string; profile?: string });
+  const instances = readFileSync('data/demo/instances.jsonl', 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { query: string; profile?: string });
   return Array.from({ length: count }, (_, i) => {
     const k = variant * Math.ceil(count / group) + Math.floor(i / group);
     const inst = instances[k % instances.length] as { query: string; profile?: string };
@@ -141,7 +159,21 @@ async function main(): Promise<void> {
   if (!['demo', 'short'].includes(values.workload as string)) throw new Error(`--workload must be demo or short but is ${values.workload}`);
   const servers = new Map<string, { url: string; proc: ChildProcess }>();
   try {
-    for (const m of modes) servers.set(m, await startServe(['--model', modelDir, '--port', '0', '--backend', values.backend as string, '--max-concurrency', String(Math.max(...levels)), ...(MODES[m] as string[])]));
+    for (const m of modes)
+      servers.set(
+        m,
+        await startServe([
+          '--model',
+          modelDir,
+          '--port',
+          '0',
+          '--backend',
+          values.backend as string,
+          '--max-concurrency',
+          String(Math.max(...levels)),
+          ...(MODES[m] as string[]),
+        ]),
+      );
     const warm = workload(1, 1, 99)[0] as number[];
     for (const { url } of servers.values()) await complete(url, modelDir, warm, 4, 0); // kernels, operator caches
     // --rounds R: every level R times (new prompts each time); tokens/s is the median of the rounds, TTFT over all requests
@@ -159,9 +191,13 @@ async function main(): Promise<void> {
         }
       }
     }
-    const rows = levels.flatMap((c) => modes.map((m) => ({ mode: m, c, tokensPerS: pct(runs.get(`${m} ${c}`)!.tokensPerS, 0.5), ttft: runs.get(`${m} ${c}`)!.ttft })));
+    const rows = levels.flatMap((c) =>
+      modes.map((m) => ({ mode: m, c, tokensPerS: pct(runs.get(`${m} ${c}`)!.tokensPerS, 0.5), ttft: runs.get(`${m} ${c}`)!.ttft })),
+    );
     const lens = workload(requests, group, 0).map((p) => p.length);
-    console.log(`\ngsteer serve on ${modelDir} (backend ${values.backend}); ${rounds} round(s), per level and round ${requests} requests x ${maxTokens} tokens in groups of ${group} identical ${values.workload === 'short' ? 'short' : 'first-turn'} prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`);
+    console.log(
+      `\ngsteer serve on ${modelDir} (backend ${values.backend}); ${rounds} round(s), per level and round ${requests} requests x ${maxTokens} tokens in groups of ${group} identical ${values.workload === 'short' ? 'short' : 'first-turn'} prompts of ${Math.min(...lens)}-${Math.max(...lens)} tokens\n`,
+    );
     console.log('| mode | c | tokens/s | vs c=1 | vs interleaved | TTFT p50 ms | TTFT p95 ms | TTFT p50 vs interleaved |');
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
@@ -175,7 +211,9 @@ async function main(): Promise<void> {
     console.log('\n| mode | prompt tokens | computed | from the prefix cache | forward passes |');
     console.log('|---|---|---|---|---|');
     for (const [m, { url }] of servers) {
-      const [p, comp, hits, passes] = await Promise.all(['prompt_tokens_total', 'prompt_tokens_computed_total', 'prefix_cache_hits_total', 'forward_passes_total'].map((n) => metric(url, n)));
+      const [p, comp, hits, passes] = await Promise.all(
+        ['prompt_tokens_total', 'prompt_tokens_computed_total', 'prefix_cache_hits_total', 'forward_passes_total'].map((n) => metric(url, n)),
+      );
       console.log(`| ${m} | ${p} | ${comp} | ${hits} | ${passes} |`);
     }
   } finally {

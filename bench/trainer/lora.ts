@@ -51,8 +51,17 @@ const triple = (s: string) => s.split(',').map(Number) as [number, number, numbe
 
 /** Qwen3-0.6B's config.json shapes, with fewer layers (the output says how many). */
 const QWEN3_06B: Qwen3Config = {
-  vocabSize: 151936, hiddenSize: 1024, intermediateSize: 3072, numHiddenLayers: L06, numAttentionHeads: 16, numKeyValueHeads: 8,
-  headDim: 128, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: true, maxPositionEmbeddings: 40960,
+  vocabSize: 151936,
+  hiddenSize: 1024,
+  intermediateSize: 3072,
+  numHiddenLayers: L06,
+  numAttentionHeads: 16,
+  numKeyValueHeads: 8,
+  headDim: 128,
+  rmsNormEps: 1e-6,
+  ropeTheta: 1_000_000,
+  tieWordEmbeddings: true,
+  maxPositionEmbeddings: 40960,
 };
 const SHAPES: { name: string; cfg: Qwen3Config; bts: [number, number, number]; reps: number }[] = [
   { name: 'tiny (V 151,936)', cfg: PRESETS.tiny!, bts: triple(values.tiny!), reps: REPS },
@@ -128,13 +137,33 @@ function runShape(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, nu
 
 function torchRows(name: string, cfg: Qwen3Config, [B, T, S]: [number, number, number], reps: number, base: number): Row[] {
   return [null, S].map((scored) => {
-    const arg = { D: cfg.hiddenSize, F: cfg.intermediateSize, L: cfg.numHiddenLayers, H: cfg.numAttentionHeads, KV: cfg.numKeyValueHeads, hd: cfg.headDim, V: cfg.vocabSize, r: R, B, T, scored, reps };
+    const arg = {
+      D: cfg.hiddenSize,
+      F: cfg.intermediateSize,
+      L: cfg.numHiddenLayers,
+      H: cfg.numAttentionHeads,
+      KV: cfg.numKeyValueHeads,
+      hd: cfg.headDim,
+      V: cfg.vocabSize,
+      r: R,
+      B,
+      T,
+      scored,
+      reps,
+    };
     const out = execFileSync('/usr/bin/python3', [new URL('./torch_lora.py', import.meta.url).pathname, JSON.stringify(arg)], { encoding: 'utf8' });
     const r = JSON.parse(out) as { tokens_per_s: number; threads: number };
     const seconds = (B * T) / r.tokens_per_s;
-    const gflop = B * seqFlops(cfg, R, { T, head: scored ?? T - 1, backward: true }) / 1e9;
+    const gflop = (B * seqFlops(cfg, R, { T, head: scored ?? T - 1, backward: true })) / 1e9;
     console.error(`${name} torch ${scored ?? 'all'}: ${seconds.toFixed(2)} s`);
-    return { shape: name, path: `PyTorch CPU ${torchVersion()}, ${r.threads} threads, head over ${scored === null ? 'all positions' : 'loss tokens'}`, seconds, tokens: B * T, gflop, vs: base / seconds };
+    return {
+      shape: name,
+      path: `PyTorch CPU ${torchVersion()}, ${r.threads} threads, head over ${scored === null ? 'all positions' : 'loss tokens'}`,
+      seconds,
+      tokens: B * T,
+      gflop,
+      vs: base / seconds,
+    };
   });
 }
 
@@ -168,14 +197,24 @@ const table = (header: string[], body: string[][]) => {
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...body.map(line)].join('\n');
 };
-console.log(`tfjs ${tf.getBackend()} (${cpus().length} cores); fp32 peak: measured ${peak.toFixed(1)} GFLOP/s (tfjs ${tf.getBackend()} matmul 2048^3), theoretical ${theory.text}`);
-console.log(`LoRA r ${R} on q,k,v,o,gate,up,down, dropout 0.05; micro-batch B x T tokens, last S the loss tokens: tiny ${values.tiny}, 0.6B ${values.big}; median of ${REPS} (tiny), ${Math.min(REPS, 2)} (0.6B) after a warm-up`);
+console.log(
+  `tfjs ${tf.getBackend()} (${cpus().length} cores); fp32 peak: measured ${peak.toFixed(1)} GFLOP/s (tfjs ${tf.getBackend()} matmul 2048^3), theoretical ${theory.text}`,
+);
+console.log(
+  `LoRA r ${R} on q,k,v,o,gate,up,down, dropout 0.05; micro-batch B x T tokens, last S the loss tokens: tiny ${values.tiny}, 0.6B ${values.big}; median of ${REPS} (tiny), ${Math.min(REPS, 2)} (0.6B) after a warm-up`,
+);
 console.log(
   table(
     ['model', 'path', 'step s', 'tokens/s', 'GFLOP', 'GFLOP/s', '% measured peak', 'speed-up vs before'],
     rows.map((r) => [
-      r.shape, r.path, r.seconds.toFixed(3), (r.tokens / r.seconds).toFixed(1), r.gflop.toFixed(1), (r.gflop / r.seconds).toFixed(1),
-      ((100 * r.gflop) / r.seconds / peak).toFixed(0), r.vs === null ? '1.00' : r.vs.toFixed(2),
+      r.shape,
+      r.path,
+      r.seconds.toFixed(3),
+      (r.tokens / r.seconds).toFixed(1),
+      r.gflop.toFixed(1),
+      (r.gflop / r.seconds).toFixed(1),
+      ((100 * r.gflop) / r.seconds / peak).toFixed(0),
+      r.vs === null ? '1.00' : r.vs.toFixed(2),
     ]),
   ),
 );

@@ -66,7 +66,13 @@ const tok = qwen3Tokenizer();
 const spec: ConstraintSpec = { type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' };
 const vocab = qwen3Vocab();
 const compiled = await compileConstraint(spec, vocab);
-const constraint: TurnConstraint = { specSha256: specHash(spec), tokenFilter: 'policy_turn', tokenFilterVersion: POLICY_FILTER_VERSION, maxTokens: MAX_TOKENS, reported: true };
+const constraint: TurnConstraint = {
+  specSha256: specHash(spec),
+  tokenFilter: 'policy_turn',
+  tokenFilterVersion: POLICY_FILTER_VERSION,
+  maxTokens: MAX_TOKENS,
+  reported: true,
+};
 
 // Real turns the grammar + filter accept in full (a few SFT targets are longer than the caps allow).
 const turns: MaskedTurn[] = [];
@@ -107,7 +113,8 @@ const cut = (m: TokenMasks, t: MaskedTurn): TokenMasks => ({ table: m.table, ind
 const trainTurns = turns.map((t) => ({ ...t, completionIds: t.completionIds.slice(0, S) }));
 const inputIds = trainTurns.map((t) => [...t.promptIds, ...t.completionIds]);
 // what maskPath 'auto' picks for this head
-const defaultPath = maskedPath({ masks: [], rows: V, vocab: null, index: new Int32Array(0) }) === 'sparse' ? 'no bias: the sparse masked head' : 'an [N, V] bias';
+const defaultPath =
+  maskedPath({ masks: [], rows: V, vocab: null, index: new Int32Array(0) }) === 'sparse' ? 'no bias: the sparse masked head' : 'an [N, V] bias';
 const base: PolicyBatch = {
   kind: 'policy',
   inputIds,
@@ -120,7 +127,8 @@ const adapter = createLora(model, LoraSchema.parse({ r: 8 }), 7);
 const policy = loraPolicy(model, adapter);
 const via = (maskPath: MaskVia): Policy => ({ ...policy, score: (ids, o, m) => policy.score(ids, { ...o, maskPath } as typeof o, m) });
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
-const step = (p: Policy, batch: PolicyBatch) => tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
+const step = (p: Policy, batch: PolicyBatch) =>
+  tf.dispose(accumulateGradients(p, batch, { microBatchSize: MICRO, grpo, dropoutSeed: 1, withEntropy: true }).grads);
 
 /** In-process replay of the turns (before: filter id by id), as TokenMasks of the train sequences. */
 async function replayInProcess(perIdFilter: boolean): Promise<TokenMasks[]> {
@@ -168,21 +176,33 @@ model.dispose();
 const tokens = parts.apply.reduce((s, p) => s + p.tokens, 0) / 2;
 const b = perToken(parts.applyPerId);
 const a = perToken(parts.apply);
-console.log(`tfjs ${tf.getBackend()}; ${TURNS} real policy turns (demo SFT targets, ${tokens} tokens, max_tokens ${MAX_TOKENS}), Qwen3 vocabulary 151,936 ids; ${pool.threads} replay worker thread(s)\n`);
+console.log(
+  `tfjs ${tf.getBackend()}; ${TURNS} real policy turns (demo SFT targets, ${tokens} tokens, max_tokens ${MAX_TOKENS}), Qwen3 vocabulary 151,936 ids; ${pool.threads} replay worker thread(s)\n`,
+);
 console.log('Replay per token (policy grammar + filter):\n');
 console.log('| filter | xgrammar mask ms | filter ms | allowed ids ms | accept ms | total ms | filter after/before |');
 console.log('|---|---|---|---|---|---|---|');
-for (const [name, x] of [['before (id by id)', b], ['after (bitmask words)', a]] as const)
-  console.log(`| ${name} | ${x.mask.toFixed(3)} | ${x.filter.toFixed(3)} | ${x.allowed.toFixed(3)} | ${x.accept.toFixed(3)} | ${(x.mask + x.filter + x.allowed + x.accept).toFixed(3)} | ${x === a ? `${(a.filter / b.filter).toFixed(2)}x` : ''} |`);
-console.log(`\nTrainer step, ${TURNS} sequences (distinct masks per sequence: ${masks.map((m) => new Set(Array.from(m.index).filter((k) => k >= 0)).size).join(', ')}) of ${P} prompt + ${S} completion tokens (every completion position masked), micro-batch ${MICRO}, median of ${REPS}:\n`);
+for (const [name, x] of [
+  ['before (id by id)', b],
+  ['after (bitmask words)', a],
+] as const)
+  console.log(
+    `| ${name} | ${x.mask.toFixed(3)} | ${x.filter.toFixed(3)} | ${x.allowed.toFixed(3)} | ${x.accept.toFixed(3)} | ${(x.mask + x.filter + x.allowed + x.accept).toFixed(3)} | ${x === a ? `${(a.filter / b.filter).toFixed(2)}x` : ''} |`,
+  );
+console.log(
+  `\nTrainer step, ${TURNS} sequences (distinct masks per sequence: ${masks.map((m) => new Set(Array.from(m.index).filter((k) => k >= 0)).size).join(', ')}) of ${P} prompt + ${S} completion tokens (every completion position masked), micro-batch ${MICRO}, median of ${REPS}:\n`,
+);
 console.log('| path | ms | vs unmasked step | constraint share of the step |');
 console.log('|---|---|---|---|');
-const row = (name: string, x: number) => console.log(`| ${name} | ${x.toFixed(0)} | ${(x / unmasked).toFixed(2)}x | ${((100 * (x - unmasked)) / unmasked).toFixed(1)}% |`);
+const row = (name: string, x: number) =>
+  console.log(`| ${name} | ${x.toFixed(0)} | ${(x / unmasked).toFixed(2)}x | ${((100 * (x - unmasked)) / unmasked).toFixed(1)}% |`);
 row('step, unmasked (baseline)', unmasked);
 row('step, masked: [N, V] bias by a gather (before)', stepGather);
 row('step, masked: [N, V] bias by a one-hot matmul (stop 28)', stepMatmul);
 row(`step, masked: the default (${defaultPath}) (after)`, stepAuto);
 row('critical path before: in-process replay (filter id by id) + gather step', criticalBefore);
-row('critical path after, no spare core: in-process replay (bitmask words) + the trainer\'s step', criticalInProcess);
+row("critical path after, no spare core: in-process replay (bitmask words) + the trainer's step", criticalInProcess);
 row(`critical path after: replay pool during the step (waited ${waited.toFixed(0)} ms)`, criticalAfter);
-console.log(`\nin-process replay alone: ${replayBefore.toFixed(0)} ms before, ${replayAfter.toFixed(0)} ms after; critical path after/before: ${(criticalAfter / criticalBefore).toFixed(2)}x with the pool, ${(criticalInProcess / criticalBefore).toFixed(2)}x in process`);
+console.log(
+  `\nin-process replay alone: ${replayBefore.toFixed(0)} ms before, ${replayAfter.toFixed(0)} ms after; critical path after/before: ${(criticalAfter / criticalBefore).toFixed(2)}x with the pool, ${(criticalInProcess / criticalBefore).toFixed(2)}x in process`,
+);

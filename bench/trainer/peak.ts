@@ -33,5 +33,9 @@ export function cpuPeak(): { native: number; wasm: number; text: string } {
   const ghz = mhz / 1000;
   const native = cores * ghz * 2 * lanes * 2;
   const wasm = cores * ghz * 8;
-  return { native, wasm, text: `${native.toFixed(0)} GFLOP/s native (${cores} cores x ${ghz.toFixed(2)} GHz x 2 FMA x ${lanes} lanes x 2), ${wasm.toFixed(0)} GFLOP/s for wasm SIMD128 (4 lanes, no FMA: 8 FLOPs/cycle/core)` };
+  return {
+    native,
+    wasm,
+    text: `${native.toFixed(0)} GFLOP/s native (${cores} cores x ${ghz.toFixed(2)} GHz x 2 FMA x ${lanes} lanes x 2), ${wasm.toFixed(0)} GFLOP/s for wasm SIMD128 (4 lanes, no FMA: 8 FLOPs/cycle/core)`,
+  };
 }

@@ -20,8 +20,17 @@ await selectBackend(values.backend as 'cpu', () => {});
 
 const B = 2;
 const cfgOf = (L: number, V: number): Qwen3Config => ({
-  vocabSize: V, hiddenSize: 64, intermediateSize: 192, numHiddenLayers: L, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 16, rmsNormEps: 1e-6, ropeTheta: 1e6, tieWordEmbeddings: true, maxPositionEmbeddings: 4096,
+  vocabSize: V,
+  hiddenSize: 64,
+  intermediateSize: 192,
+  numHiddenLayers: L,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 16,
+  rmsNormEps: 1e-6,
+  ropeTheta: 1e6,
+  tieWordEmbeddings: true,
+  maxPositionEmbeddings: 4096,
 });
 
 /** Forward floats per token alive at the loss. */
@@ -32,13 +41,16 @@ function probe(L: number, T: number, V: number, lora: boolean, dropout = 0, reco
   const base = tf.memory().numBytes;
   let atLoss = 0;
   const vars = a.variables();
-  const { value, grads } = tf.variableGrads(() => {
-    const lp = tokenLogprobs(model, lora ? a : null, { inputIds: ids }, { training: true, dropoutSeed: 1, recompute }).logprobs;
-    // touch one variable so variableGrads has a path even without the adapter
-    const l = tf.add(tf.neg(tf.mean(lp)), tf.mul(tf.sum(vars[0]!), 0)) as tf.Scalar;
-    atLoss = tf.memory().numBytes - base;
-    return l;
-  }, vars.slice(0, 1));
+  const { value, grads } = tf.variableGrads(
+    () => {
+      const lp = tokenLogprobs(model, lora ? a : null, { inputIds: ids }, { training: true, dropoutSeed: 1, recompute }).logprobs;
+      // touch one variable so variableGrads has a path even without the adapter
+      const l = tf.add(tf.neg(tf.mean(lp)), tf.mul(tf.sum(vars[0]!), 0)) as tf.Scalar;
+      atLoss = tf.memory().numBytes - base;
+      return l;
+    },
+    vars.slice(0, 1),
+  );
   tf.dispose([value, ...Object.values(grads)]);
   a.dispose();
   model.dispose();
@@ -52,7 +64,8 @@ const attnPerT = (layerLora - layerLora32) / 32; // floats per token per key pos
 const layerPlain = (probe(3, 64, 512, false) - probe(1, 64, 512, false)) / 2;
 const logitsPerV = (probe(1, 64, 1024, true) - probe(1, 64, 512, true)) / 512;
 const edges = probe(1, 64, 512, true) - layerLora - logitsPerV * 512;
-const dropout = (probe(1, 64, 512, true, 0.05) - probe(1, 64, 512, true, 0)) / PROJ_NAMES.reduce((s, m) => s + (m === 'o_proj' ? 64 : m === 'down_proj' ? 192 : 64), 0);
+const dropout =
+  (probe(1, 64, 512, true, 0.05) - probe(1, 64, 512, true, 0)) / PROJ_NAMES.reduce((s, m) => s + (m === 'o_proj' ? 64 : m === 'down_proj' ? 192 : 64), 0);
 const counted = (lora: boolean) => layerFloatsPerToken(c, { loraR: 8, targetModules: lora ? PROJ_NAMES : [], dropout: false }) / CALIBRATION.TAPE_FACTOR;
 const rows = {
   'TAPE_FACTOR (with LoRA)': (layerLora - attnPerT * 64) / counted(true),

@@ -89,7 +89,14 @@ interface Row {
 function runBatch(name: string, model: Qwen3Model, batch: PolicyBatch): Row[] {
   const adapter = createLora(model, LoraSchema.parse({ dropout: 0 }), 7);
   const r = new Rng(8);
-  for (const v of adapter.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.02), v.shape));
+  for (const v of adapter.variables())
+    if (v.name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => r.normal() * 0.02),
+          v.shape,
+        ),
+      );
   const policy = loraPolicy(model, adapter);
   const grpo = { lossType: 'grpo' as const, aggregation: 'turn' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
   const n = batch.inputIds.length;
@@ -101,7 +108,9 @@ function runBatch(name: string, model: Qwen3Model, batch: PolicyBatch): Row[] {
   ];
   const rows: Row[] = [];
   for (const [path, grouped, micro] of paths) {
-    const seconds = timeIt(() => tf.dispose(accumulateGradients(policy, batch, { microBatchSize: micro, grpo, withEntropy: true, prefixGrouping: grouped }).grads));
+    const seconds = timeIt(() =>
+      tf.dispose(accumulateGradients(policy, batch, { microBatchSize: micro, grpo, withEntropy: true, prefixGrouping: grouped }).grads),
+    );
     console.error(`${name} ${path}: ${seconds.toFixed(2)} s`);
     rows.push({ batch: name, path, seconds, tokens, computed: computedRows(batch.inputIds, micro, grouped), vs: rows[0] ? rows[0].seconds / seconds : 1 });
   }
@@ -112,7 +121,10 @@ function runBatch(name: string, model: Qwen3Model, batch: PolicyBatch): Row[] {
 await selectBackend(values.backend as BackendKind, () => {});
 const model = await loadModel(values.model!);
 const layout = runLayout(values.run!);
-const groupFiles = readdirSync(join(values.run!, 'groups')).filter((f) => f.endsWith('.json')).sort().slice(0, Number(values.updates));
+const groupFiles = readdirSync(join(values.run!, 'groups'))
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .slice(0, Number(values.updates));
 if (!groupFiles.length) throw new Error(`${values.run}/groups has no group files; pass --run with a demo run's directory (npm run demo writes runs/demo)`);
 const grpoCfg = GrpoSchema.parse({});
 const batches: { name: string; batch: PolicyBatch }[] = [];
@@ -121,7 +133,10 @@ for (const f of groupFiles) {
   const replay = await replayTurnMasks(sequences, model, EVERY_GRAMMAR);
   // advantages as the run's, but a zero-std group would skip its backward: keep them nonzero for timing
   const rows = policyRows(sequences, false, replay.masks);
-  batches.push({ name: `demo update ${f.replace('.json', '')} (${rows.inputIds.length} turns)`, batch: { ...rows, advantages: rows.advantages.map((a, i) => a || (i % 2 ? -0.5 : 0.5)) } });
+  batches.push({
+    name: `demo update ${f.replace('.json', '')} (${rows.inputIds.length} turns)`,
+    batch: { ...rows, advantages: rows.advantages.map((a, i) => a || (i % 2 ? -0.5 : 0.5)) },
+  });
 }
 const out: Row[] = [];
 const only = values.only!.split(',');
@@ -136,7 +151,13 @@ if (only.includes('full')) {
   const rng = new Rng(9);
   const inputIds = Array.from({ length: G }, () => [...prompt, ...Array.from({ length: S }, () => rng.int(full.config.vocabSize))]);
   const completionMask = inputIds.map((q) => q.map((_, t) => (t >= prompt.length ? 1 : 0)));
-  const sub: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages: inputIds.map((_, i) => (i % 2 ? -1 : 1)), trajectories: inputIds.map((_, i) => i) };
+  const sub: PolicyBatch = {
+    kind: 'policy',
+    inputIds,
+    completionMask,
+    advantages: inputIds.map((_, i) => (i % 2 ? -1 : 1)),
+    trajectories: inputIds.map((_, i) => i),
+  };
   out.push(...runBatch(`full vocabulary (V 151,936): ${G} first turns, shared ${prompt.length}-token prompt + ${S} own, unmasked`, full, sub));
   full.dispose();
 }
@@ -147,10 +168,19 @@ const table = (header: string[], body: string[][]) => {
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...body.map(line)].join('\n');
 };
-console.log(`tfjs ${tf.getBackend()}; model ${values.model} (${groupFiles.length} updates of ${values.run}); median of ${REPS} after a warm-up; step = forward + backward + accumulation`);
+console.log(
+  `tfjs ${tf.getBackend()}; model ${values.model} (${groupFiles.length} updates of ${values.run}); median of ${REPS} after a warm-up; step = forward + backward + accumulation`,
+);
 console.log(
   table(
     ['batch', 'path', 'step s', 'tokens/s', 'computed / tokens', 'speed-up vs current'],
-    out.map((r) => [r.batch, r.path, r.seconds.toFixed(3), (r.tokens / r.seconds).toFixed(0), `${r.computed} / ${r.tokens} (${((100 * r.computed) / r.tokens).toFixed(0)}%)`, r.vs.toFixed(2)]),
+    out.map((r) => [
+      r.batch,
+      r.path,
+      r.seconds.toFixed(3),
+      (r.tokens / r.seconds).toFixed(0),
+      `${r.computed} / ${r.tokens} (${((100 * r.computed) / r.tokens).toFixed(0)}%)`,
+      r.vs.toFixed(2),
+    ]),
   ),
 );

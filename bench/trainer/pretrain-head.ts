@@ -37,7 +37,17 @@ async function main(): Promise<void> {
   let examples = values.examples;
   if (!examples) {
     examples = join(tmp, 'examples.jsonl');
-    const code = await sftRun(['build', '--data', 'data/demo/instances.jsonl', '--out', examples, '--config', 'configs/demo.yaml', '--config', 'configs/sft-demo.yaml']);
+    const code = await sftRun([
+      'build',
+      '--data',
+      'data/demo/instances.jsonl',
+      '--out',
+      examples,
+      '--config',
+      'configs/demo.yaml',
+      '--config',
+      'configs/sft-demo.yaml',
+    ]);
     if (code !== 0) throw new Error('sft build failed');
   }
   const base = await loadModel(values.model!);
@@ -68,10 +78,13 @@ async function main(): Promise<void> {
     { what: 'forward alone (head on target positions)', ms: time((b) => pretrainLoss(model, b), false) },
   ];
   const baseMs = rows[0]!.ms;
-  console.log(`backend ${tf.getBackend()}, ${values.model}, ${batches.length} sequences of batch 1: ${(tokens / batches.length).toFixed(0)} tokens, ${(targets / batches.length).toFixed(0)} target tokens each on average\n`);
+  console.log(
+    `backend ${tf.getBackend()}, ${values.model}, ${batches.length} sequences of batch 1: ${(tokens / batches.length).toFixed(0)} tokens, ${(targets / batches.length).toFixed(0)} target tokens each on average\n`,
+  );
   console.log('| measured | ms per sequence | tokens/s | speed vs baseline |');
   console.log('|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.what} | ${r.ms.toFixed(0)} | ${((1000 * tokens) / batches.length / r.ms).toFixed(0)} | ${(baseMs / r.ms).toFixed(2)}x |`);
+  for (const r of rows)
+    console.log(`| ${r.what} | ${r.ms.toFixed(0)} | ${((1000 * tokens) / batches.length / r.ms).toFixed(0)} | ${(baseMs / r.ms).toFixed(2)}x |`);
   tf.dispose(vars);
   base.dispose();
   rmSync(tmp, { recursive: true, force: true });

@@ -24,10 +24,12 @@ export function randomModel(cfg: Qwen3Config): Qwen3Model {
   const mat = (s: [number, number]) => tf.tensor2d(fill(s[0] * s[1], seed++), s);
   const ones = (n: number) => tf.ones([n]) as tf.Tensor1D;
   const layers = Array.from({ length: cfg.numHiddenLayers }, () => ({
-    inputNorm: ones(cfg.hiddenSize), postNorm: ones(cfg.hiddenSize), qNorm: ones(cfg.headDim), kNorm: ones(cfg.headDim),
+    inputNorm: ones(cfg.hiddenSize),
+    postNorm: ones(cfg.hiddenSize),
+    qNorm: ones(cfg.headDim),
+    kNorm: ones(cfg.headDim),
     proj: Object.fromEntries(PROJ_NAMES.map((m) => [m, mat(projShape(cfg, m))])) as Record<ProjName, tf.Tensor2D>,
   }));
   const embed = mat([cfg.vocabSize, cfg.hiddenSize]);
   return makeModel('(bench)', cfg, { embed, layers, norm: ones(cfg.hiddenSize), lmHead: embed }, null);
 }
-

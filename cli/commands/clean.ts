@@ -15,7 +15,7 @@ import { connect, showUrl } from '../../util/redis.ts';
 import { pingRedis } from '../../workers/redis-local.ts';
 import { liveWorkers, removeRunKeys } from '../../workers/run-redis.ts';
 
-export const summary = "remove the Redis keys a run left behind (its queues, user states, metrics stream)";
+export const summary = 'remove the Redis keys a run left behind (its queues, user states, metrics stream)';
 export const usage = `usage: gsteer clean RUN_DIR [--force]
 
 Reads queues.prefix and the run id from RUN_DIR (config.yaml, run.json) and deletes that

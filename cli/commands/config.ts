@@ -21,7 +21,13 @@ export async function run(argv: string[]): Promise<number> {
     console.error(usage);
     return 2;
   }
-  if (positionals.length > 1) throw new InputError(`config show: unexpected ${positionals.slice(1).map((p) => `"${p}"`).join(', ')}; config files go after --config\n\n${usage}`);
+  if (positionals.length > 1)
+    throw new InputError(
+      `config show: unexpected ${positionals
+        .slice(1)
+        .map((p) => `"${p}"`)
+        .join(', ')}; config files go after --config\n\n${usage}`,
+    );
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
   process.stdout.write(stringify(printableConfig(cfg)));
   return 0;

@@ -92,7 +92,7 @@ function prepareOut(out: string, raw: string, force: boolean): void {
     inputs: [raw],
     ownOutput: (d: string) => (manifest() ? manifest()!.raw === resolve(raw) : readdirSync(d).every(isBuildFile)),
     holds: () => (manifest() ? `the build of ${manifest()!.raw}` : null),
-    fix: "give a new or empty folder, or pass --force to replace the build files there (other files stay)",
+    fix: 'give a new or empty folder, or pass --force to replace the build files there (other files stay)',
   };
   try {
     return void checkOutDir(out, rule);
@@ -149,7 +149,8 @@ export async function build(argv: string[]): Promise<number> {
   if (positionals.length !== 1 || !values.out) throw new InputError(`data build: give one RAW_DIR and --out DIR\n${buildUsage}`);
   if (!values['dry-run']) prepareOut(values.out, positionals[0] as string, values.force ?? false);
   const baseUrl = values['llm-base-url'];
-  if (Boolean(baseUrl) !== Boolean(values['llm-model'])) throw new InputError('data build: --llm-base-url and --llm-model go together (or neither, for the embedded rules)');
+  if (Boolean(baseUrl) !== Boolean(values['llm-model']))
+    throw new InputError('data build: --llm-base-url and --llm-model go together (or neither, for the embedded rules)');
   const format = values['response-format'] ?? 'json_schema';
   if (!['json_schema', 'json_object', 'none'].includes(format)) throw new InputError(`--response-format ${format}: must be json_schema, json_object or none`);
   const llm = baseUrl
@@ -165,16 +166,27 @@ export async function build(argv: string[]): Promise<number> {
       }
     : undefined;
   const maxTokens = num('max-tokens', values['max-tokens'], 2048, (x) => Number.isInteger(x) && x >= 1, 'an integer >= 1'); // per reply (llmSteps' default)
-  const s = await runBuild({ raw: positionals[0] as string, out: values.out, split: splitOptions(values), llm: llm && { ...llm, maxTokens }, dryRun: values['dry-run'] });
+  const s = await runBuild({
+    raw: positionals[0] as string,
+    out: values.out,
+    split: splitOptions(values),
+    llm: llm && { ...llm, maxTokens },
+    dryRun: values['dry-run'],
+  });
   if (values['dry-run']) {
-    console.log(`${llm ? 'LLM' : 'rule'} build of ${s.placements.length} pairs: ${s.planned.candidates} candidates calls (one per distinct query and rubric) + ${s.planned.perPair} step calls (4 per pair) + ${s.planned.profiles} profile calls = at most ${s.planned.total} calls${llm ? ' (fewer when cached in DIR/cache)' : ' (embedded rules: no endpoint is called)'}`);
+    console.log(
+      `${llm ? 'LLM' : 'rule'} build of ${s.placements.length} pairs: ${s.planned.candidates} candidates calls (one per distinct query and rubric) + ${s.planned.perPair} step calls (4 per pair) + ${s.planned.profiles} profile calls = at most ${s.planned.total} calls${llm ? ' (fewer when cached in DIR/cache)' : ' (embedded rules: no endpoint is called)'}`,
+    );
     console.log(splitTable(s.placements));
     return 0;
   }
   const r = s.result!;
   const targets = r.instances.reduce((a, i) => a + i.targets.length, 0);
   console.log(`built ${r.instances.length} of ${s.placements.length} instances (${targets} targets), ${r.userStates.length} user states -> ${values.out}`);
-  if (llm) console.log(`LLM calls: ${s.calls.sent} sent, ${s.calls.cached} cached, ${s.calls.failed} failed attempts; tokens ${s.calls.promptTokens} prompt + ${s.calls.completionTokens} completion`);
+  if (llm)
+    console.log(
+      `LLM calls: ${s.calls.sent} sent, ${s.calls.cached} cached, ${s.calls.failed} failed attempts; tokens ${s.calls.promptTokens} prompt + ${s.calls.completionTokens} completion`,
+    );
   console.log(splitTable(s.placements));
   for (const p of s.problems) console.log(p);
   return r.failures.length || s.problems.length ? 1 : 0;

@@ -15,7 +15,6 @@ import { demoEvalPhase } from '../demo/eval-phase.ts';
 import type { Phase, PhaseContext } from '../demo/phase.ts';
 import { QREF_PHASES } from '../demo/qref-phases.ts';
 
-
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
 export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
 
@@ -43,7 +42,9 @@ const PHASES: Phase[] = [
         console.error(`demo: policy base ${cfg.policy.model}${baseNote(cfg.policy.model, sftExamples)}`);
         return { code: 0 };
       }
-      console.error(`demo: creating the tiny model in ${cfg.policy.model}${sftExamples ? ` and pretraining it (one time, about ${DEMO_BASE_MINUTES} min on 2 cores)` : ''}`);
+      console.error(
+        `demo: creating the tiny model in ${cfg.policy.model}${sftExamples ? ` and pretraining it (one time, about ${DEMO_BASE_MINUTES} min on 2 cores)` : ''}`,
+      );
       const model = await import('./model.ts');
       if (!sftExamples) return { code: await model.run(['init', '--preset', 'tiny', '--out', cfg.policy.model, '--seed', String(cfg.seed)]) };
       return { code: await remakeDemoBase({ cfg, configFiles, sets, sftExamples }) };

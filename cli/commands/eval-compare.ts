@@ -26,9 +26,15 @@ export const usage = `usage: gsteer eval compare RESULT [--label NAME] [RESULT [
                      (default: <folder of the first RESULT>/compare)`;
 
 const OPTIONS = {
-  label: { type: 'string', multiple: true }, ablation: { type: 'string', multiple: true },
-  config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true },
-  threshold: { type: 'string' }, reference: { type: 'string' }, bootstrap: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' },
+  label: { type: 'string', multiple: true },
+  ablation: { type: 'string', multiple: true },
+  config: { type: 'string', multiple: true },
+  set: { type: 'string', multiple: true },
+  threshold: { type: 'string' },
+  reference: { type: 'string' },
+  bootstrap: { type: 'string' },
+  seed: { type: 'string' },
+  out: { type: 'string' },
 } as const;
 
 /** The result files in command-line order, each with its --label and whether it is an --ablation. */
@@ -58,15 +64,19 @@ export async function runCompare(argv: string[]): Promise<number> {
   const { values: v, tokens } = parseArgs({ args: argv, allowPositionals: true, tokens: true, options: OPTIONS });
   const list = files(tokens);
   const cfg = loadConfig(v.config ?? [], v.set ?? []);
-  const samples = numberFlag('bootstrap', v.bootstrap, (x) => Number.isInteger(x) && x >= 1, 'a whole number of resamples >= 1 (e.g. 1000)') ?? cfg.eval.bootstrap.samples;
+  const samples =
+    numberFlag('bootstrap', v.bootstrap, (x) => Number.isInteger(x) && x >= 1, 'a whole number of resamples >= 1 (e.g. 1000)') ?? cfg.eval.bootstrap.samples;
   const seed = numberFlag('seed', v.seed, Number.isInteger, 'a whole number (e.g. 42)') ?? cfg.seed;
   const threshold = numberFlag('threshold', v.threshold, (x) => Number.isFinite(x) && x >= -1 && x <= 1, 'a cosine in [-1, 1] (e.g. 0.55)');
   if (!list.length) throw new InputError(`no result files given\n${usage}`);
   const out = v.out ?? join(dirname((list[0] as { file: string }).file), 'compare');
   const { compare } = await import('../../eval/compare.ts'); // vega and resvg load only for this subcommand
   const r = await compare({
-    files: list, sweep: cfg.eval.sweep, out,
-    ...(threshold !== undefined ? { threshold } : {}), ...(v.reference !== undefined ? { reference: v.reference } : {}),
+    files: list,
+    sweep: cfg.eval.sweep,
+    out,
+    ...(threshold !== undefined ? { threshold } : {}),
+    ...(v.reference !== undefined ? { reference: v.reference } : {}),
     spread: { resample: seededResampler(seed, samples), samples, level: cfg.eval.bootstrap.level, seed },
   });
   for (const t of r.tables) console.log(toMarkdown(t));

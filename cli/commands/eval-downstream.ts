@@ -46,23 +46,34 @@ function methodsOf(list: ReturnType<typeof files>): MethodQueries[] {
   for (const { file, label, ablation } of list) {
     if (ablation) throw new InputError('--ablation is a gsteer eval compare flag; gsteer eval downstream sends every RESULT');
     const r = readResultFile(file);
-    if (r.kind !== 'eval') throw new InputError(`${file} is a downstream score file; gsteer eval downstream needs eval results (gsteer eval --out) to send their refined queries`);
+    if (r.kind !== 'eval')
+      throw new InputError(`${file} is a downstream score file; gsteer eval downstream needs eval results (gsteer eval --out) to send their refined queries`);
     const queries = new Map<string, (string | null)[]>();
     for (const e of r.result.episodes) queries.set(e.instanceId, [...(queries.get(e.instanceId) ?? []), e.refinedQuery]);
     out.push({ name: label ?? r.result.method.label, original: false, source: file, queries });
   }
   const slugs = ['original-query', ...out.map((m) => slug(m.name))];
   const dup = out.find((m, i) => slugs.indexOf(slug(m.name)) !== i + 1);
-  if (dup) throw new InputError(`two methods (or a method and the Original Query row) are both named "${dup.name}" (as a folder: ${slug(dup.name)}); name them apart with --label after each file`);
+  if (dup)
+    throw new InputError(
+      `two methods (or a method and the Original Query row) are both named "${dup.name}" (as a folder: ${slug(dup.name)}); name them apart with --label after each file`,
+    );
   return out;
 }
 
 export async function runDownstreamCommand(argv: string[]): Promise<number> {
   const { values: v, tokens } = parseArgs({
-    args: argv, allowPositionals: true, tokens: true,
+    args: argv,
+    allowPositionals: true,
+    tokens: true,
     options: {
-      label: { type: 'string', multiple: true }, config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true },
-      reports: { type: 'string' }, rounds: { type: 'string' }, 'no-original': { type: 'boolean', default: false }, out: { type: 'string' },
+      label: { type: 'string', multiple: true },
+      config: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
+      reports: { type: 'string' },
+      rounds: { type: 'string' },
+      'no-original': { type: 'boolean', default: false },
+      out: { type: 'string' },
     },
   });
   const cfg = loadConfig(v.config ?? [], v.set ?? []);
@@ -77,7 +88,10 @@ export async function runDownstreamCommand(argv: string[]): Promise<number> {
   const methods = methodsOf(list);
   for (const m of methods)
     for (const id of m.queries.keys())
-      if (!instances.has(id)) throw new InputError(`${m.source}: instance "${id}" is not in data.instances (${cfg.data.instances.join(', ')}); pass the config the result was evaluated with`);
+      if (!instances.has(id))
+        throw new InputError(
+          `${m.source}: instance "${id}" is not in data.instances (${cfg.data.instances.join(', ')}); pass the config the result was evaluated with`,
+        );
   const rows = d.original && !v['no-original'] ? [originalQueries(methods, instances), ...methods] : methods;
 
   const base = join(cfg.runDir, cfg.runName, 'eval', 'downstream');
@@ -88,25 +102,51 @@ export async function runDownstreamCommand(argv: string[]): Promise<number> {
   const store = new ReportStore(v.reports ?? join(base, agentSlug, 'reports'), external);
   // the search agent's runs (every step: thought, action, queries, kept results, reads) beside the call records
   const runs = join(base, 'agent_runs.jsonl');
-  const agent = external ? null : d.agent.kind === 'search' ? await searchAgentFrom(cfg, sink, (run) => appendFileSync(runs, `${JSON.stringify(run)}\n`)) : agentFrom(d.agent, { sink, cacheDir });
+  const agent = external
+    ? null
+    : d.agent.kind === 'search'
+      ? await searchAgentFrom(cfg, sink, (run) => appendFileSync(runs, `${JSON.stringify(run)}\n`))
+      : agentFrom(d.agent, { sink, cacheDir });
   const judge = judgeFrom({ ...d.judge, rounds }, { sink, cacheDir });
-  const agentInfo = external ? { name: d.agent.name, model: null, standIn: false } : { name: d.agent.name, model: agent?.model ?? null, standIn: agent?.standIn ?? false };
+  const agentInfo = external
+    ? { name: d.agent.name, model: null, standIn: false }
+    : { name: d.agent.name, model: agent?.model ?? null, standIn: agent?.standIn ?? false };
 
-  const standIns = [agentInfo.standIn && 'the deep-research agent is the embedded stand-in (eval/downstream/agent.ts: it lays the query out as a report, no research)', judge.standIn && 'the judge is the embedded stand-in (eval/downstream/judge.ts: target-word rubric, no model)'].filter(Boolean);
+  const standIns = [
+    agentInfo.standIn && 'the deep-research agent is the embedded stand-in (eval/downstream/agent.ts: it lays the query out as a report, no research)',
+    judge.standIn && 'the judge is the embedded stand-in (eval/downstream/judge.ts: target-word rubric, no model)',
+  ].filter(Boolean);
   for (const s of standIns) console.error(`gsteer eval downstream: NOTE ${s}; these are not paper numbers.`);
-  console.error(`gsteer eval downstream: agent ${external ? `external reports in ${v.reports}` : `${d.agent.kind} ${agentInfo.model ?? '(stand-in)'}`}, judge ${d.judge.kind} ${judge.model ?? '(stand-in)'}, ${rounds} round(s) per report`);
+  console.error(
+    `gsteer eval downstream: agent ${external ? `external reports in ${v.reports}` : `${d.agent.kind} ${agentInfo.model ?? '(stand-in)'}`}, judge ${d.judge.kind} ${judge.model ?? '(stand-in)'}, ${rounds} round(s) per report`,
+  );
 
   const r = await runDownstream({
-    instances, groups: evalGroups(all), methods: rows, agent, agentInfo, store, judge, rounds, concurrency: Math.max(d.agent.concurrency, d.judge.concurrency), // each endpoint caps its own requests
+    instances,
+    groups: evalGroups(all),
+    methods: rows,
+    agent,
+    agentInfo,
+    store,
+    judge,
+    rounds,
+    concurrency: Math.max(d.agent.concurrency, d.judge.concurrency), // each endpoint caps its own requests
     progress: (n) => progressBar('downstream', n),
   });
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', `downstream-${agentSlug}.json`);
   mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, `${JSON.stringify(r.scores, null, 2)}\n`);
-  const spread = { resample: seededResampler(cfg.seed, cfg.eval.bootstrap.samples), samples: cfg.eval.bootstrap.samples, level: cfg.eval.bootstrap.level, seed: cfg.seed };
+  const spread = {
+    resample: seededResampler(cfg.seed, cfg.eval.bootstrap.samples),
+    samples: cfg.eval.bootstrap.samples,
+    level: cfg.eval.bootstrap.level,
+    seed: cfg.seed,
+  };
   console.log(toMarkdown(table4([r.scores], spread)));
   console.log(`\n${toMarkdown(table8([r.scores], spread))}`);
-  console.log(`\nreports: ${r.researched} written by the agent, ${r.reused} read from ${store.dir}${r.fellBack ? `; ${r.fellBack} episode(s) without a refined query scored on the original query's report` : ''}`);
+  console.log(
+    `\nreports: ${r.researched} written by the agent, ${r.reused} read from ${store.dir}${r.fellBack ? `; ${r.fellBack} episode(s) without a refined query scored on the original query's report` : ''}`,
+  );
   console.log(`scores: ${out} (gsteer eval compare ${out} ... for Tables 4 and 8)`);
   return 0;
 }

@@ -102,7 +102,9 @@ export async function run(argv: string[]): Promise<number> {
   if (v.sweep) console.log(`\nthreshold sweep (overall)\n${formatSweep(report.results)}`);
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', `${method.baseline}.json`);
   const b = report.spread;
-  console.log(`\n${toMarkdown(table2Groups([{ name: method.label, file: out, result: report }], tau, new Intrinsic({ resample: seededResampler(b.seed, b.samples), samples: b.samples, level: b.level, seed: b.seed })))}`);
+  console.log(
+    `\n${toMarkdown(table2Groups([{ name: method.label, file: out, result: report }], tau, new Intrinsic({ resample: seededResampler(b.seed, b.samples), samples: b.samples, level: b.level, seed: b.seed })))}`,
+  );
   mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, `${JSON.stringify(report, null, 2)}\n`);
   if (trajs) writeTrajectories(out.replace(/\.json$/, '') + '.trajectories.jsonl', trajs);
@@ -111,12 +113,30 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** `env: qref`: the refiner's episodes on a split, recall of the original vs refined batches with spread. */
-async function runQrefEval(cfg: RunConfig, v: { adapter?: string; 'policy-model'?: string; split?: string; out?: string; label?: string; ids?: string }): Promise<number> {
+async function runQrefEval(
+  cfg: RunConfig,
+  v: { adapter?: string; 'policy-model'?: string; split?: string; out?: string; label?: string; ids?: string },
+): Promise<number> {
   const { evaluateQref, qrefTable } = await import('../../eval/qref.ts');
   const split = v.split ?? 'test';
-  const r = await evaluateQref(cfg, { split, ...(v.ids !== undefined ? { ids: v.ids.split(',').map((x) => x.trim()).filter(Boolean) } : {}), ...(v.adapter ? { adapter: v.adapter } : {}), ...(v['policy-model'] ? { policyModel: v['policy-model'] } : {}), log });
+  const r = await evaluateQref(cfg, {
+    split,
+    ...(v.ids !== undefined
+      ? {
+          ids: v.ids
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean),
+        }
+      : {}),
+    ...(v.adapter ? { adapter: v.adapter } : {}),
+    ...(v['policy-model'] ? { policyModel: v['policy-model'] } : {}),
+    log,
+  });
   const label = v.label ?? (v.adapter ? `adapter ${v.adapter}` : r.model);
-  console.log(`QREF refiner: ${label}, split ${split}, ${r.episodes.length} episode(s), bootstrap over questions\n${qrefTable(r.summary, cfg.eval.bootstrap.level)}`);
+  console.log(
+    `QREF refiner: ${label}, split ${split}, ${r.episodes.length} episode(s), bootstrap over questions\n${qrefTable(r.summary, cfg.eval.bootstrap.level)}`,
+  );
   const out = v.out ?? join(cfg.runDir, cfg.runName, 'eval', 'qref.json');
   mkdirSync(dirname(out), { recursive: true });
   writeFileAtomic(out, `${JSON.stringify({ v: 1, env: 'qref', label, model: r.model, split, summary: r.summary, episodes: r.episodes }, null, 2)}\n`);

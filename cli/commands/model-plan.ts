@@ -18,7 +18,8 @@ const WASM_HEAP = 4 * 2 ** 30; // wasm32: 65536 pages of 64 KiB (tfjs-backend-wa
 function positive(name: string, v: string | undefined, fallback?: number): number {
   if (v === undefined && fallback !== undefined) return fallback;
   const n = Number(v);
-  if (v === undefined || !Number.isInteger(n) || n <= 0) throw new InputError(`model plan: --${name} ${v ?? '(missing)'} must be a positive integer; e.g. --${name} ${fallback ?? 4}`);
+  if (v === undefined || !Number.isInteger(n) || n <= 0)
+    throw new InputError(`model plan: --${name} ${v ?? '(missing)'} must be a positive integer; e.g. --${name} ${fallback ?? 4}`);
   return n;
 }
 
@@ -31,12 +32,19 @@ function table(lines: PlanLine[]): string {
 async function runConfigPlan(files: string[], sets: string[]): Promise<number> {
   const cfg = loadConfig(files, sets);
   const shape = modelShape(cfg.policy.model);
-  if (!shape) throw new InputError(`model plan: policy.model = ${cfg.policy.model} has no config.json and is no published Qwen3 size (${Object.keys(QWEN3_SHAPES).join(', ')}); put its config.json there or pass --model DIR`);
+  if (!shape)
+    throw new InputError(
+      `model plan: policy.model = ${cfg.policy.model} has no config.json and is no published Qwen3 size (${Object.keys(QWEN3_SHAPES).join(', ')}); put its config.json there or pass --model DIR`,
+    );
   const r = fitReport(cfg);
   console.log(r.text);
   console.log('\nverdict per stage (90% of the card usable):');
   for (const s of stagePlans(cfg, shape.config))
-    console.log(`  ${s.stage.padEnd(5)} ${fmtBytes(s.total).padStart(11)}  ${verdicts(s.total).map((v) => `${v.gpu} ${v.fits ? 'fits' : 'does not fit'}`).join(', ')}`);
+    console.log(
+      `  ${s.stage.padEnd(5)} ${fmtBytes(s.total).padStart(11)}  ${verdicts(s.total)
+        .map((v) => `${v.gpu} ${v.fits ? 'fits' : 'does not fit'}`)
+        .join(', ')}`,
+    );
   console.log(`\n${r.summary}`);
   return 0;
 }
@@ -84,14 +92,22 @@ export async function runPlan(argv: string[]): Promise<number> {
     lossTokens: positive('loss-tokens', values['loss-tokens'], seqLen * microBatch),
   };
   const sharedPrefix = values['shared-prefix'] === undefined ? 0 : positive('shared-prefix', values['shared-prefix']);
-  if (sharedPrefix > seqLen) throw new InputError(`model plan: --shared-prefix ${sharedPrefix} is longer than --seq-len ${seqLen}; the shared head is part of each sequence`);
+  if (sharedPrefix > seqLen)
+    throw new InputError(`model plan: --shared-prefix ${sharedPrefix} is longer than --seq-len ${seqLen}; the shared head is part of each sequence`);
   Object.assign(base, { sharedPrefix });
-  if (base.lossTokens > seqLen * microBatch) throw new InputError(`model plan: --loss-tokens ${base.lossTokens} is more than the micro-batch's ${seqLen * microBatch} tokens (--seq-len x --micro-batch); lower it`);
+  if (base.lossTokens > seqLen * microBatch)
+    throw new InputError(
+      `model plan: --loss-tokens ${base.lossTokens} is more than the micro-batch's ${seqLen * microBatch} tokens (--seq-len x --micro-batch); lower it`,
+    );
   const plans = { off: planMemory(cfg, { ...base, recompute: false }), on: planMemory(cfg, { ...base, recompute: true }) };
   const chosen = values.recompute ? plans.on : plans.off;
   const total = (p: PlanLine[]) => p[p.length - 1]!.bytes;
-  console.log(`${values.model}: Qwen3 ${cfg.numHiddenLayers} layers, D ${cfg.hiddenSize}, FFN ${cfg.intermediateSize}, heads ${cfg.numAttentionHeads}/${cfg.numKeyValueHeads}, V ${base.vocabRows}`);
-  console.log(`LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens${sharedPrefix ? ` (${sharedPrefix} shared, computed once)` : ''}, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`);
+  console.log(
+    `${values.model}: Qwen3 ${cfg.numHiddenLayers} layers, D ${cfg.hiddenSize}, FFN ${cfg.intermediateSize}, heads ${cfg.numAttentionHeads}/${cfg.numKeyValueHeads}, V ${base.vocabRows}`,
+  );
+  console.log(
+    `LoRA training, micro-batch ${base.microBatch} x ${base.seqLen} tokens${sharedPrefix ? ` (${sharedPrefix} shared, computed once)` : ''}, recompute ${values.recompute ? 'on' : 'off'}, backend ${backend}:\n`,
+  );
   console.log(table(chosen));
   console.log(`\n  total without recompute ${fmtBytes(total(plans.off))}, with recompute ${fmtBytes(total(plans.on))}\n`);
   // primary verdict for the chosen mode; the other mode is mentioned when it changes the answer

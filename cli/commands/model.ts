@@ -16,7 +16,8 @@ import { keptIdsFromFiles, textFilesUnder } from '../../model/vocab-from.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { checkOutDir, checkOutFile } from '../out-path.ts';
 
-export const summary = 'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
+export const summary =
+  'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
 export const usage = `usage:
   gsteer model init --out DIR [--preset tiny|small|qwen3-0.6b] [--layers N] [--seed N] [--vocab-from FILE ...] [--full-vocab]
       Writes a random-initialized Qwen3-shaped model (config.json, generation_config.json,
@@ -71,7 +72,7 @@ ${PRETRAIN_USAGE}
       P + B*(T-P) token rows instead of B*T; default 0.`;
 
 function parseIds(value: unknown, where: string): number[] {
-  const ids = Array.isArray(value) ? value : (value as { input_ids?: unknown; inputIds?: unknown })?.input_ids ?? (value as { inputIds?: unknown })?.inputIds;
+  const ids = Array.isArray(value) ? value : ((value as { input_ids?: unknown; inputIds?: unknown })?.input_ids ?? (value as { inputIds?: unknown })?.inputIds);
   if (!Array.isArray(ids) || !ids.length || !ids.every((x) => Number.isInteger(x) && x >= 0))
     throw new InputError(`${where}: expected a non-empty array of token ids (or {"input_ids": [...]}), got ${JSON.stringify(value).slice(0, 80)}`);
   return ids as number[];
@@ -120,7 +121,9 @@ async function init(argv: string[]): Promise<number> {
   // --pretrain: an untied head (it trains; the input embedding stays frozen), see trainer/pretrain/pretrain.ts
   const pretrain = values.pretrain ? pretrainOptions(values, seed) : null;
   const { params, rows } = initModel(values.out, pretrain ? { ...cfg, tieWordEmbeddings: false } : cfg, { seed, keptIds });
-  console.error(`model init: wrote ${values.out} (preset ${values.preset}, ${layers} layers, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`);
+  console.error(
+    `model init: wrote ${values.out} (preset ${values.preset}, ${layers} layers, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`,
+  );
   if (pretrain && values.pretrain) await runPretrain(values.out, values.pretrain, values.backend, pretrain);
   return 0;
 }
@@ -128,7 +131,8 @@ async function init(argv: string[]): Promise<number> {
 /** A further warm-up stage on a model `model init --pretrain` made (fresh AdamW, its own schedule). */
 async function pretrain(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { model: { type: 'string' }, seed: { type: 'string', default: '0' }, ...PRETRAIN_FLAGS } });
-  if (!values.model || !values.pretrain) throw new InputError('model pretrain: --model DIR (made by gsteer model init --pretrain) and --pretrain EXAMPLES.jsonl are required');
+  if (!values.model || !values.pretrain)
+    throw new InputError('model pretrain: --model DIR (made by gsteer model init --pretrain) and --pretrain EXAMPLES.jsonl are required');
   const seed = Number(values.seed);
   if (!Number.isInteger(seed)) throw new InputError(`model pretrain: --seed ${values.seed} must be an integer`);
   await runPretrain(values.model, values.pretrain, values.backend, pretrainOptions(values, seed));
@@ -138,21 +142,31 @@ async function pretrain(argv: string[]): Promise<number> {
 /** The weighted mean of models of one architecture (model/average.ts). */
 async function average(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, weights: { type: 'string' } } });
-  if (!values.out || positionals.length < 2) throw new InputError('model average: --out DIR and at least two model folders are required (gsteer model average --out DIR A B ...)');
+  if (!values.out || positionals.length < 2)
+    throw new InputError('model average: --out DIR and at least two model folders are required (gsteer model average --out DIR A B ...)');
   checkOutDir(values.out, { what: 'averaged model', inputs: positionals });
   const weights = values.weights?.split(',').map((x) => Number(x.trim()));
   const sources = averageModels(positionals, values.out, weights);
-  console.error(`model average: wrote ${values.out} = ${sources.map((s) => `${s.weight.toFixed(3)} x ${s.dir}`).join(' + ')} (sources in ${values.out}/${AVERAGE_RECORD})`);
+  console.error(
+    `model average: wrote ${values.out} = ${sources.map((s) => `${s.weight.toFixed(3)} x ${s.dir}`).join(' + ')} (sources in ${values.out}/${AVERAGE_RECORD})`,
+  );
   return 0;
 }
 
 /** More layers that start as the identity (model/expand.ts). */
 async function expand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { out: { type: 'string' }, groups: { type: 'string', default: '1' } } });
-  if (!values.out || positionals.length !== 1) throw new InputError('model expand: --out DIR and one model folder are required (gsteer model expand --out DIR [--groups G] MODEL_DIR)');
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { out: { type: 'string' }, groups: { type: 'string', default: '1' } },
+  });
+  if (!values.out || positionals.length !== 1)
+    throw new InputError('model expand: --out DIR and one model folder are required (gsteer model expand --out DIR [--groups G] MODEL_DIR)');
   checkOutDir(values.out, { what: 'expanded model', inputs: positionals });
   const { layers, map } = expandModel(positionals[0]!, values.out, Number(values.groups));
-  console.error(`model expand: wrote ${values.out} with ${layers} layers (${map.map((m) => (m.copy ? `${m.from}*` : m.from)).join(', ')}; * = new, output projections zero; record in ${values.out}/${EXPAND_RECORD})`);
+  console.error(
+    `model expand: wrote ${values.out} with ${layers} layers (${map.map((m) => (m.copy ? `${m.from}*` : m.from)).join(', ')}; * = new, output projections zero; record in ${values.out}/${EXPAND_RECORD})`,
+  );
   return 0;
 }
 

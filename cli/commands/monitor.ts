@@ -31,7 +31,11 @@ ${SERVE_USAGE}`;
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--serve')) return await serveCommand(argv);
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { follow: { type: 'boolean', default: false }, rows: { type: 'string', default: '12' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { follow: { type: 'boolean', default: false }, rows: { type: 'string', default: '12' } },
+  });
   if (positionals.length !== 1) throw new InputError(`expected one RUN_DIR\n${usage}`);
   const layout = runLayout(resolve(positionals[0] as string));
   const cfg = readRunConfig(layout.config);
@@ -49,7 +53,9 @@ export async function run(argv: string[]): Promise<number> {
     for (const name of Object.values(QUEUE)) {
       const q = new Queue(name, { connection: redis, prefix: queuePrefix(cfg.queues.prefix, info.runId), skipMetasUpdate: true });
       const c = await q.getJobCounts('waiting', 'active', 'delayed', 'waiting-children', 'completed', 'failed');
-      console.log(`${name.padEnd(9)} ${[c.waiting, c.active, c.delayed, c['waiting-children'], c.completed, c.failed].map((n) => String(n ?? 0).padStart(8)).join(' ')}`);
+      console.log(
+        `${name.padEnd(9)} ${[c.waiting, c.active, c.delayed, c['waiting-children'], c.completed, c.failed].map((n) => String(n ?? 0).padStart(8)).join(' ')}`,
+      );
       await q.close();
     }
     if (!values.follow) return 0;

@@ -32,7 +32,10 @@ export async function run(argv: string[]): Promise<number> {
   const lock = acquireRunLock(layout.root, 'resume');
   try {
     const ckpt = newestValidCheckpoint(layout, cfg, (m) => console.error(`gsteer resume: ${m}`));
-    if (!ckpt) throw new InputError(`${layout.checkpoints}: no valid checkpoint to resume from (the run stopped before its first one, every checkpoint.every = ${cfg.checkpoint.every} updates); remove the run directory (rm -r ${layout.root}) and start it again with gsteer train`);
+    if (!ckpt)
+      throw new InputError(
+        `${layout.checkpoints}: no valid checkpoint to resume from (the run stopped before its first one, every checkpoint.every = ${cfg.checkpoint.every} updates); remove the run directory (rm -r ${layout.root}) and start it again with gsteer train`,
+      );
     const instances = loadEnvInstances(cfg); // method §13: the run's environment
     const states = restoreRunDir(layout, ckpt);
     const next = { ...info, epoch: info.epoch + 1 };

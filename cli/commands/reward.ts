@@ -38,7 +38,13 @@ export async function run(argv: string[]): Promise<number> {
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
   const instances = loadInstances([values.instance as string]);
   const instance = instances.find((x) => x.id === values.id);
-  if (!instance) throw new InputError(`${values.instance}: no instance with id "${values.id}" (it has ${instances.length} instances, e.g. ${instances.slice(0, 3).map((x) => `"${x.id}"`).join(', ')}); check --id`);
+  if (!instance)
+    throw new InputError(
+      `${values.instance}: no instance with id "${values.id}" (it has ${instances.length} instances, e.g. ${instances
+        .slice(0, 3)
+        .map((x) => `"${x.id}"`)
+        .join(', ')}); check --id`,
+    );
   const file = values.trajectory as string;
   let raw: unknown;
   try {
@@ -47,7 +53,9 @@ export async function run(argv: string[]): Promise<number> {
     throw new InputError(`${file}: cannot read a JSON trajectory (${(e as Error).message}); format in reward/README.md`);
   }
   if (typeof raw === 'object' && raw !== null && 'instanceId' in raw && (raw as { instanceId: unknown }).instanceId !== instance.id)
-    throw new InputError(`${file}: the trajectory is for instance "${String((raw as { instanceId: unknown }).instanceId)}" but --id is "${instance.id}"; pass the matching id`);
+    throw new InputError(
+      `${file}: the trajectory is for instance "${String((raw as { instanceId: unknown }).instanceId)}" but --id is "${instance.id}"; pass the matching id`,
+    );
   const summaryInput = parseTrajectorySummary(raw, file);
   const breakdown = await computeReward({ instanceId: instance.id, targets: instance.targets, ...summaryInput }, cfg.reward, createEncoder(cfg.encoder));
   process.stdout.write(`${JSON.stringify(breakdown, null, 2)}\n`);

@@ -97,10 +97,12 @@ export async function run(argv: string[]): Promise<number> {
   if (keyEnv && values['api-key']) throw new InputError('--api-key-env and --api-key both give the key; pass one (--api-key-env keeps it out of ps)');
   const apiKey = keyEnv ? process.env[keyEnv] : values['api-key'];
   if (keyEnv && !apiKey) throw new InputError(`--api-key-env ${keyEnv}: the environment variable is not set; export it or drop the option`);
-  if (apiKey !== undefined && apiKey.length < 16) throw new InputError(`the API key is ${apiKey.length} characters; use at least 16 (make one with: openssl rand -hex 32)`);
+  if (apiKey !== undefined && apiKey.length < 16)
+    throw new InputError(`the API key is ${apiKey.length} characters; use at least 16 (make one with: openssl rand -hex 32)`);
   const host = values.host ?? '127.0.0.1';
   checkServeBind(host, apiKey);
-  for (const root of values['lora-root'] ?? []) if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(`--lora-root ${root}: not a folder; give folders that hold adapters`);
+  for (const root of values['lora-root'] ?? [])
+    if (!existsSync(root) || !statSync(root).isDirectory()) throw new InputError(`--lora-root ${root}: not a folder; give folders that hold adapters`);
   const server = await startServer({
     modelDir: values.model,
     servedModelName: values['served-model-name'],

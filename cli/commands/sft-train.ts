@@ -17,6 +17,8 @@ export async function sftTrainCommand(argv: string[]): Promise<number> {
   // The SFT stage's memory plan against the device, refused before anything starts (trainer/plan-config.ts).
   console.error(`sft: ${checkFits(cfg, 'sft').summary}`);
   const r = await runSft(cfg, { resume: values.resume ?? false, fresh: values.fresh ?? false, writeExamples: writeEnvSftExamples });
-  console.log(`sft: ${r.steps} updates in ${r.seconds.toFixed(1)} s; last train loss ${r.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${r.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${r.adapterDir}`);
+  console.log(
+    `sft: ${r.steps} updates in ${r.seconds.toFixed(1)} s; last train loss ${r.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${r.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${r.adapterDir}`,
+  );
   return 0;
 }

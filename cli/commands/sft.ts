@@ -44,7 +44,8 @@ async function build(argv: string[]): Promise<number> {
       set: { type: 'string', multiple: true },
     },
   });
-  if (positionals.length && !values.data) throw new InputError(`sft build: unexpected ${positionals.map((p) => `"${p}"`).join(', ')}; instance files go after --data (--data FILE...)\n\n${usage}`);
+  if (positionals.length && !values.data)
+    throw new InputError(`sft build: unexpected ${positionals.map((p) => `"${p}"`).join(', ')}; instance files go after --data (--data FILE...)\n\n${usage}`);
   if (!values.out) throw new InputError('sft build: --out FILE is required (the examples JSONL to write)');
   const cfg = loadConfig(values.config ?? [], values.set ?? []);
   const seed = values.seed === undefined ? cfg.seed : Number(values.seed);
@@ -55,7 +56,9 @@ async function build(argv: string[]): Promise<number> {
   const counts = await writeSftDataset(instances, values.out, {
     seed,
     optionalRatios: cfg.sft.optionalRatios,
-    ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
+    ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    order: cfg.sft.order,
+    variant: cfg.variant,
     memorySamples: cfg.sft.memorySamples,
     stopPoints: cfg.sft.stopPoints,
     lateActivation: cfg.sft.lateActivation,

@@ -50,8 +50,11 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      config: { type: 'string', multiple: true }, set: { type: 'string', multiple: true }, 'init-adapter': { type: 'string' },
-      dashboard: { type: 'boolean', default: false }, 'dashboard-port': { type: 'string' },
+      config: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
+      'init-adapter': { type: 'string' },
+      dashboard: { type: 'boolean', default: false },
+      'dashboard-port': { type: 'string' },
     },
   });
   const sets = [...(values.set ?? []), ...(values['init-adapter'] ? [`initAdapter=${values['init-adapter']}`] : [])];
@@ -59,7 +62,9 @@ export async function run(argv: string[]): Promise<number> {
   const prepared = validateRunInputs(cfg);
   // The memory plan against the device (trainer/plan-config.ts): refused here, before anything starts.
   // (trainer.engine tinker: a remote engine trains on its own GPUs, method §5.13)
-  console.error(`gsteer train: ${cfg.trainer.engine === 'tinker' ? `memory plan: not checked (trainer.engine tinker: ${cfg.trainer.baseUrl} trains on its own devices)` : checkFits(cfg).summary}`);
+  console.error(
+    `gsteer train: ${cfg.trainer.engine === 'tinker' ? `memory plan: not checked (trainer.engine tinker: ${cfg.trainer.baseUrl} trains on its own devices)` : checkFits(cfg).summary}`,
+  );
   for (const w of prepared.warnings) console.error(`gsteer train: warning: ${w}`);
   // QREF has no per-user state (method §13.2): nothing to say about where user states start
   if (cfg.env === 'gsteer')
@@ -96,7 +101,14 @@ export async function run(argv: string[]): Promise<number> {
     const { layout, info } = createRunDir(grpoCfg);
     const dashboard = values.dashboard ? await trainDashboard(layout.root, values['dashboard-port']) : null;
     try {
-      const code = await launchRun({ cfg: grpoCfg, layout, info, instances: prepared.instances, userStates: { kind: 'init', states: prepared.states }, startStep: 0 });
+      const code = await launchRun({
+        cfg: grpoCfg,
+        layout,
+        info,
+        instances: prepared.instances,
+        userStates: { kind: 'init', states: prepared.states },
+        startStep: 0,
+      });
       started = countLines(layout.metrics) > 0 || listCheckpoints(layout).length > 0;
       return code;
     } catch (e) {

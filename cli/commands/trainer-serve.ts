@@ -55,14 +55,20 @@ function num(name: string, raw: string | undefined, def: number, ok: (v: number)
 }
 
 /** Tinker's LoraConfig (+ gsteer's fields) as gsteer's LoRA config. */
-export function peftLora(l: LoraSpec, defaultAlpha: number): { r: number; alpha: number; dropout: number; targetModules: ('q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj')[] } {
+export function peftLora(
+  l: LoraSpec,
+  defaultAlpha: number,
+): { r: number; alpha: number; dropout: number; targetModules: ('q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj')[] } {
   const attn = ['q_proj', 'k_proj', 'v_proj', 'o_proj'] as const;
   const mlp = ['gate_proj', 'up_proj', 'down_proj'] as const;
   const all: readonly string[] = [...attn, ...mlp];
   const targets = l.targetModules ?? [...(l.trainAttn ? attn : []), ...(l.trainMlp ? mlp : [])];
   const bad = targets.find((t) => !all.includes(t));
   if (bad) throw new InputError(`create_model.gsteer.target_modules has "${bad}"; gsteer's LoRA targets ${all.join(', ')}`);
-  if (!targets.length) throw new InputError('create_model.lora_config: train_attn and train_mlp are both false; gsteer trains LoRA on attention and/or MLP projections (train_unembed alone is not supported)');
+  if (!targets.length)
+    throw new InputError(
+      'create_model.lora_config: train_attn and train_mlp are both false; gsteer trains LoRA on attention and/or MLP projections (train_unembed alone is not supported)',
+    );
   return { r: l.rank, alpha: l.alpha ?? defaultAlpha, dropout: l.dropout ?? 0, targetModules: targets as ReturnType<typeof peftLora>['targetModules'] };
 }
 
@@ -90,7 +96,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!values.model) throw new InputError('--model DIR is required (a folder with config.json and model.safetensors)');
   const backend = (values.backend ?? 'auto') as BackendKind;
   if (!BACKENDS.includes(backend)) throw new InputError(`--backend must be one of ${BACKENDS.join(', ')} but is "${values.backend}"`);
-  if (values.compress !== undefined && !['on', 'off'].includes(values.compress)) throw new InputError(`--compress must be on or off but is "${values.compress}"`);
+  if (values.compress !== undefined && !['on', 'off'].includes(values.compress))
+    throw new InputError(`--compress must be on or off but is "${values.compress}"`);
   const keyEnv = values['api-key-env'];
   const apiKey = keyEnv ? process.env[keyEnv] : undefined;
   if (keyEnv && !apiKey) throw new InputError(`--api-key-env ${keyEnv}: the environment variable is not set; export it or drop the option`);
@@ -114,7 +121,13 @@ export async function run(argv: string[]): Promise<number> {
     apiKey,
     compressForwardBackward: values.compress !== 'off',
     sessionTimeoutMs: timeoutS * 1000,
-    createEngine: async ({ lora }) => TfjsEngine.create(model, peftLora(lora, alpha), lora.seed, { baseModel: values.model as string, microBatchSize, recompute: values.recompute ?? false, grammars: EVERY_GRAMMAR }),
+    createEngine: async ({ lora }) =>
+      TfjsEngine.create(model, peftLora(lora, alpha), lora.seed, {
+        baseModel: values.model as string,
+        microBatchSize,
+        recompute: values.recompute ?? false,
+        grammars: EVERY_GRAMMAR,
+      }),
     sampler: values['no-sampler'] ? undefined : serveSampler(model, backendName),
     log,
     logRequests: values['log-requests'] ?? false,

@@ -9,5 +9,7 @@ export const usage = serve.usage;
 export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'serve') return serve.run(rest);
-  throw new InputError(`trainer: unknown subcommand ${sub === undefined ? '(none)' : `"${sub}"`}; use gsteer trainer serve --model DIR (gsteer trainer --help)`);
+  throw new InputError(
+    `trainer: unknown subcommand ${sub === undefined ? '(none)' : `"${sub}"`}; use gsteer trainer serve --model DIR (gsteer trainer --help)`,
+  );
 }

@@ -23,7 +23,13 @@ export async function run(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: { run: { type: 'string' }, config: { type: 'string' }, 'policy-url': { type: 'string' } },
   });
-  if (positionals.length > 1) throw new InputError(`unexpected ${positionals.slice(1).map((p) => `"${p}"`).join(', ')}: a worker takes one kind\n${usage}`);
+  if (positionals.length > 1)
+    throw new InputError(
+      `unexpected ${positionals
+        .slice(1)
+        .map((p) => `"${p}"`)
+        .join(', ')}: a worker takes one kind\n${usage}`,
+    );
   const kind = positionals[0];
   if (!WORKER_KINDS.includes(kind as WorkerKind)) throw new InputError(`worker kind "${kind ?? ''}": expected one of ${WORKER_KINDS.join(', ')}\n${usage}`);
   if (!values.run) throw new InputError(`--run RUN_DIR is required\n${usage}`);

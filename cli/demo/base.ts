@@ -29,7 +29,11 @@ export const DEMO_BASE_STAGES = [stage(3000, '5e-3'), stage(1500, '3e-3'), stage
  * - `seeds`: the demo's own settings with 12 other builder seeds, i.e. other memory-hit
  *   scenarios of the same trajectories (docs/history/demo-base.md, "More scenarios").
  */
-export interface ExtraExamples { file: string; sets: string[]; seeds: number[] }
+export interface ExtraExamples {
+  file: string;
+  sets: string[];
+  seeds: number[];
+}
 export const DEMO_BASE_EXTRAS = {
   ratios: { file: 'examples-extra.jsonl', sets: ['sft.optionalRatios=[0,0.5,1]'], seeds: [] },
   seeds: { file: 'examples-seeds.jsonl', sets: [], seeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] },
@@ -46,11 +50,24 @@ export type ExtraName = keyof typeof DEMO_BASE_EXTRAS;
  * model average`), or with `mean: false` its one branch as it is: docs/history/demo-base.md,
  * "Extra data and weight averaging", "More layers: block expansion" and "More scenarios".
  */
-export interface Branch { seed: number; args: string[]; extra?: ExtraName }
+export interface Branch {
+  seed: number;
+  args: string[];
+  extra?: ExtraName;
+}
 /** `mean: false`: the round's model is its one branch, not the mean of the start and the branches. */
-export interface Round { expandGroups?: number; branches: Branch[]; mean?: false }
+export interface Round {
+  expandGroups?: number;
+  branches: Branch[];
+  mean?: false;
+}
 export const DEMO_BASE_ROUNDS: Round[] = [
-  { branches: [{ seed: 42, args: stage(3000, '2e-3'), extra: 'ratios' }, { seed: 7, args: stage(3000, '2e-3') }] },
+  {
+    branches: [
+      { seed: 42, args: stage(3000, '2e-3'), extra: 'ratios' },
+      { seed: 7, args: stage(3000, '2e-3') },
+    ],
+  },
   { expandGroups: 1, branches: [{ seed: 11, args: stage(3000, '2e-3') }] },
   { branches: [{ seed: 23, args: stage(3000, '2e-3'), extra: 'seeds' }], mean: false },
 ];
@@ -92,7 +109,9 @@ export async function remakeDemoBase(
   const { cfg, configFiles, sets, sftExamples } = ctx;
   for (const [k, round] of recipe.rounds.entries())
     if (round.mean === false && round.branches.length !== 1)
-      throw new Error(`demo base recipe: round ${k + 1} has mean: false and ${round.branches.length} branches; a round that keeps its branch takes exactly one`);
+      throw new Error(
+        `demo base recipe: round ${k + 1} has mean: false and ${round.branches.length} branches; a round that keeps its branch takes exactly one`,
+      );
   const { run } = await import('../commands/model.ts');
   const out = cfg.policy.model;
   const vocab = [...textFilesUnder('data/demo'), sftExamples].flatMap((f) => ['--vocab-from', f]);
@@ -122,7 +141,16 @@ export async function remakeDemoBase(
     for (const [i, b] of round.branches.entries()) {
       if (code !== 0) return code;
       cpSync(start, fresh(branches[i]!), { recursive: true });
-      code = await run(['pretrain', '--model', branches[i]!, '--seed', String(b.seed), ...common, ...b.args, ...(b.extra ? ['--pretrain-extra', extraFile(b.extra)] : [])]);
+      code = await run([
+        'pretrain',
+        '--model',
+        branches[i]!,
+        '--seed',
+        String(b.seed),
+        ...common,
+        ...b.args,
+        ...(b.extra ? ['--pretrain-extra', extraFile(b.extra)] : []),
+      ]);
     }
     if (code !== 0) return code;
     if (round.mean === false) {
@@ -138,8 +166,16 @@ export async function remakeDemoBase(
   return code;
 }
 
-interface StageRecord { steps: number; examplesSha256?: string; previous?: StageRecord[] }
-interface Records { pretrain?: StageRecord; average?: { sources: Records[] }; expand?: { source: Records } }
+interface StageRecord {
+  steps: number;
+  examplesSha256?: string;
+  previous?: StageRecord[];
+}
+interface Records {
+  pretrain?: StageRecord;
+  average?: { sources: Records[] };
+  expand?: { source: Records };
+}
 
 /** Every warm-up stage, mean and expansion under a model's records (its own, its sources', its expansion source's), each once. */
 function history(r: Records): { stages: StageRecord[]; means: number; expansions: number } {
@@ -167,6 +203,7 @@ export function baseNote(dir: string, examples: string | undefined): string {
   if (means) made.push(`${means} mean(s) of branches`);
   if (expansions) made.push(`${expansions} layer expansion(s)`);
   const note = ` (${layers} layers; ${made.join(', ')}; recipe in its README.md)`;
-  if (same === false) return `${note}; note: the SFT examples built now differ from the ones it was pretrained on (the builder or data/demo changed): delete the folder to remake it`;
+  if (same === false)
+    return `${note}; note: the SFT examples built now differ from the ones it was pretrained on (the builder or data/demo changed): delete the folder to remake it`;
   return note;
 }

@@ -25,7 +25,9 @@ import { evaluate } from '../../eval/evaluate.ts';
 /** The newest adapter version the trainer wrote, or null. */
 export function latestAdapter(adaptersDir: string): { version: number; dir: string } | null {
   if (!existsSync(adaptersDir)) return null;
-  const versions = readdirSync(adaptersDir).map((n) => numberedName(n, 'policy-v')).filter((v): v is number => v !== null);
+  const versions = readdirSync(adaptersDir)
+    .map((n) => numberedName(n, 'policy-v'))
+    .filter((v): v is number => v !== null);
   if (!versions.length) return null;
   const version = Math.max(...versions);
   return { version, dir: resolve(adaptersDir, adapterDirName(version)) };
@@ -63,7 +65,9 @@ export function demoDifferences(rows: readonly Row[], level: number): string {
 }
 
 async function episodesOf(cfg: RunConfig, adapter: string | undefined, split: string, ids?: readonly string[]): Promise<ScoredEpisode[]> {
-  const { report } = await evaluate(cfg, { ...(adapter ? { adapter } : {}), split, ...(ids ? { ids: [...ids] } : {}) }, (l) => console.error(`gsteer eval: ${l}`));
+  const { report } = await evaluate(cfg, { ...(adapter ? { adapter } : {}), split, ...(ids ? { ids: [...ids] } : {}) }, (l) =>
+    console.error(`gsteer eval: ${l}`),
+  );
   return report.episodes;
 }
 
@@ -97,7 +101,8 @@ export const demoEvalPhase = {
       { name: 'test', pick: (e) => e.test },
     ];
     for (const set of sets)
-      for (const p of policies) rows.push({ policy: p.label, set: set.name, v: viewResult(set.pick(perPolicy.get(p.label)!), tau, 'overall', resample, level) });
+      for (const p of policies)
+        rows.push({ policy: p.label, set: set.name, v: viewResult(set.pick(perPolicy.get(p.label)!), tau, 'overall', resample, level) });
     const E = cfg.eval.episodesPerInstance;
     const title = `gsteer eval: ${policies.map((p) => p.label).join(' / ')}, ${E} episode(s) per instance, the same sampling seeds for every policy (threshold ${tau}, temperature ${cfg.eval.temperature}); ± bootstrap SE over instances (${samples} resamples)`;
     const diffs = `Paired differences (same instances and seeds; ± SE from the same resamples; under 2 SE = within noise):\n${demoDifferences(rows, level)}`;

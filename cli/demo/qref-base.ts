@@ -31,9 +31,7 @@ export interface QrefBaseStage {
 }
 
 /** models/tiny-qref/README.md says what each stage did and why. */
-export const QREF_BASE_STAGES: QrefBaseStage[] = [
-  { init: { layers: 2 }, steps: 8000, lr: '5e-3', augment: 1, seed: 42 },
-];
+export const QREF_BASE_STAGES: QrefBaseStage[] = [{ init: { layers: 2 }, steps: 8000, lr: '5e-3', augment: 1, seed: 42 }];
 /** What growing the committed base took on the 2-core machine (models/tiny-qref/README.md). */
 export const QREF_BASE_MINUTES = 99;
 export const STAGE_RECORD = 'stage.json';
@@ -70,13 +68,40 @@ const readRecord = (dir: string): StageRecord | null => {
 };
 
 const flags = (s: QrefBaseStage, examples: string) => [
-  '--seed', String(s.seed), '--pretrain', examples, '--pretrain-held-out', '0', '--backend', 'wasm',
-  '--pretrain-steps', String(s.steps), '--pretrain-batch', '1', '--pretrain-lr', s.lr, '--pretrain-augment', String(s.augment),
+  '--seed',
+  String(s.seed),
+  '--pretrain',
+  examples,
+  '--pretrain-held-out',
+  '0',
+  '--backend',
+  'wasm',
+  '--pretrain-steps',
+  String(s.steps),
+  '--pretrain-batch',
+  '1',
+  '--pretrain-lr',
+  s.lr,
+  '--pretrain-augment',
+  String(s.augment),
 ];
 
 /** The command lines of one stage (for the runner and the README). */
 export function stageCommands(s: QrefBaseStage, dir: string, from: string | null, ctx: Pick<GrowContext, 'examples' | 'vocabFrom'>): string[][] {
-  if (s.init) return [['init', '--preset', 'tiny', '--layers', String(s.init.layers), '--out', dir, ...ctx.vocabFrom.flatMap((f) => ['--vocab-from', f]), ...flags(s, ctx.examples)]];
+  if (s.init)
+    return [
+      [
+        'init',
+        '--preset',
+        'tiny',
+        '--layers',
+        String(s.init.layers),
+        '--out',
+        dir,
+        ...ctx.vocabFrom.flatMap((f) => ['--vocab-from', f]),
+        ...flags(s, ctx.examples),
+      ],
+    ];
   if (!from) throw new Error('qref base recipe: the first stage must be an init stage');
   return [...(s.expand ? [['expand', '--out', dir, '--groups', String(s.expand), from]] : []), ['pretrain', '--model', dir, ...flags(s, ctx.examples)]];
 }
@@ -114,7 +139,15 @@ export async function growQrefBase(ctx: GrowContext, stages: readonly QrefBaseSt
       rmSync(join(dir, STAGE_RECORD), { force: true }); // the copied or expanded predecessor's: this stage is not done yet
       if (code !== 0) return code;
     }
-    const rec: StageRecord = { stage: k, spec: s, examplesSha256, fromSha256, seconds: (performance.now() - t0) / 1000, loadAverage: [load, loadavg()[0]!], finishedAt: new Date().toISOString() };
+    const rec: StageRecord = {
+      stage: k,
+      spec: s,
+      examplesSha256,
+      fromSha256,
+      seconds: (performance.now() - t0) / 1000,
+      loadAverage: [load, loadavg()[0]!],
+      finishedAt: new Date().toISOString(),
+    };
     writeFileAtomic(join(dir, STAGE_RECORD), `${JSON.stringify(rec, null, 2)}\n`);
     records.push(rec);
     from = dir;
@@ -128,7 +161,10 @@ export async function growQrefBase(ctx: GrowContext, stages: readonly QrefBaseSt
     return { firstLoss: p.firstLoss, lastLoss: p.lastLoss };
   };
   const stagesOut = records.map((r) => ({ ...r, ...losses(stageDir(ctx.out, r.stage)) }));
-  writeFileSync(join(ctx.out, RECIPE_RECORD), `${JSON.stringify({ format: 'gsteer-qref-base/1', examples: ctx.examples, examplesSha256, minutes: stagesOut.reduce((a, r) => a + r.seconds, 0) / 60, stages: stagesOut }, null, 2)}\n`);
+  writeFileSync(
+    join(ctx.out, RECIPE_RECORD),
+    `${JSON.stringify({ format: 'gsteer-qref-base/1', examples: ctx.examples, examplesSha256, minutes: stagesOut.reduce((a, r) => a + r.seconds, 0) / 60, stages: stagesOut }, null, 2)}\n`,
+  );
   for (const r of records) rmSync(stageDir(ctx.out, r.stage), { recursive: true, force: true });
   return 0;
 }

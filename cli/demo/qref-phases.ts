@@ -83,7 +83,13 @@ export function qrefDemoTable(rows: readonly QrefRow[]): string {
  * Per split and pair [a, b] of policy keys (both present), b - a in refined recall (and reward):
  * paired over the same questions and seeds, with a verdict.
  */
-export function qrefDemoDifferences(rows: readonly { key: string; row: QrefRow }[], pairs: readonly [string, string][], seed: number, samples: number, level: number): string {
+export function qrefDemoDifferences(
+  rows: readonly { key: string; row: QrefRow }[],
+  pairs: readonly [string, string][],
+  seed: number,
+  samples: number,
+  level: number,
+): string {
   const out: string[] = [];
   for (const split of [...new Set(rows.map((r) => r.row.report.split))]) {
     const of = (key: string) => rows.find((r) => r.key === key && r.row.report.split === split)?.row;
@@ -115,10 +121,23 @@ export const qrefModelPhase: Phase = {
       console.error(`demo: policy base ${cfg.policy.model} (found: ${qrefBaseNote(cfg.policy.model)}; delete the folder to regrow it)`);
       return { code: 0 };
     }
-    if (!ctx.sftExamples) throw new InputError(`${cfg.policy.model} is missing and sft.enabled is false: the base grows from the refiner's SFT examples (cli/demo/qref-base.ts); set sft.enabled=true or point policy.model at a model`);
-    console.error(`demo: growing the base in ${cfg.policy.model} with its recipe (${QREF_BASE_STAGES.length} stage(s), about ${QREF_BASE_MINUTES} min on 2 cores; resumable: a rerun continues after the last finished stage)`);
+    if (!ctx.sftExamples)
+      throw new InputError(
+        `${cfg.policy.model} is missing and sft.enabled is false: the base grows from the refiner's SFT examples (cli/demo/qref-base.ts); set sft.enabled=true or point policy.model at a model`,
+      );
+    console.error(
+      `demo: growing the base in ${cfg.policy.model} with its recipe (${QREF_BASE_STAGES.length} stage(s), about ${QREF_BASE_MINUTES} min on 2 cores; resumable: a rerun continues after the last finished stage)`,
+    );
     const model = await import('../commands/model.ts');
-    return { code: await growQrefBase({ out: cfg.policy.model, examples: ctx.sftExamples, vocabFrom: qrefVocabFiles(ctx), model: model.run, log: (l) => console.error(`demo: ${l}`) }) };
+    return {
+      code: await growQrefBase({
+        out: cfg.policy.model,
+        examples: ctx.sftExamples,
+        vocabFrom: qrefVocabFiles(ctx),
+        model: model.run,
+        log: (l) => console.error(`demo: ${l}`),
+      }),
+    };
   },
 };
 
@@ -150,7 +169,10 @@ export const qrefGrpoPhase: Phase = {
     const { cfg } = ctx;
     const per = cfg.rollout.groupSize * cfg.grpo.groupsPerUpdate;
     const ppoPer = cfg.ppo.batchSize * cfg.ppo.rolloutsPerPrompt;
-    if (per !== ppoPer) console.error(`demo: note: GRPO samples ${per} episodes per update (rollout.groupSize x grpo.groupsPerUpdate), PPO ${ppoPer} (ppo.batchSize x ppo.rolloutsPerPrompt): not the same budget`);
+    if (per !== ppoPer)
+      console.error(
+        `demo: note: GRPO samples ${per} episodes per update (rollout.groupSize x grpo.groupsPerUpdate), PPO ${ppoPer} (ppo.batchSize x ppo.rolloutsPerPrompt): not the same budget`,
+      );
     const { runName, prefix } = grpoRun(cfg);
     const train = await import('../commands/train.ts');
     const sets = ['algorithm=grpo', `runName=${runName}`, `queues.prefix=${prefix}`].flatMap((x) => ['--set', x]);
@@ -162,7 +184,11 @@ export const qrefGrpoPhase: Phase = {
 export const qrefReportFile = (root: string, policy: 'sft' | 'ppo' | 'grpo', split: string) => join(root, 'eval', `qref-${policy}-${split}.json`);
 
 /** The pairs the demo compares, by policy key: each trained policy against SFT, then PPO against GRPO. */
-export const QREF_DEMO_PAIRS: [string, string][] = [['sft', 'ppo'], ['sft', 'grpo'], ['grpo', 'ppo']];
+export const QREF_DEMO_PAIRS: [string, string][] = [
+  ['sft', 'ppo'],
+  ['sft', 'grpo'],
+  ['grpo', 'ppo'],
+];
 
 /** Did a per-update metric rise? Its first quarter of updates against its last (monitor/learning.ts quarterTrend, updates as the samples). */
 export function formatMetricTrend(name: string, values: readonly number[]): string {

@@ -23,21 +23,32 @@ export interface SftPhaseOptions {
 export async function sftPhase(cfg: RunConfig, o: SftPhaseOptions = {}): Promise<SftPhaseResult> {
   const log = o.log ?? ((l: string) => console.error(l));
   const train = await runSft(cfg, { resume: o.resume ?? false, fresh: !o.resume, log, writeExamples: writeEnvSftExamples });
-  log(`sft: ${train.steps} updates in ${train.seconds.toFixed(1)} s; train loss ${train.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${train.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${train.adapterDir}`);
+  log(
+    `sft: ${train.steps} updates in ${train.seconds.toFixed(1)} s; train loss ${train.trainLoss?.toFixed(4) ?? '-'}, held-out loss ${train.heldOutLoss?.toFixed(4) ?? '-'}; adapter ${train.adapterDir}`,
+  );
   if (train.heldOutLossBefore !== null && train.heldOutLoss !== null)
     log(
       `sft: held-out loss per target token, the same ${Math.min(cfg.sft.evalMaxExamples, train.heldOutExamples)} examples: base alone ${train.heldOutLossBefore.toFixed(5)} -> after SFT ${train.heldOutLoss.toFixed(5)} ` +
         `(${train.heldOutLoss - train.heldOutLossBefore >= 0 ? '+' : ''}${(train.heldOutLoss - train.heldOutLossBefore).toFixed(5)})${cfg.sft.evalTurns ? '; the valid-turn rate below is sampled without the grammar, which GRPO and eval always apply' : ''}`,
     );
-  if (cfg.env === 'qref' && cfg.sft.evalTurns > 0) log('sft: the valid-turn check samples G-STEER turns; skipped for env qref (gsteer eval measures the refiner, method §13)');
+  if (cfg.env === 'qref' && cfg.sft.evalTurns > 0)
+    log('sft: the valid-turn check samples G-STEER turns; skipped for env qref (gsteer eval measures the refiner, method §13)');
   if (cfg.sft.evalTurns === 0 || cfg.env === 'qref') return { adapterDir: train.adapterDir, train, eval: null };
   // The same seeded held-out sample and sampling seeds for both, so the rates compare turn for turn.
   const evalWith = async (adapter: string | null, what: string) => {
     const t0 = performance.now();
     const ev = await evalValidTurns({
-      model: cfg.policy.model, adapter, examples: train.examplesFile, n: cfg.sft.evalTurns, seed: cfg.seed,
-      splitSeed: cfg.seed, heldOutFraction: cfg.sft.heldOutFraction, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP,
-      maxTokens: cfg.rollout.maxTokens, backend: cfg.trainer.backend,
+      model: cfg.policy.model,
+      adapter,
+      examples: train.examplesFile,
+      n: cfg.sft.evalTurns,
+      seed: cfg.seed,
+      splitSeed: cfg.seed,
+      heldOutFraction: cfg.sft.heldOutFraction,
+      temperature: cfg.rollout.temperature,
+      topP: cfg.rollout.topP,
+      maxTokens: cfg.rollout.maxTokens,
+      backend: cfg.trainer.backend,
     });
     log(`sft: ${what}: ${formatEval(ev)} at temperature ${cfg.rollout.temperature} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
     return ev;

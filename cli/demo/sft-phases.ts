@@ -29,9 +29,16 @@ export const sftConfig = (ctx: Ctx): RunConfig => loadConfig([...ctx.configFiles
 /** Build the scaffolded examples of `cfg` (its data, seed and sft.* knobs) into `out`; returns the printed counts. */
 export async function buildDemoExamples(cfg: RunConfig, out: string): Promise<string> {
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), out, {
-    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
-    maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
-    encoder: createEncoder(cfg.encoder), teacher: teacherFromConfig(cfg),
+    seed: cfg.seed,
+    optionalRatios: cfg.sft.optionalRatios,
+    ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    order: cfg.sft.order,
+    variant: cfg.variant,
+    maxTurns: cfg.rollout.maxTurns,
+    topK: cfg.rollout.retrieveTopK,
+    candidates: cfg.rollout.retrieveCandidates,
+    encoder: createEncoder(cfg.encoder),
+    teacher: teacherFromConfig(cfg),
   });
   return formatCounts(counts);
 }

@@ -59,7 +59,10 @@ export function writeBuildSet(out: string, contents: Record<(typeof SET_FILES)[n
   rmSync(join(out, MANIFEST), { force: true });
   SET_FILES.forEach((name, i) => renameSync(staged[i] as string, join(out, name)));
   const files = Object.fromEntries(SET_FILES.map((name) => [name, sha256File(join(out, name))]));
-  writeFileAtomic(join(out, MANIFEST), `${JSON.stringify({ v: 1, kind: 'gsteer data build', ...meta, raw: resolve(meta.raw), files } satisfies BuildManifest, null, 2)}\n`);
+  writeFileAtomic(
+    join(out, MANIFEST),
+    `${JSON.stringify({ v: 1, kind: 'gsteer data build', ...meta, raw: resolve(meta.raw), files } satisfies BuildManifest, null, 2)}\n`,
+  );
   return stray;
 }
 
@@ -72,7 +75,8 @@ export function buildSetProblem(file: string): string | null {
   const name = basename(file);
   if (!(SET_FILES as readonly string[]).includes(name) || !existsSync(join(dir, 'build_report.json'))) return null;
   const m = readBuildManifest(dir);
-  if (!m) return `${dir} has no ${MANIFEST}: gsteer data build stopped before its outputs were a whole set; run the build again (it sends no cached request twice)`;
+  if (!m)
+    return `${dir} has no ${MANIFEST}: gsteer data build stopped before its outputs were a whole set; run the build again (it sends no cached request twice)`;
   const want = m.files[name];
   if (want && existsSync(file) && sha256File(file) !== want)
     return `${name} is not the file ${join(dir, MANIFEST)} lists (its sha256 differs): it changed after the build or comes from another one; run the build again or restore the file`;

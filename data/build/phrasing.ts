@@ -27,7 +27,10 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** The target description of a criterion (see the file comment). */
 export function describe(criterion: string): string {
-  let d = oneLine(criterion).replace(lead, '').replace(CONDITION, '').replace(/[.;]+$/, '');
+  let d = oneLine(criterion)
+    .replace(lead, '')
+    .replace(CONDITION, '')
+    .replace(/[.;]+$/, '');
   const mapped = MAPPERS.exec(d) ?? null;
   if (mapped) d = mapped[1] as string;
   else {
@@ -43,15 +46,20 @@ const PERSON = /\b(?:the user|the person|the client|the reader|they)\b/gi;
 const POSSESSIVE = /\b(?:the user's|the person's|the client's|the reader's|users'|their)\b/gi;
 /** Third-person verbs after "you" lose their -s ("you prefers" -> "you prefer"; has/is/does irregular). */
 function secondPerson(text: string): string {
-  return text
-    .replace(POSSESSIVE, 'your')
-    .replace(PERSON, 'you')
-    .replace(/\byou (has|is|does|was)\b/gi, (_, v: string) => `you ${({ has: 'have', is: 'are', does: 'do', was: 'were' } as Record<string, string>)[v.toLowerCase()]}`)
-    .replace(/\byou ([a-z]+?)(ies)\b/g, 'you $1y')
-    .replace(/\byou ([a-z]+(?:ss|sh|ch|x|o))es\b/g, 'you $1')
-    .replace(/\byou ([a-z]+[^s\s])s\b/g, 'you $1')
-    // a second verb of the same subject: "you own or rents" -> "you own or rent"
-    .replace(/\byou ([a-z]+) (or|and) ([a-z]+[^s\s])s\b/g, 'you $1 $2 $3');
+  return (
+    text
+      .replace(POSSESSIVE, 'your')
+      .replace(PERSON, 'you')
+      .replace(
+        /\byou (has|is|does|was)\b/gi,
+        (_, v: string) => `you ${({ has: 'have', is: 'are', does: 'do', was: 'were' } as Record<string, string>)[v.toLowerCase()]}`,
+      )
+      .replace(/\byou ([a-z]+?)(ies)\b/g, 'you $1y')
+      .replace(/\byou ([a-z]+(?:ss|sh|ch|x|o))es\b/g, 'you $1')
+      .replace(/\byou ([a-z]+[^s\s])s\b/g, 'you $1')
+      // a second verb of the same subject: "you own or rents" -> "you own or rent"
+      .replace(/\byou ([a-z]+) (or|and) ([a-z]+[^s\s])s\b/g, 'you $1 $2 $3')
+  );
 }
 
 const QUESTION_WORD = /^(who|whom|whose|whether|how|what|which|when|where|why|if)\b/i;

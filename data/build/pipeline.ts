@@ -55,20 +55,42 @@ async function buildOne(raw: RawInstance, steps: BuildSteps, tick: (step: string
   tick('validate');
   const fates: CandidateFate[] = cands.map((c, i) => {
     const d = decisions[i]!;
-    return { id: c.id, description: c.description, rubricItems: c.rubricItems, weight: weights.get(c.id) ?? 0, kept: d.keep, reason: d.reason, essential: d.keep && d.essential };
+    return {
+      id: c.id,
+      description: c.description,
+      rubricItems: c.rubricItems,
+      weight: weights.get(c.id) ?? 0,
+      kept: d.keep,
+      reason: d.reason,
+      essential: d.keep && d.essential,
+    };
   });
   let targets: BuiltTarget[] = cands
     .filter((_, i) => decisions[i]!.keep)
-    .map((c) => ({ id: c.id, description: c.description, criterion: c.criterion, weight: weights.get(c.id) ?? 0, essential: decisions.find((d) => d.id === c.id)!.essential, seedQuestion: '', seedAnswer: '' }));
+    .map((c) => ({
+      id: c.id,
+      description: c.description,
+      criterion: c.criterion,
+      weight: weights.get(c.id) ?? 0,
+      essential: decisions.find((d) => d.id === c.id)!.essential,
+      seedQuestion: '',
+      seedAnswer: '',
+    }));
   const seeds = new Map((await steps.seeds(raw, targets)).map((s) => [s.id, s]));
   tick('seeds');
   for (const t of targets) Object.assign(t, { seedQuestion: seeds.get(t.id)!.seedQuestion, seedAnswer: seeds.get(t.id)!.seedAnswer.trim() });
   // An optional target the user's facts give no answer for is dropped (it would make the simulator invent one).
-  for (const f of fates) if (f.kept && !targets.find((t) => t.id === f.id)!.seedAnswer) Object.assign(f, { kept: false, reason: 'no_seed_answer', essential: false });
+  for (const f of fates)
+    if (f.kept && !targets.find((t) => t.id === f.id)!.seedAnswer) Object.assign(f, { kept: false, reason: 'no_seed_answer', essential: false });
   targets = targets.filter((t) => t.seedAnswer);
   // an instance without targets is not an instance (data validate refuses it): the pair is not built, and says why
   if (targets.length === 0)
-    throw new StepError('validate', new Error(`every candidate target was dropped (${fates.map((f) => `${f.id} "${f.description.slice(0, 40)}": ${f.reason}`).join('; ')}); the pair is left out: give its task rubric items that its user's persona or context bears on`));
+    throw new StepError(
+      'validate',
+      new Error(
+        `every candidate target was dropped (${fates.map((f) => `${f.id} "${f.description.slice(0, 40)}": ${f.reason}`).join('; ')}); the pair is left out: give its task rubric items that its user's persona or context bears on`,
+      ),
+    );
   const ieg = await steps.ieg(raw, targets);
   tick('ieg');
   const slots = new Map((await steps.slots(raw, targets)).map((s) => [s.id, s]));

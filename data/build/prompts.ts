@@ -9,7 +9,12 @@ const rubricText = (inst: RawInstance) =>
   inst.rubric.map((r, i) => `[${i}] (weight ${r.weight}${r.dimension ? `, ${r.dimension}` : ''}) ${r.criterion}`).join('\n');
 
 const userText = (inst: RawInstance) =>
-  [`Persona:`, ...personaLines(inst.user.persona).map((l) => `- ${l}`), `Context and memory snippets:`, ...(inst.user.context.length ? inst.user.context.map((c) => `- ${c}`) : ['- (none)'])].join('\n');
+  [
+    `Persona:`,
+    ...personaLines(inst.user.persona).map((l) => `- ${l}`),
+    `Context and memory snippets:`,
+    ...(inst.user.context.length ? inst.user.context.map((c) => `- ${c}`) : ['- (none)']),
+  ].join('\n');
 
 const targetsText = (ts: readonly Pick<BuiltTarget, 'id' | 'description' | 'criterion'>[]) =>
   ts.map((t) => `${t.id}: ${t.description}${t.criterion ? ` (rubric: ${t.criterion})` : ''}`).join('\n');
@@ -57,15 +62,24 @@ const msgs = (step: StepName, user: string): ChatMessage[] => [
 ];
 
 export const PROMPTS = {
-  candidates: (inst: RawInstance) => msgs('candidates', `Domain: ${inst.task.domain}\nQuery: ${inst.query}\nPersonalization rubric items:\n${rubricText(inst)}`),
+  candidates: (inst: RawInstance) =>
+    msgs('candidates', `Domain: ${inst.task.domain}\nQuery: ${inst.query}\nPersonalization rubric items:\n${rubricText(inst)}`),
   validate: (inst: RawInstance, cands: readonly Candidate[], weights: ReadonlyMap<string, number>) =>
-    msgs('validate', `Query: ${inst.query}\n${userText(inst)}\nCandidates:\n${cands.map((c) => `${c.id} (weight ${(weights.get(c.id) ?? 0).toFixed(3)}): ${c.description} (rubric: ${c.criterion})`).join('\n')}`),
+    msgs(
+      'validate',
+      `Query: ${inst.query}\n${userText(inst)}\nCandidates:\n${cands.map((c) => `${c.id} (weight ${(weights.get(c.id) ?? 0).toFixed(3)}): ${c.description} (rubric: ${c.criterion})`).join('\n')}`,
+    ),
   seeds: (inst: RawInstance, targets: readonly BuiltTarget[]) =>
-    msgs('seeds', `Query: ${inst.query}\n${userText(inst)}\nTargets:\n${targets.map((t) => `${t.id}${t.essential ? ' [essential]' : ''}: ${t.description}`).join('\n')}`),
+    msgs(
+      'seeds',
+      `Query: ${inst.query}\n${userText(inst)}\nTargets:\n${targets.map((t) => `${t.id}${t.essential ? ' [essential]' : ''}: ${t.description}`).join('\n')}`,
+    ),
   ieg: (inst: RawInstance, targets: readonly BuiltTarget[]) =>
-    msgs('ieg', `Query: ${inst.query}\nTargets:\n${targets.map((t) => `${t.id}${t.essential ? ' [essential]' : ''} (weight ${t.weight.toFixed(3)}): ${t.description}`).join('\n')}`),
-  slots: (inst: RawInstance, targets: readonly BuiltTarget[]) =>
-    msgs('slots', `Query: ${inst.query}\nTargets:\n${targetsText(targets)}`),
+    msgs(
+      'ieg',
+      `Query: ${inst.query}\nTargets:\n${targets.map((t) => `${t.id}${t.essential ? ' [essential]' : ''} (weight ${t.weight.toFixed(3)}): ${t.description}`).join('\n')}`,
+    ),
+  slots: (inst: RawInstance, targets: readonly BuiltTarget[]) => msgs('slots', `Query: ${inst.query}\nTargets:\n${targetsText(targets)}`),
   profile: (inst: RawInstance, current: readonly BuiltTarget[], others: readonly { purpose: string; value: string }[]) =>
     msgs(
       'profile',

@@ -40,7 +40,10 @@ const CONDITIONAL = /\b(if|when|whether|once|depending|given)\b/i;
 export function ruleCandidates(inst: RawInstance): Candidate[] {
   const out: Candidate[] = [];
   inst.rubric.forEach((item, i) => {
-    const parts = item.criterion.split(/;|(?<=[.!?])\s+(?=[A-Z])/).map(oneLine).filter((p) => contentWords(p).length > 0);
+    const parts = item.criterion
+      .split(/;|(?<=[.!?])\s+(?=[A-Z])/)
+      .map(oneLine)
+      .filter((p) => contentWords(p).length > 0);
     for (const part of parts.length ? parts : [oneLine(item.criterion)]) {
       out.push({ id: `c${out.length + 1}`, description: describe(part), criterion: part.replace(/[.;]+$/, ''), rubricItems: [i] });
     }

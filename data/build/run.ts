@@ -45,7 +45,10 @@ export function readRaw(dir: string): RawDataset {
 /** The split; one with no training or no test pair is refused, with the counts that made it so. */
 export function placementsFor(ds: RawDataset, o: Partial<SplitOptions> & { seed: number }): Placement[] {
   const opts = { ...PAPER_SPLIT, ...o };
-  const p = splitPairs(ds.pairs.map((x) => ({ id: x.id, userId: x.user.id, taskId: x.task.id, split: x.split })), opts);
+  const p = splitPairs(
+    ds.pairs.map((x) => ({ id: x.id, userId: x.user.id, taskId: x.task.id, split: x.split })),
+    opts,
+  );
   const train = p.filter((x) => x.split === 'train').length;
   const users = new Set(p.map((x) => x.userId)).size;
   const tasks = new Set(p.map((x) => x.taskId)).size;
@@ -53,7 +56,9 @@ export function placementsFor(ds: RawDataset, o: Partial<SplitOptions> & { seed:
     throw new InputError(
       `the split of ${p.length} pairs (${users} users, ${tasks} tasks) has ${train === 0 ? 'no training pairs' : 'no test pairs'}: ` +
         `--test-fraction ${opts.testFraction}, --held-out-users ${opts.heldOutUsers}, --held-out-tasks ${opts.heldOutTasks} (held-out shares round up to one user or task, whose every pair is test, and a user's or task's last training pair is never taken), seed ${opts.seed}; ` +
-        (train === 0 ? 'lower --test-fraction / --held-out-users / --held-out-tasks' : 'raise --test-fraction or --held-out-*, or add pairs: small data leaves few pairs to move') +
+        (train === 0
+          ? 'lower --test-fraction / --held-out-users / --held-out-tasks'
+          : 'raise --test-fraction or --held-out-*, or add pairs: small data leaves few pairs to move') +
         ', then check it with gsteer data split',
     );
   return p;
@@ -79,7 +84,10 @@ export async function runBuild(o: RunOptions): Promise<RunSummary> {
   };
   const steps = o.llm
     ? llmSteps(
-        withRequestCache(createEndpoint({ ...o.llm, role: 'builder' }, { sink: teeSinks(counter, new JsonlCallSink(join(o.out, 'llm_calls.jsonl'))) }), join(o.out, 'cache')),
+        withRequestCache(
+          createEndpoint({ ...o.llm, role: 'builder' }, { sink: teeSinks(counter, new JsonlCallSink(join(o.out, 'llm_calls.jsonl'))) }),
+          join(o.out, 'cache'),
+        ),
         { temperature: o.llm.temperature, maxTokens: o.llm.maxTokens },
       )
     : ruleSteps;
@@ -95,13 +103,18 @@ export async function runBuild(o: RunOptions): Promise<RunSummary> {
     candidates: result.candidates,
     failures: result.failures,
   };
-  const stray = writeBuildSet(o.out, {
-    'instances.jsonl': result.instances.map(line).join(''),
-    'user_states.jsonl': result.userStates.map(line).join(''),
-    'build_report.json': `${JSON.stringify(report, null, 2)}\n`,
-  }, { raw: o.raw, seed: o.split?.seed ?? 42, steps: steps.kind === 'llm' ? 'llm' : 'rules' });
+  const stray = writeBuildSet(
+    o.out,
+    {
+      'instances.jsonl': result.instances.map(line).join(''),
+      'user_states.jsonl': result.userStates.map(line).join(''),
+      'build_report.json': `${JSON.stringify(report, null, 2)}\n`,
+    },
+    { raw: o.raw, seed: o.split?.seed ?? 42, steps: steps.kind === 'llm' ? 'llm' : 'rules' },
+  );
   for (const f of stray) log(`removed ${f}, a temp file an earlier build left (it was stopped)`);
-  for (const f of result.failures) log(`not built: ${f.instanceId} at step ${f.step}: ${f.error}${f.reply !== null ? `\n  last reply: ${f.reply.slice(0, 300)}` : ''}`);
+  for (const f of result.failures)
+    log(`not built: ${f.instanceId} at step ${f.step}: ${f.error}${f.reply !== null ? `\n  last reply: ${f.reply.slice(0, 300)}` : ''}`);
   const v = validateAll([join(o.out, 'instances.jsonl'), join(o.out, 'user_states.jsonl')]);
   return { result, planned, placements, calls, problems: v.problems.map(formatProblem) };
 }

@@ -19,7 +19,8 @@ export function candidatesSchema(rubricItems: number) {
     .superRefine((v, ctx) => {
       v.candidates.forEach((c, i) =>
         c.rubricItems.forEach((r, j) => {
-          if (r < 0 || r >= rubricItems) ctx.addIssue({ code: 'custom', path: ['candidates', i, 'rubricItems', j], message: `rubric item ${r} does not exist (0..${rubricItems - 1})` });
+          if (r < 0 || r >= rubricItems)
+            ctx.addIssue({ code: 'custom', path: ['candidates', i, 'rubricItems', j], message: `rubric item ${r} does not exist (0..${rubricItems - 1})` });
         }),
       );
     });
@@ -43,56 +44,91 @@ export function validateSchema(cands: readonly Candidate[]) {
       decisions: z.array(z.object({ id: z.string(), keep: z.boolean(), reason: z.enum(DROP_REASONS).nullable(), essential: z.boolean() })),
     })
     .superRefine((v, ctx) => {
-      everyIdOnce(ids, v.decisions.map((d) => d.id), 'decisions', ctx, 'candidate');
+      everyIdOnce(
+        ids,
+        v.decisions.map((d) => d.id),
+        'decisions',
+        ctx,
+        'candidate',
+      );
       v.decisions.forEach((d, i) => {
-        if (!d.keep && d.reason === null) ctx.addIssue({ code: 'custom', path: ['decisions', i, 'reason'], message: `candidate "${d.id}" is dropped without a reason` });
-        if (d.keep && d.reason !== null) ctx.addIssue({ code: 'custom', path: ['decisions', i, 'reason'], message: `candidate "${d.id}" is kept but has a drop reason; use null` });
+        if (!d.keep && d.reason === null)
+          ctx.addIssue({ code: 'custom', path: ['decisions', i, 'reason'], message: `candidate "${d.id}" is dropped without a reason` });
+        if (d.keep && d.reason !== null)
+          ctx.addIssue({ code: 'custom', path: ['decisions', i, 'reason'], message: `candidate "${d.id}" is kept but has a drop reason; use null` });
       });
-      if (!v.decisions.some((d) => d.keep)) ctx.addIssue({ code: 'custom', path: ['decisions'], message: 'every candidate is dropped; keep the ones that change the research plan' });
+      if (!v.decisions.some((d) => d.keep))
+        ctx.addIssue({ code: 'custom', path: ['decisions'], message: 'every candidate is dropped; keep the ones that change the research plan' });
     });
 }
 
 export function seedsSchema(targets: readonly Pick<BuiltTarget, 'id' | 'essential'>[]) {
   const ids = targets.map((t) => t.id);
   const essential = new Set(targets.filter((t) => t.essential).map((t) => t.id));
-  return z
-    .object({ seeds: z.array(z.object({ id: z.string(), seedQuestion: text, seedAnswer: z.string() })) })
-    .superRefine((v, ctx) => {
-      everyIdOnce(ids, v.seeds.map((s) => s.id), 'seeds', ctx, 'target');
-      v.seeds.forEach((s, i) => {
-        if (essential.has(s.id) && !s.seedAnswer.trim()) ctx.addIssue({ code: 'custom', path: ['seeds', i, 'seedAnswer'], message: `essential target "${s.id}" has no seed answer; write the user's answer from the persona and context` });
-      });
+  return z.object({ seeds: z.array(z.object({ id: z.string(), seedQuestion: text, seedAnswer: z.string() })) }).superRefine((v, ctx) => {
+    everyIdOnce(
+      ids,
+      v.seeds.map((s) => s.id),
+      'seeds',
+      ctx,
+      'target',
+    );
+    v.seeds.forEach((s, i) => {
+      if (essential.has(s.id) && !s.seedAnswer.trim())
+        ctx.addIssue({
+          code: 'custom',
+          path: ['seeds', i, 'seedAnswer'],
+          message: `essential target "${s.id}" has no seed answer; write the user's answer from the persona and context`,
+        });
     });
+  });
 }
 
 export function iegSchema(ids: readonly string[]) {
-  return z
-    .object({ edges: z.array(z.object({ parent: z.string(), child: z.string() })), lateActivatable: z.array(z.string()) })
-    .superRefine((v, ctx) => {
-      const known = new Set(ids);
-      v.edges.forEach((e, i) => {
-        for (const end of ['parent', 'child'] as const)
-          if (!known.has(e[end])) ctx.addIssue({ code: 'custom', path: ['edges', i, end], message: `unknown target id "${e[end]}" (known: ${ids.join(', ')})` });
-        if (e.parent === e.child) ctx.addIssue({ code: 'custom', path: ['edges', i], message: `self-loop on "${e.parent}"` });
-      });
-      const cycle = findCycle({ edges: v.edges.map((e) => [e.parent, e.child] as [string, string]) });
-      if (cycle) ctx.addIssue({ code: 'custom', path: ['edges'], message: `the graph has a cycle ${[...cycle, cycle[0]].join(' -> ')}; the IEG must be acyclic; remove or reverse one edge` });
-      const children = new Set(v.edges.map((e) => e.child));
-      v.lateActivatable.forEach((id, i) => {
-        if (!known.has(id)) ctx.addIssue({ code: 'custom', path: ['lateActivatable', i], message: `unknown target id "${id}"` });
-        else if (!children.has(id)) ctx.addIssue({ code: 'custom', path: ['lateActivatable', i], message: `"${id}" is late-activatable but has no parent edge; add the edge or drop the flag` });
-      });
+  return z.object({ edges: z.array(z.object({ parent: z.string(), child: z.string() })), lateActivatable: z.array(z.string()) }).superRefine((v, ctx) => {
+    const known = new Set(ids);
+    v.edges.forEach((e, i) => {
+      for (const end of ['parent', 'child'] as const)
+        if (!known.has(e[end])) ctx.addIssue({ code: 'custom', path: ['edges', i, end], message: `unknown target id "${e[end]}" (known: ${ids.join(', ')})` });
+      if (e.parent === e.child) ctx.addIssue({ code: 'custom', path: ['edges', i], message: `self-loop on "${e.parent}"` });
     });
+    const cycle = findCycle({ edges: v.edges.map((e) => [e.parent, e.child] as [string, string]) });
+    if (cycle)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['edges'],
+        message: `the graph has a cycle ${[...cycle, cycle[0]].join(' -> ')}; the IEG must be acyclic; remove or reverse one edge`,
+      });
+    const children = new Set(v.edges.map((e) => e.child));
+    v.lateActivatable.forEach((id, i) => {
+      if (!known.has(id)) ctx.addIssue({ code: 'custom', path: ['lateActivatable', i], message: `unknown target id "${id}"` });
+      else if (!children.has(id))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['lateActivatable', i],
+          message: `"${id}" is late-activatable but has no parent edge; add the edge or drop the flag`,
+        });
+    });
+  });
 }
 
 export function slotsSchema(ids: readonly string[]) {
   return z
-    .object({ slots: z.array(z.object({ id: z.string(), name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'snake_case: lowercase letters, digits and _'), purpose: text })) })
+    .object({
+      slots: z.array(z.object({ id: z.string(), name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'snake_case: lowercase letters, digits and _'), purpose: text })),
+    })
     .superRefine((v, ctx) => {
-      everyIdOnce(ids, v.slots.map((s) => s.id), 'slots', ctx, 'target');
+      everyIdOnce(
+        ids,
+        v.slots.map((s) => s.id),
+        'slots',
+        ctx,
+        'target',
+      );
       const names = new Set<string>();
       v.slots.forEach((s, i) => {
-        if (names.has(s.name)) ctx.addIssue({ code: 'custom', path: ['slots', i, 'name'], message: `slot name "${s.name}" used twice; names must be unique within the instance` });
+        if (names.has(s.name))
+          ctx.addIssue({ code: 'custom', path: ['slots', i, 'name'], message: `slot name "${s.name}" used twice; names must be unique within the instance` });
         names.add(s.name);
       });
     });
@@ -104,6 +140,11 @@ export function profileSchema(currentValues: readonly string[]) {
   return z.object({ summary: z.string() }).superRefine((v, ctx) => {
     const s = normalized(v.summary);
     const leaked = values.find((x) => s.includes(x));
-    if (leaked) ctx.addIssue({ code: 'custom', path: ['summary'], message: `the summary quotes a value of the current instance ("${leaked.slice(0, 60)}"); leave the current instance's values out` });
+    if (leaked)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['summary'],
+        message: `the summary quotes a value of the current instance ("${leaked.slice(0, 60)}"); leave the current instance's values out`,
+      });
   });
 }

@@ -65,7 +65,10 @@ export function splitPairs(pairs: readonly SplitPair[], o: SplitOptions): Placem
   const tested = () => [...split.values()].filter((s) => s === 'test').length;
   const goal = Math.round(o.testFraction * pairs.length);
   let seen = 0;
-  for (const p of shuffled(pairs.filter((q) => q.split === undefined && split.get(q.id) === 'train'), Rng.derive(o.seed, 'split', 'seen'))) {
+  for (const p of shuffled(
+    pairs.filter((q) => q.split === undefined && split.get(q.id) === 'train'),
+    Rng.derive(o.seed, 'split', 'seen'),
+  )) {
     if (tested() >= goal && seen >= o.minSeen) break;
     if (trainCount('userId', p.userId) < 2 || trainCount('taskId', p.taskId) < 2) continue;
     split.set(p.id, 'test');

@@ -13,7 +13,11 @@ import { normalized } from './text.ts';
 /** Persona lines naming who the user is: "name: ...", "age: 52", "occupation: ...", "city: ..." ... */
 const IDENTITY = /^\s*(?:name|age|gender|sex|occupation|former occupation|job|profession|location|city|country|region)\s*:/i;
 
-export function taskFacts(facts: readonly string[], query: string, targets: readonly { description: string; criterion: string; seedAnswer: string }[]): string[] {
+export function taskFacts(
+  facts: readonly string[],
+  query: string,
+  targets: readonly { description: string; criterion: string; seedAnswer: string }[],
+): string[] {
   const forTargets = new FactGrounding(facts, query);
   const forQuery = new FactGrounding(facts, '');
   const relevant = new Set<number>();

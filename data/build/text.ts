@@ -9,7 +9,8 @@
 import { stemmer } from 'stemmer';
 
 const STOP = new Set(
-  ('the and for with that this from into about their them they its are was were has have had not but can could would should will ' +
+  (
+    'the and for with that this from into about their them they its are was were has have had not but can could would should will ' +
     'all any some such than then when where which who whom what how why own user users person people whether your you also more most ' +
     'very other one ones each both via per e.g etc ' +
     'account accounts considers consider consideration respects respect matches match fits fit reflects reflect builds build suggests suggest ' +
@@ -22,7 +23,8 @@ const STOP = new Set(
     'ensures ensure focuses focus suits suit takes taken account accounts ' +
     // generic nouns that name no factor by themselves ("the type of the building")
     'type types kind kinds level levels amount amounts way ways aspect aspects factor factors detail details ' +
-    'information situation situations status arrangement arrangements thing things').split(/\s+/),
+    'information situation situations status arrangement arrangements thing things'
+  ).split(/\s+/),
 );
 
 /** Content words of `text`, in order, lowercase. */
@@ -40,7 +42,7 @@ export function contentRuns(text: string): string[][] {
     let run: string[] = [];
     for (const w of piece.match(/[\p{L}\p{N}]+/gu) ?? []) {
       if (w.length >= 3 && !STOP.has(w)) run.push(w);
-      else if (run.length) (runs.push(run), (run = []));
+      else if (run.length) runs.push(run), (run = []);
     }
     if (run.length) runs.push(run);
   }
@@ -70,14 +72,21 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 
 /** Lowercase, whitespace collapsed, punctuation at the ends trimmed: for substring leak checks. */
 export function normalized(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim().replace(/^[\s.,;:!?"']+|[\s.,;:!?"']+$/g, '');
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^[\s.,;:!?"']+|[\s.,;:!?"']+$/g, '');
 }
 
 export const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** `snake_case` of the first `n` content words ("slot" when there are none). */
 export function snakeName(text: string, n = 3): string {
-  const words = contentWords(text).slice(0, n).map((w) => w.normalize('NFD').replace(/[^a-z0-9]/g, '')).filter(Boolean);
+  const words = contentWords(text)
+    .slice(0, n)
+    .map((w) => w.normalize('NFD').replace(/[^a-z0-9]/g, ''))
+    .filter(Boolean);
   return words.length ? words.join('_') : 'slot';
 }
 

@@ -10,9 +10,11 @@
 import { stemOf } from './text.ts';
 
 const TOPIC_WORDS: Record<string, string> = {
-  health: 'health healthy medical medicine medication medications medicines condition conditions illness disease chronic diagnosis diagnosed symptoms pain injury surgery replacement allergy allergies asthma diabetes blood pressure heart doctor physician therapy physiotherapy prescription drug drugs vision eyesight hearing disability disabilities pharmacy inhaler',
+  health:
+    'health healthy medical medicine medication medications medicines condition conditions illness disease chronic diagnosis diagnosed symptoms pain injury surgery replacement allergy allergies asthma diabetes blood pressure heart doctor physician therapy physiotherapy prescription drug drugs vision eyesight hearing disability disabilities pharmacy inhaler',
   mobility: 'mobility walking walk walks stairs steps wheelchair cane accessible accessibility barrier physical limitations limitation knee hip joint',
-  fitness: 'exercise exercises fitness sport sports workout workouts gym running swimming cycling football tennis yoga hiking physical activity activities active',
+  fitness:
+    'exercise exercises fitness sport sports workout workouts gym running swimming cycling football tennis yoga hiking physical activity activities active',
   diet: 'diet dietary food foods meal meals eat eats eating vegan vegetarian allergy allergies restaurant restaurants cuisine cooking cook nutrition lactose gluten halal kosher',
   budget: 'budget budgets money spend spending spends cost costs price prices afford affordable expensive cheap finances',
   income: 'income incomes salary salaries wage wages earnings earn stipend employment employed spend spends afford',
@@ -21,11 +23,14 @@ const TOPIC_WORDS: Record<string, string> = {
   retirement: 'retire retired retirement pension pensions',
   debt: 'loan loans debt debts mortgage credit',
   work: 'work works working job jobs occupation career employment employed employer profession professional teacher engineer physician nurse designer developer manager owner business company agency office colleague colleagues',
-  family: 'family families household partner married husband wife spouse children child kids son daughter daughters sons teenagers parents parent grandchildren dependents depend depends widower widow single',
+  family:
+    'family families household partner married husband wife spouse children child kids son daughter daughters sons teenagers parents parent grandchildren dependents depend depends widower widow single',
   home: 'home homes house housing flat apartment condo building buildings rent rents rented renting own owns owned landlord tenant property',
   heating: 'heating heater heaters boiler furnace radiator radiators insulation heat pump thermostat',
-  travel: 'travel travels traveling travelling trip trips transport transportation commute commuting drive drives driving car cars train trains bus buses flight flights fly bike cycle cycles cycling visits abroad portability portable',
-  technology: 'technology technical tech digital computer computers laptop laptops tablet phone smartphone smartphones apps app software devices device online internet',
+  travel:
+    'travel travels traveling travelling trip trips transport transportation commute commuting drive drives driving car cars train trains bus buses flight flights fly bike cycle cycles cycling visits abroad portability portable',
+  technology:
+    'technology technical tech digital computer computers laptop laptops tablet phone smartphone smartphones apps app software devices device online internet',
   schedule: 'schedule schedules calendar weekly daily weekday weekend weekends shift shifts hours availability commitments appointment appointments',
   hobbies: 'hobby hobbies interests interest leisure club clubs reading music gardening games volunteering',
   learning: 'education study studies studying student course courses degree school university learning learn certificate skills',

@@ -23,13 +23,18 @@ function zodProblems(error: z.ZodError, raw: unknown, file: string, line: number
   return error.issues.flatMap((issue): Problem[] => {
     const at = { file, line, ...(id !== undefined ? { instanceId: id } : {}) };
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ ...at, field: pathText([...issue.path, key]), message: `unknown field "${key}" (rule: only ${keys.join(', ')}); fix: remove it or correct the spelling` }));
+      return issue.keys.map((key) => ({
+        ...at,
+        field: pathText([...issue.path, key]),
+        message: `unknown field "${key}" (rule: only ${keys.join(', ')}); fix: remove it or correct the spelling`,
+      }));
     }
     let value: unknown = raw;
     for (const k of issue.path) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[k] : undefined;
-    const message = value === undefined
-      ? `missing (rule: ${issue.message}); fix: add the field, see ${FORMAT}`
-      : `got ${show(value)} (rule: ${issue.message}); fix: correct the value, see ${FORMAT}`;
+    const message =
+      value === undefined
+        ? `missing (rule: ${issue.message}); fix: add the field, see ${FORMAT}`
+        : `got ${show(value)} (rule: ${issue.message}); fix: correct the value, see ${FORMAT}`;
     return [{ ...at, field: pathText(issue.path), message }];
   });
 }
@@ -48,7 +53,13 @@ function parseFile<T extends { id: string }>(file: string, schema: z.ZodType<T>,
     }
     const first = seen.get(parsed.data.id);
     if (first !== undefined) {
-      out.problems.push({ file, line: r.line, instanceId: parsed.data.id, field: 'id', message: `got ${show(parsed.data.id)}, already used on line ${first} (rule: ${kind} ids are unique in a file); fix: give one of them another id` });
+      out.problems.push({
+        file,
+        line: r.line,
+        instanceId: parsed.data.id,
+        field: 'id',
+        message: `got ${show(parsed.data.id)}, already used on line ${first} (rule: ${kind} ids are unique in a file); fix: give one of them another id`,
+      });
       continue;
     }
     seen.set(parsed.data.id, r.line);
@@ -69,8 +80,18 @@ export function validateQuestions(file: string, corpusIds?: ReadonlySet<string>)
     const at = { file, line, instanceId: q.id };
     const seen = new Set<string>();
     q.evidenceIds.forEach((e, i) => {
-      if (seen.has(e)) p.problems.push({ ...at, field: `evidenceIds[${i}]`, message: `got ${show(e)} twice (rule: each evidence document is listed once); fix: remove the repeat` });
-      else if (corpusIds && !corpusIds.has(e)) p.problems.push({ ...at, field: `evidenceIds[${i}]`, message: `got ${show(e)}, which is no document id of the corpus (rule: evidence ids name corpus documents); fix: correct the id or add the document to the corpus` });
+      if (seen.has(e))
+        p.problems.push({
+          ...at,
+          field: `evidenceIds[${i}]`,
+          message: `got ${show(e)} twice (rule: each evidence document is listed once); fix: remove the repeat`,
+        });
+      else if (corpusIds && !corpusIds.has(e))
+        p.problems.push({
+          ...at,
+          field: `evidenceIds[${i}]`,
+          message: `got ${show(e)}, which is no document id of the corpus (rule: evidence ids name corpus documents); fix: correct the id or add the document to the corpus`,
+        });
       seen.add(e);
     });
   }
@@ -78,17 +99,27 @@ export function validateQuestions(file: string, corpusIds?: ReadonlySet<string>)
 }
 
 /** Demonstrations, held to the turn caps; with `questions`, a `questionId` must exist and match. */
-export function validateDemonstrations(file: string, caps: TurnCaps, questions?: readonly Question[]): { demonstrations: Demonstration[]; problems: Problem[] } {
+export function validateDemonstrations(
+  file: string,
+  caps: TurnCaps,
+  questions?: readonly Question[],
+): { demonstrations: Demonstration[]; problems: Problem[] } {
   const p = parseFile(file, DemonstrationSchema, Object.keys(DemonstrationSchema.shape), 'demonstration');
   const byId = questions ? new Map(questions.map((q) => [q.id, q])) : null;
   for (const { line, value: d } of p.records) {
     const at = { file, line, instanceId: d.id };
     const bad = (field: string, message: string) => p.problems.push({ ...at, field, message });
-    if (d.refined.length > caps.maxQueries) bad('refined', `got ${d.refined.length} queries (rule: at most ${caps.maxQueries}, qref.turn.maxQueries); fix: drop or merge queries`);
+    if (d.refined.length > caps.maxQueries)
+      bad('refined', `got ${d.refined.length} queries (rule: at most ${caps.maxQueries}, qref.turn.maxQueries); fix: drop or merge queries`);
     d.refined.forEach((q, i) => {
-      if ([...q].length > caps.maxQueryChars) bad(`refined[${i}]`, `got ${[...q].length} characters (rule: at most ${caps.maxQueryChars}, qref.turn.maxQueryChars); fix: shorten the query`);
+      if ([...q].length > caps.maxQueryChars)
+        bad(`refined[${i}]`, `got ${[...q].length} characters (rule: at most ${caps.maxQueryChars}, qref.turn.maxQueryChars); fix: shorten the query`);
     });
-    if ([...d.rationale].length > caps.maxRationaleChars) bad('rationale', `got ${[...d.rationale].length} characters (rule: at most ${caps.maxRationaleChars}, qref.turn.maxRationaleChars); fix: shorten the rationale`);
+    if ([...d.rationale].length > caps.maxRationaleChars)
+      bad(
+        'rationale',
+        `got ${[...d.rationale].length} characters (rule: at most ${caps.maxRationaleChars}, qref.turn.maxRationaleChars); fix: shorten the rationale`,
+      );
     if (!byId || d.questionId === undefined) continue;
     const q = byId.get(d.questionId);
     if (!q) {
@@ -96,7 +127,11 @@ export function validateDemonstrations(file: string, caps: TurnCaps, questions?:
       continue;
     }
     for (const key of ['split', 'question', 'trace', 'batch'] as const) {
-      if (JSON.stringify(d[key]) !== JSON.stringify(q[key])) bad(key, `got ${show(d[key])}, but question ${q.id} has ${show(q[key])} (rule: a demonstration's inputs are its question's); fix: copy the question's ${key}`);
+      if (JSON.stringify(d[key]) !== JSON.stringify(q[key]))
+        bad(
+          key,
+          `got ${show(d[key])}, but question ${q.id} has ${show(q[key])} (rule: a demonstration's inputs are its question's); fix: copy the question's ${key}`,
+        );
     }
   }
   return { demonstrations: p.records.map((r) => r.value), problems: byLine(p.problems) };

@@ -10,8 +10,16 @@ import { show, type Problem } from '../problem.ts';
 import { readRecords } from '../read.ts';
 import { zodProblems } from '../zod-problems.ts';
 import {
-  RAW_FILES, RawPairSchema, RawTaskSchema, RawUserSchema, RubricItemSchema,
-  type RawDataset, type RawInstance, type RawPair, type RawTask, type RawUser,
+  RAW_FILES,
+  RawPairSchema,
+  RawTaskSchema,
+  RawUserSchema,
+  RubricItemSchema,
+  type RawDataset,
+  type RawInstance,
+  type RawPair,
+  type RawTask,
+  type RawUser,
 } from './schema.ts';
 
 const SCHEMA_FILE = 'data/raw/schema.ts';
@@ -31,7 +39,14 @@ interface Parsed<T> {
 type Extra = (raw: Record<string, unknown>, report: (field: string, message: string) => void) => void;
 
 /** Clean records of one file; `ids` collects the ids of every record, clean or not. */
-function readKind<T>(file: string, schema: z.ZodType<T>, idOf: (raw: Record<string, unknown>) => string | undefined, problems: Problem[], ids: Set<string>, extra?: Extra): Parsed<T>[] {
+function readKind<T>(
+  file: string,
+  schema: z.ZodType<T>,
+  idOf: (raw: Record<string, unknown>) => string | undefined,
+  problems: Problem[],
+  ids: Set<string>,
+  extra?: Extra,
+): Parsed<T>[] {
   const read = readRecords(file);
   problems.push(...read.problems);
   const keys = Object.keys((schema as unknown as { shape: Record<string, unknown> }).shape);
@@ -67,7 +82,14 @@ function unique<T>(items: Parsed<T>[], idOf: (v: T) => string, what: string, pro
   for (const it of items) {
     const id = idOf(it.value);
     const first = seen.get(id);
-    if (first) problems.push({ file: it.file, line: it.line, instanceId: id, field: 'id', message: `duplicate ${what} id "${id}" (first at ${first.file}:${first.line}); ids must be unique; rename or remove one` });
+    if (first)
+      problems.push({
+        file: it.file,
+        line: it.line,
+        instanceId: id,
+        field: 'id',
+        message: `duplicate ${what} id "${id}" (first at ${first.file}:${first.line}); ids must be unique; rename or remove one`,
+      });
     else seen.set(id, it);
   }
   return seen;
@@ -77,14 +99,21 @@ function unique<T>(items: Parsed<T>[], idOf: (v: T) => string, what: string, pro
 export function readRawDir(dir: string): { dataset?: RawDataset; problems: Problem[] } {
   const problems: Problem[] = [];
   const persona = (raw: Record<string, unknown>, report: (f: string, m: string) => void) => {
-    if (raw.persona === undefined) report('persona', 'required field is missing; give the structured persona (an object of attributes, a list of facts, or text)');
+    if (raw.persona === undefined)
+      report('persona', 'required field is missing; give the structured persona (an object of attributes, a list of facts, or text)');
     else for (const [f, m] of personaFaults(raw.persona)) report(f, m);
   };
   const taskIds = new Set<string>();
   const userIds = new Set<string>();
   const tasks = readKind<RawTask>(join(dir, RAW_FILES.tasks), RawTaskSchema, (r) => str(r.id), problems, taskIds);
   const users = readKind<RawUser>(join(dir, RAW_FILES.users), RawUserSchema, (r) => str(r.id), problems, userIds, persona);
-  const pairs = readKind<RawPair>(join(dir, RAW_FILES.pairs), RawPairSchema, (r) => str(r.id) ?? (str(r.userId) && str(r.taskId) ? `${r.userId}-${r.taskId}` : undefined), problems, new Set());
+  const pairs = readKind<RawPair>(
+    join(dir, RAW_FILES.pairs),
+    RawPairSchema,
+    (r) => str(r.id) ?? (str(r.userId) && str(r.taskId) ? `${r.userId}-${r.taskId}` : undefined),
+    problems,
+    new Set(),
+  );
   const taskById = unique(tasks, (t) => t.id, 'task', problems);
   const userById = unique(users, (u) => u.id, 'user', problems);
   const built: RawInstance[] = [];
@@ -103,22 +132,40 @@ export function readRawDir(dir: string): { dataset?: RawDataset; problems: Probl
     };
     // A pair naming a user or task whose own record is faulty: that record's problem says it all.
     if (!user && userIds.has(p.value.userId)) ok = false;
-    else if (!user) report('userId', `unknown user ${show(p.value.userId)}; every pair must name a user of ${RAW_FILES.users} (${[...userById.keys()].slice(0, 8).join(', ')}); fix the id or add the user`);
+    else if (!user)
+      report(
+        'userId',
+        `unknown user ${show(p.value.userId)}; every pair must name a user of ${RAW_FILES.users} (${[...userById.keys()].slice(0, 8).join(', ')}); fix the id or add the user`,
+      );
     if (!task && taskIds.has(p.value.taskId)) ok = false;
-    else if (!task) report('taskId', `unknown task ${show(p.value.taskId)}; every pair must name a task of ${RAW_FILES.tasks} (${[...taskById.keys()].slice(0, 8).join(', ')}); fix the id or add the task`);
+    else if (!task)
+      report(
+        'taskId',
+        `unknown task ${show(p.value.taskId)}; every pair must name a task of ${RAW_FILES.tasks} (${[...taskById.keys()].slice(0, 8).join(', ')}); fix the id or add the task`,
+      );
     const key = `${p.value.userId}\u0000${p.value.taskId}`;
     const dupPair = seenPair.get(key);
-    if (dupPair) report('(record)', `pair (${p.value.userId}, ${p.value.taskId}) listed twice (first at ${dupPair}); each (user, task) pair is one instance; remove one`);
+    if (dupPair)
+      report('(record)', `pair (${p.value.userId}, ${p.value.taskId}) listed twice (first at ${dupPair}); each (user, task) pair is one instance; remove one`);
     else seenPair.set(key, where);
     const dupId = seenId.get(id);
     if (dupId && !dupPair) report('id', `duplicate instance id "${id}" (first at ${dupId}); give the pair its own id`);
     else seenId.set(id, where);
     const rubric = p.value.rubric ?? task?.rubric ?? [];
-    if (task && rubric.length === 0) report('rubric', `no rubric items for this pair (task "${task.id}" has none either); targets are extracted from the personalization rubric (method §2); add rubric items to the task or the pair`);
+    if (task && rubric.length === 0)
+      report(
+        'rubric',
+        `no rubric items for this pair (task "${task.id}" has none either); targets are extracted from the personalization rubric (method §2); add rubric items to the task or the pair`,
+      );
     if (ok && user && task) built.push({ id, user, task, query: p.value.query ?? task.query, rubric, split: p.value.split });
   }
   if (pairs.length === 0 && !problems.some((p) => p.file.endsWith(RAW_FILES.pairs))) {
-    problems.push({ file: join(dir, RAW_FILES.pairs), line: 0, field: '(file)', message: 'no pairs; list the (user, task) pairs to build, one {"userId", "taskId"} per line' });
+    problems.push({
+      file: join(dir, RAW_FILES.pairs),
+      line: 0,
+      field: '(file)',
+      message: 'no pairs; list the (user, task) pairs to build, one {"userId", "taskId"} per line',
+    });
   }
   if (problems.length) return { problems };
   return { dataset: { dir, tasks: tasks.map((t) => t.value), users: users.map((u) => u.value), pairs: built }, problems };

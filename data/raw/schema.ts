@@ -16,7 +16,10 @@ export const RubricItemSchema = z
     id: z.string().min(1).optional(),
     criterion: z.string().regex(/\S/, 'must not be blank'),
     // > 0: a weight-0 item gives its targets no weight in the reward, yet the essential rule could still pick them
-    weight: z.number().finite().gt(0, 'must be > 0 (a weight-0 item would make targets that count for nothing, yet could be essential); drop the item or give it its weight'),
+    weight: z
+      .number()
+      .finite()
+      .gt(0, 'must be > 0 (a weight-0 item would make targets that count for nothing, yet could be essential); drop the item or give it its weight'),
     dimension: z.enum(RUBRIC_DIMENSIONS).optional(),
   })
   .strict();
@@ -46,7 +49,10 @@ export const SPLIT_NAMES = ['train', 'test'] as const;
 export const RawPairSchema = z
   .object({
     /** Instance id; default `${userId}-${taskId}`. */
-    id: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only').optional(),
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only')
+      .optional(),
     userId: z.string().min(1),
     taskId: z.string().min(1),
     /** The user's wording of the task query; default the task's query. */

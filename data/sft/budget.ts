@@ -47,7 +47,11 @@ export class BudgetCounts {
   readonly lengths: number[] = [];
   readonly turnLengths: number[] = [];
 
-  constructor(readonly maxSeqLen: number, readonly maxTokens: number | null = null, readonly trim = true) {}
+  constructor(
+    readonly maxSeqLen: number,
+    readonly maxTokens: number | null = null,
+    readonly trim = true,
+  ) {}
 
   add(kind: string, f: Fitted): void {
     const k = this.byKind.get(kind) ?? { fits: 0, trimmed: 0, dropped: 0 };
@@ -85,11 +89,15 @@ export function formatBudget(c: BudgetCounts): string {
   ];
   for (const [kind, k] of [...c.byKind].sort(([a], [b]) => a.localeCompare(b))) {
     const all = k.fits + k.trimmed + k.dropped;
-    lines.push(`  ${kind.padEnd(9)} ${String(all).padStart(7)} examples: over budget ${String(k.trimmed + k.dropped).padStart(6)} (${pct(k.trimmed + k.dropped, all)}), trimmed ${k.trimmed}, dropped ${k.dropped}`);
+    lines.push(
+      `  ${kind.padEnd(9)} ${String(all).padStart(7)} examples: over budget ${String(k.trimmed + k.dropped).padStart(6)} (${pct(k.trimmed + k.dropped, all)}), trimmed ${k.trimmed}, dropped ${k.dropped}`,
+    );
   }
   if (c.maxTokens !== null) {
     const turns = c.turnLengths.filter((x) => x <= (c.maxTokens as number)).length;
-    lines.push(`turn lengths (target + <|im_end|>): rollout.maxTokens ${c.maxTokens}: ${turns} of ${n} fit (${pct(turns, n)}); p50 ${quantile(c.turnLengths, 0.5)} p99 ${quantile(c.turnLengths, 0.99)} max ${Math.max(0, ...c.turnLengths)}`);
+    lines.push(
+      `turn lengths (target + <|im_end|>): rollout.maxTokens ${c.maxTokens}: ${turns} of ${n} fit (${pct(turns, n)}); p50 ${quantile(c.turnLengths, 0.5)} p99 ${quantile(c.turnLengths, 0.99)} max ${Math.max(0, ...c.turnLengths)}`,
+    );
   }
   return lines.join('\n');
 }

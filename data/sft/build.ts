@@ -79,7 +79,8 @@ export async function buildInstance(inst: Instance, o: BuildOptions): Promise<Sf
         const samples = hasRandomHits(kind) && !clarifier ? Math.max(1, o.memorySamples ?? 1) : 1;
         const seenHits = new Set<string>();
         for (let m = 0; m < samples; m++) {
-          const rng = m === 0 ? Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind) : Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind, 'm', m);
+          const rng =
+            m === 0 ? Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind) : Rng.derive(o.seed, 'sft', inst.id, 'scenario', si, oi, kind, 'm', m);
           const memoryHits = clarifier ? [] : sampleHits(kind, sub.ids, rng);
           const hitKey = memoryHits.join('\u0000');
           if (seenHits.has(hitKey)) continue;

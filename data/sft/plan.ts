@@ -11,10 +11,7 @@ export type Change =
   | { kind: 'answer'; covered: string }
   | { kind: 'activated'; slots: string[] };
 
-export type Next =
-  | { kind: 'retrieve'; slots: string[] }
-  | { kind: 'ask'; slot: string }
-  | { kind: 'stop'; reason: StopReason };
+export type Next = { kind: 'retrieve'; slots: string[] } | { kind: 'ask'; slot: string } | { kind: 'stop'; reason: StopReason };
 
 /** Slot name of a target id (the canonical slot name, data/sft/memory.ts slotOf). */
 export type SlotName = (id: string) => string;

@@ -45,14 +45,18 @@ export function renderSchema(action: TurnRenderInput['action']) {
 const SYSTEM =
   'You write one turn of a clarification agent that refines a research request for a deep-research agent. ' +
   'The action is already chosen. Write PLAN: one sentence that summarizes what changed in the evidence state and ' +
-  'explains why the chosen action comes next. Write EXECUTE: for RETRIEVE a natural search query over the user\'s ' +
+  "explains why the chosen action comes next. Write EXECUTE: for RETRIEVE a natural search query over the user's " +
   'memory for the listed slots; for ASK one short, natural clarification question to the user about the one listed ' +
   'slot; for STOP leave it empty. Use the slot names as given. Do not invent user facts. Answer with JSON only: ' +
   '{"plan": "...", "execute": "..."}.';
 
 export function renderMessages(i: TurnRenderInput): { role: 'system' | 'user'; content: string }[] {
-  const state = i.state.length ? i.state.map((s) => `- ${s.name} (${s.purpose}): ${s.status}${s.value ? `, value: ${s.value}` : ''}, source: ${s.source}`).join('\n') : '(no slots)';
-  const slots = i.slots.length ? i.slots.map((s) => `- ${s.name}: ${s.purpose}${i.action === 'ASK' ? ` (e.g. "${s.seedQuestion}")` : ''}`).join('\n') : '(none)';
+  const state = i.state.length
+    ? i.state.map((s) => `- ${s.name} (${s.purpose}): ${s.status}${s.value ? `, value: ${s.value}` : ''}, source: ${s.source}`).join('\n')
+    : '(no slots)';
+  const slots = i.slots.length
+    ? i.slots.map((s) => `- ${s.name}: ${s.purpose}${i.action === 'ASK' ? ` (e.g. "${s.seedQuestion}")` : ''}`).join('\n')
+    : '(none)';
   return [
     { role: 'system', content: SYSTEM },
     {

@@ -95,7 +95,8 @@ export function llmTeacher(o: LlmTeacherOptions): Teacher {
       const r = await o.endpoint.chat({ messages: teacherMessages(input), temperature: 0, maxTokens: o.maxTokens });
       // q* on one line (the grammar's EXECUTE); thinking was removed by endpoints/.
       const out = oneLine(r.text);
-      if (!out) throw new InputError(`teacher ${model} returned an empty refined query for "${input.query.slice(0, 60)}"; check the model or use judge.kind=rule`);
+      if (!out)
+        throw new InputError(`teacher ${model} returned an empty refined query for "${input.query.slice(0, 60)}"; check the model or use judge.kind=rule`);
       return out;
     },
   };

@@ -148,7 +148,14 @@ async function retrieveTurn(ctx: WalkContext, w: WalkState, ids: string[], hits:
 }
 
 /** The teacher's Plan/Execute for a turn when it renders turns (render.ts), else the template draft. */
-async function rendered(ctx: WalkContext, w: WalkState, action: 'RETRIEVE' | 'ASK' | 'STOP', ids: readonly string[], state: EvidenceSlot[], draft: { plan: string; execute: string }) {
+async function rendered(
+  ctx: WalkContext,
+  w: WalkState,
+  action: 'RETRIEVE' | 'ASK' | 'STOP',
+  ids: readonly string[],
+  state: EvidenceSlot[],
+  draft: { plan: string; execute: string },
+) {
   if (!ctx.teacher.turn) return draft;
   const slots = ids.map((id) => ({ ...slotOf(w.target(id)), seedQuestion: w.target(id).seedQuestion }));
   return ctx.teacher.turn({ action, query: ctx.instance.query, profile: sftProfile(ctx.instance), state, slots, draft });
@@ -183,8 +190,15 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
     const stop = stopReason(w, scenario, acquisitions, turn, ctx.maxTurns);
     if (stop) {
       // The clarifier tracks no slots: its evidence is the dialogue so far (question, answer).
-      const dialogue = ctx.clarifier ? steps.flatMap((s) => (s.observation.kind === 'answer' ? [{ question: s.observation.question, answer: s.observation.answer }] : [])) : [];
-      const execute = await ctx.teacher.refine({ query: ctx.instance.query, profile: sftProfile(ctx.instance), slots: state, ...(dialogue.length ? { dialogue } : {}) });
+      const dialogue = ctx.clarifier
+        ? steps.flatMap((s) => (s.observation.kind === 'answer' ? [{ question: s.observation.question, answer: s.observation.answer }] : []))
+        : [];
+      const execute = await ctx.teacher.refine({
+        query: ctx.instance.query,
+        profile: sftProfile(ctx.instance),
+        slots: state,
+        ...(dialogue.length ? { dialogue } : {}),
+      });
       const { plan } = await rendered(ctx, w, 'STOP', [], state, { plan: planText(changes, { kind: 'stop', reason: stop }, w.name), execute });
       const turnOut: PolicyTurn = { state, plan, action: 'STOP', execute };
       steps.push({ turn: turnOut, observation: { kind: 'none' }, acts: [], stopReason: stop });
@@ -193,7 +207,9 @@ export async function walk(ctx: WalkContext, order: readonly string[], scenario:
     const ready = w.ready(ctx.respectIeg ?? true);
     assert(ready.length > 0, `sft walk ${ctx.instance.id}: active slots uncovered but none ready (a lateActivatable target without parents?)`);
     const toCheck = ctx.clarifier ? [] : ready.filter((id) => !w.slot(id).checked).slice(0, ctx.topK);
-    const { step, change } = toCheck.length ? await retrieveTurn(ctx, w, toCheck, hits, state, changes) : await askTurn(ctx, w, ready[0] as string, state, changes);
+    const { step, change } = toCheck.length
+      ? await retrieveTurn(ctx, w, toCheck, hits, state, changes)
+      : await askTurn(ctx, w, ready[0] as string, state, changes);
     steps.push(step);
     changes = [change];
     acquisitions++;

@@ -21,12 +21,21 @@ import type { ResearchAgent } from './agent.ts';
 
 export class SearchResearchAgent implements ResearchAgent {
   readonly standIn = false;
-  constructor(readonly name: string, readonly model: string, private readonly deps: AgentDeps, private readonly limits: AgentLimits, private readonly onRun: (run: AgentRun) => void = () => {}) {}
+  constructor(
+    readonly name: string,
+    readonly model: string,
+    private readonly deps: AgentDeps,
+    private readonly limits: AgentLimits,
+    private readonly onRun: (run: AgentRun) => void = () => {},
+  ) {}
 
   async research(query: string): Promise<string> {
     const run = await runAgent(this.deps, query, '', this.limits);
     this.onRun(run);
-    if (run.answer === null) throw new Error(`search agent ${this.name}: no answer to "${query.slice(0, 80)}" (${run.end}: ${run.steps.at(-1)?.observation ?? 'no step'}); rerun to ask again`);
+    if (run.answer === null)
+      throw new Error(
+        `search agent ${this.name}: no answer to "${query.slice(0, 80)}" (${run.end}: ${run.steps.at(-1)?.observation ?? 'no step'}); rerun to ask again`,
+      );
     return run.answer;
   }
 }
@@ -38,12 +47,24 @@ export async function searchAgentFrom(cfg: RunConfig, sink: CallSink, onRun?: (r
   const search = recordedSearch(await searchFrom(cfg.qref, corpus), sink);
   const reader = recordedReader(
     c.reader.kind === 'http'
-      ? new HttpReader({ prefix: c.reader.prefix!, timeoutMs: c.reader.timeoutMs, apiKeyHeader: c.reader.apiKeyHeader, apiKeyPrefix: c.reader.apiKeyPrefix, ...(c.reader.apiKeyEnv ? { apiKeyEnv: c.reader.apiKeyEnv } : {}) })
+      ? new HttpReader({
+          prefix: c.reader.prefix!,
+          timeoutMs: c.reader.timeoutMs,
+          apiKeyHeader: c.reader.apiKeyHeader,
+          apiKeyPrefix: c.reader.apiKeyPrefix,
+          ...(c.reader.apiKeyEnv ? { apiKeyEnv: c.reader.apiKeyEnv } : {}),
+        })
       : new CorpusReader(corpus),
     sink,
   );
   const endpoint = createEndpoint(endpointOptions('agent', { ...c, responseFormat: 'json_schema' }), { sink });
   const backbone = new LlmBackbone({ endpoint, maxQueries: cfg.qref.turn.maxQueries, temperature: c.temperature, maxTokens: c.maxOutputTokens });
-  const limits: AgentLimits = { maxSteps: c.maxSteps, maxSearches: c.maxSearches, maxReads: c.maxReads, topK: cfg.qref.search.topK, maxObservationChars: c.maxObservationChars };
+  const limits: AgentLimits = {
+    maxSteps: c.maxSteps,
+    maxSearches: c.maxSearches,
+    maxReads: c.maxReads,
+    topK: cfg.qref.search.topK,
+    maxObservationChars: c.maxObservationChars,
+  };
   return new SearchResearchAgent(c.name, c.model, { backbone, search, filter: await filterFrom(cfg.qref, sink), refiner: null, reader }, limits, onRun);
 }

@@ -56,7 +56,16 @@ type AgentConfig = DownstreamConfig['agent'];
 
 function endpointFor(c: AgentConfig, sink: CallSink): Endpoint {
   return createEndpoint(
-    { role: 'agent', baseUrl: c.baseUrl as string, model: c.model, apiKeyEnv: c.apiKeyEnv, timeoutMs: c.timeoutMs, maxRetries: c.maxRetries, concurrency: c.concurrency, chatTemplateKwargs: defaultChatTemplateKwargs(c.model) },
+    {
+      role: 'agent',
+      baseUrl: c.baseUrl as string,
+      model: c.model,
+      apiKeyEnv: c.apiKeyEnv,
+      timeoutMs: c.timeoutMs,
+      maxRetries: c.maxRetries,
+      concurrency: c.concurrency,
+      chatTemplateKwargs: defaultChatTemplateKwargs(c.model),
+    },
     { sink },
   );
 }
@@ -65,7 +74,11 @@ function endpointFor(c: AgentConfig, sink: CallSink): Endpoint {
 abstract class EndpointAgent implements ResearchAgent {
   readonly standIn = false;
   readonly model: string;
-  constructor(readonly name: string, protected readonly c: AgentConfig, protected readonly ep: Endpoint) {
+  constructor(
+    readonly name: string,
+    protected readonly c: AgentConfig,
+    protected readonly ep: Endpoint,
+  ) {
     this.model = c.model;
   }
   abstract research(query: string): Promise<string>;
@@ -75,7 +88,10 @@ abstract class EndpointAgent implements ResearchAgent {
 export class ChatAgent extends EndpointAgent {
   async research(query: string): Promise<string> {
     const r = await this.ep.chat({
-      messages: [{ role: 'system', content: this.c.systemPrompt }, { role: 'user', content: query }],
+      messages: [
+        { role: 'system', content: this.c.systemPrompt },
+        { role: 'user', content: query },
+      ],
       ...(this.c.maxOutputTokens !== null ? { maxTokens: this.c.maxOutputTokens } : {}),
     });
     return r.text;

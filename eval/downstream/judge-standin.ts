@@ -46,7 +46,8 @@ export class StandInPqrSteps implements PqrSteps {
   }
 
   async criteria(instance: Instance, _metric: Metric, d: Dimension): Promise<{ text: string; weight: number }[]> {
-    const targets = (ts: readonly Target[]) => ts.map((t) => ({ text: `${d === 'actionability' ? ACTS : ADDRESSES}${targetText(t)}`, weight: Math.max(0, t.weight) }));
+    const targets = (ts: readonly Target[]) =>
+      ts.map((t) => ({ text: `${d === 'actionability' ? ACTS : ADDRESSES}${targetText(t)}`, weight: Math.max(0, t.weight) }));
     const essential = instance.targets.filter((t) => t.essential);
     switch (d) {
       case 'goal':
@@ -67,7 +68,14 @@ export class StandInPqrSteps implements PqrSteps {
 
   async score(_instance: Instance, report: string, plan: MetricPlan): Promise<Map<string, number>> {
     const all = new Set(contentWords(report));
-    const listed = new Set(contentWords(report.split('\n').filter((l) => /^\s*(?:[-*+]|\d+[.)])\s/.test(l)).join('\n')));
+    const listed = new Set(
+      contentWords(
+        report
+          .split('\n')
+          .filter((l) => /^\s*(?:[-*+]|\d+[.)])\s/.test(l))
+          .join('\n'),
+      ),
+    );
     const secs = sections(report);
     const structure = secs.length ? secs.filter((b) => b.trim().length > 0).length / secs.length : 0.5;
     const sents = sentences(report.replace(/^#{1,6}\s.*$/gm, ''));
@@ -81,7 +89,9 @@ export class StandInPqrSteps implements PqrSteps {
             : c.id.startsWith('depth.')
               ? Math.min(1, all.size / 150)
               : c.id.startsWith('clarity.')
-                ? sents.length ? sents.filter((s) => s.split(/\s+/).length <= 30).length / sents.length : 0
+                ? sents.length
+                  ? sents.filter((s) => s.split(/\s+/).length <= 30).length / sents.length
+                  : 0
                 : structure; // presentation, logic
         out.set(c.id, Math.round(10 * x));
       }

@@ -73,7 +73,17 @@ export class PqrJudge implements ReportJudge {
 export function judgeFrom(c: DownstreamConfig['judge'], o: { sink: CallSink; cacheDir: string }): ReportJudge {
   if (c.kind === 'embedded') return new PqrJudge(new StandInPqrSteps());
   const ep = createEndpoint(
-    { role: 'judge', baseUrl: c.baseUrl as string, model: c.model, apiKeyEnv: c.apiKeyEnv, timeoutMs: c.timeoutMs, maxRetries: c.maxRetries, concurrency: c.concurrency, responseFormat: c.responseFormat, chatTemplateKwargs: defaultChatTemplateKwargs(c.model) },
+    {
+      role: 'judge',
+      baseUrl: c.baseUrl as string,
+      model: c.model,
+      apiKeyEnv: c.apiKeyEnv,
+      timeoutMs: c.timeoutMs,
+      maxRetries: c.maxRetries,
+      concurrency: c.concurrency,
+      responseFormat: c.responseFormat,
+      chatTemplateKwargs: defaultChatTemplateKwargs(c.model),
+    },
     { sink: o.sink },
   );
   return new PqrJudge(new LlmPqrSteps(c, withRequestCache(ep, o.cacheDir)));

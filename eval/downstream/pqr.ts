@@ -29,9 +29,12 @@ export const DIMENSIONS: Record<Metric, readonly Dimension[]> = { p: P_DIMENSION
 /** PDR-Bench's names and definitions (its Tables 6 and 7, in our words). */
 export const DIMENSION_TEXT: Record<Dimension, { name: string; definition: string }> = {
   goal: { name: 'Goal Alignment', definition: "how well the report serves the user's explicit and implicit goals behind the task" },
-  content: { name: 'Content Alignment', definition: "whether the content chosen, and its depth, fits the user's situation, constraints, background and interests" },
-  presentation: { name: 'Presentation Fit', definition: "whether the structure, level of detail, terminology and style suit this user" },
-  actionability: { name: 'Actionability & Practicality', definition: "how directly the user can act on the report given their circumstances and means" },
+  content: {
+    name: 'Content Alignment',
+    definition: "whether the content chosen, and its depth, fits the user's situation, constraints, background and interests",
+  },
+  presentation: { name: 'Presentation Fit', definition: 'whether the structure, level of detail, terminology and style suit this user' },
+  actionability: { name: 'Actionability & Practicality', definition: 'how directly the user can act on the report given their circumstances and means' },
   depth: { name: 'Depth & Insight', definition: 'analytical depth, rigor, originality and value beyond listing information' },
   logic: { name: 'Logical Coherence', definition: 'soundness of the reasoning and of the structure, from evidence to conclusions' },
   clarity: { name: 'Clarity & Readability', definition: 'clear, precise, well-organized and readable writing' },
@@ -89,4 +92,3 @@ export function personaText(i: Instance): string {
   const lines = [i.profile.trim(), ...personaLines(i.persona)].filter(Boolean);
   return lines.length ? lines.join('\n') : '(no persona given)';
 }
-

@@ -11,7 +11,12 @@ import { InputError } from '../../util/errors.ts';
 
 /** "G-STEER" -> "g-steer", "Original Query" -> "original-query". */
 export function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'method';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'method'
+  );
 }
 
 /** An instance id as a file name: path separators and odd characters become "_". */
@@ -19,7 +24,10 @@ const fileId = (id: string) => id.replace(/[^A-Za-z0-9._-]/g, '_');
 
 export class ReportStore {
   /** external: reports made elsewhere (--reports DIR); a missing report is an error. */
-  constructor(readonly dir: string, readonly external: boolean) {}
+  constructor(
+    readonly dir: string,
+    readonly external: boolean,
+  ) {}
 
   path(method: string, instanceId: string, episode: number): string {
     return join(this.dir, slug(method), `${fileId(instanceId)}.e${episode}.md`);
@@ -31,12 +39,18 @@ export class ReportStore {
     const alt = join(this.dir, slug(method), `${fileId(instanceId)}.md`);
     const found = existsSync(file) ? file : this.external && episode === 0 && existsSync(alt) ? alt : null;
     if (!found) {
-      if (this.external) throw new InputError(`--reports ${this.dir}: no report for method "${method}", instance "${instanceId}", episode ${episode}; expected ${file}${episode === 0 ? ` (or ${alt})` : ''}. Write each report there, one Markdown/text file per report`);
+      if (this.external)
+        throw new InputError(
+          `--reports ${this.dir}: no report for method "${method}", instance "${instanceId}", episode ${episode}; expected ${file}${episode === 0 ? ` (or ${alt})` : ''}. Write each report there, one Markdown/text file per report`,
+        );
       return null;
     }
     const qFile = `${file.replace(/\.md$/, '')}.query.txt`;
     if (existsSync(qFile) && readFileSync(qFile, 'utf8') !== query) {
-      if (this.external) throw new InputError(`${qFile}: the report was written for another query than method "${method}" sends for instance "${instanceId}"; regenerate it or remove the .query.txt file`);
+      if (this.external)
+        throw new InputError(
+          `${qFile}: the report was written for another query than method "${method}" sends for instance "${instanceId}"; regenerate it or remove the .query.txt file`,
+        );
       return null;
     }
     const text = readFileSync(found, 'utf8');

@@ -90,12 +90,15 @@ export async function runDownstream(r: DownstreamRun): Promise<DownstreamOutcome
   bar?.done();
   return {
     scores: {
-      format: 'gsteer-downstream', v: 1,
+      format: 'gsteer-downstream',
+      v: 1,
       agent: r.agentInfo,
       judge: { model: r.judge.model, standIn: r.judge.standIn, rounds: r.rounds },
       methods: r.methods.map((m) => ({ name: m.name, original: m.original, source: m.source })),
       scores,
     },
-    researched, reused, fellBack,
+    researched,
+    reused,
+    fellBack,
   };
 }

@@ -12,9 +12,7 @@ export interface DialogueTurn {
   raw: string;
 }
 
-export type ExternalTurn =
-  | { action: 'ASK' | 'STOP'; execute: string; thought: string; raw: string }
-  | { action: 'INVALID'; detail: string; raw: string };
+export type ExternalTurn = { action: 'ASK' | 'STOP'; execute: string; thought: string; raw: string } | { action: 'INVALID'; detail: string; raw: string };
 
 export interface ExternalAgent {
   /** The method's name in reports (paper Table 2). */

@@ -20,9 +20,10 @@ export const CEP_SYSTEM =
   'Note that if the user does not specify a detail in the initial query, it indicates that the user does not have specific preferences that need clarification in the following conversation.';
 export const CEP_DECIDE = (conversation: string, trajectory: string) =>
   `Conversation: ${conversation}\nInteraction trajectory: ${trajectory}\nPlease determine whether the user's request needs clarification. A request needs clarification if the user's intention contains missing or unfeasible details based on the tool parameters and call results in the interaction trajectory. If the user's intention requires clarification, answer "Yes"; if it is clear and feasible, answer "No".\nAnswer:`;
-export const CEP_ASK = 'Please ask the user one clarification question to gather more information about a specific detail. Do not attempt to solve the task.\nQuestion:';
+export const CEP_ASK =
+  'Please ask the user one clarification question to gather more information about a specific detail. Do not attempt to solve the task.\nQuestion:';
 export const REWRITE_SYSTEM =
-  'You rewrite a user\'s research request into the final query for a deep-research agent, using the clarification dialogue that followed it. Keep the original intent and state every detail the user gave in the dialogue; add nothing the user did not say. Answer with the rewritten query only, as one paragraph.';
+  "You rewrite a user's research request into the final query for a deep-research agent, using the clarification dialogue that followed it. Keep the original intent and state every detail the user gave in the dialogue; add nothing the user did not say. Answer with the rewritten query only, as one paragraph.";
 
 /** A Python string literal as repr() writes it (single quotes unless the text has one and no double quote). */
 function pyStr(s: string): string {
@@ -33,7 +34,13 @@ function pyStr(s: string): string {
 
 /** The conversation as CEP's release passes it: [{'user': query}, {'assistant': question}, {'user': answer}, ...]. */
 export function cepConversation(query: string, dialogue: readonly DialogueTurn[]): string {
-  const msgs = [['user', query], ...dialogue.flatMap((d) => [['assistant', d.question], ['user', d.answer]])];
+  const msgs = [
+    ['user', query],
+    ...dialogue.flatMap((d) => [
+      ['assistant', d.question],
+      ['user', d.answer],
+    ]),
+  ];
   return `[${msgs.map(([role, text]) => `{${pyStr(role as string)}: ${pyStr(text as string)}}`).join(', ')}]`;
 }
 
@@ -51,17 +58,26 @@ export class CepAgent implements ExternalAgent {
   readonly label = 'CEP-Clarify+Rewrite';
   readonly model: string;
 
-  constructor(private readonly c: ExternalBaselinesConfig['cep'], private readonly consultant: Endpoint, private readonly rewriter: Endpoint) {
+  constructor(
+    private readonly c: ExternalBaselinesConfig['cep'],
+    private readonly consultant: Endpoint,
+    private readonly rewriter: Endpoint,
+  ) {
     this.model = c.model;
   }
 
   async turn(query: string, dialogue: readonly DialogueTurn[], last: boolean, seed: number): Promise<ExternalTurn> {
     if (!last) {
-      const messages: ChatMessage[] = [{ role: 'system', content: CEP_SYSTEM }, { role: 'user', content: CEP_DECIDE(cepConversation(query, dialogue), '(none)') }];
+      const messages: ChatMessage[] = [
+        { role: 'system', content: CEP_SYSTEM },
+        { role: 'user', content: CEP_DECIDE(cepConversation(query, dialogue), '(none)') },
+      ];
       const sampling = { temperature: this.c.temperature, maxTokens: this.c.maxTokens, seed };
       const decision = (await this.consultant.chat({ messages, ...sampling })).text;
       if (needsClarification(decision)) {
-        const asked = (await this.consultant.chat({ messages: [...messages, { role: 'assistant', content: 'Yes.' }, { role: 'user', content: CEP_ASK }], ...sampling })).text;
+        const asked = (
+          await this.consultant.chat({ messages: [...messages, { role: 'assistant', content: 'Yes.' }, { role: 'user', content: CEP_ASK }], ...sampling })
+        ).text;
         const question = oneLine(asked);
         if (!question) return { action: 'INVALID', detail: 'the consultant asked an empty question', raw: `${decision}\n${asked}` };
         return { action: 'ASK', execute: question, thought: oneLine(decision), raw: question };
@@ -74,7 +90,17 @@ export class CepAgent implements ExternalAgent {
   private async rewrite(query: string, dialogue: readonly DialogueTurn[], thought: string): Promise<ExternalTurn> {
     const history = dialogue.length ? dialogue.map((d) => `Assistant: ${d.question}\nUser: ${d.answer}`).join('\n') : '(no clarification was asked)';
     const r = this.c.rewriter;
-    const text = (await this.rewriter.chat({ messages: [{ role: 'system', content: REWRITE_SYSTEM }, { role: 'user', content: `Original request: ${query}\nDialogue:\n${history}` }], temperature: r.temperature, topP: r.topP, maxTokens: r.maxTokens })).text;
+    const text = (
+      await this.rewriter.chat({
+        messages: [
+          { role: 'system', content: REWRITE_SYSTEM },
+          { role: 'user', content: `Original request: ${query}\nDialogue:\n${history}` },
+        ],
+        temperature: r.temperature,
+        topP: r.topP,
+        maxTokens: r.maxTokens,
+      })
+    ).text;
     const q = oneLine(text);
     return q ? { action: 'STOP', execute: q, thought, raw: text } : { action: 'INVALID', detail: 'the rewriter wrote an empty query', raw: text };
   }

@@ -64,7 +64,10 @@ export class MistralInteractAgent implements ExternalAgent {
   readonly label = 'Mistral-Interact';
   readonly model: string;
 
-  constructor(private readonly c: ExternalBaselinesConfig['mistralInteract'], private readonly ep: Endpoint) {
+  constructor(
+    private readonly c: ExternalBaselinesConfig['mistralInteract'],
+    private readonly ep: Endpoint,
+  ) {
     this.model = c.model;
   }
 
@@ -81,8 +84,14 @@ export class MistralInteractAgent implements ExternalAgent {
 
   private complete(prompt: string, seed: number): Promise<string> {
     const body = {
-      model: this.c.model, prompt, max_tokens: this.c.maxTokens, temperature: this.c.temperature, top_p: this.c.topP,
-      repetition_penalty: this.c.repetitionPenalty, seed, stop: ['\nUser:', '</s>'],
+      model: this.c.model,
+      prompt,
+      max_tokens: this.c.maxTokens,
+      temperature: this.c.temperature,
+      top_p: this.c.topP,
+      repetition_penalty: this.c.repetitionPenalty,
+      seed,
+      stop: ['\nUser:', '</s>'],
     };
     return this.ep.request('completions', async (client: OpenAI) => {
       const r = (await client.completions.create(body as unknown as OpenAI.CompletionCreateParamsNonStreaming)) as OpenAI.Completion;

@@ -21,7 +21,12 @@ export type ExternalName = 'mistral_interact' | 'cep';
 
 const tokens = { promptIds: [], completionIds: [], logprobs: [] };
 
-export async function runExternalEpisode(agent: ExternalAgent, simulator: UserSimulator, instance: Instance, o: { runId: string; index: number; maxTurns: number; seed: number }): Promise<Trajectory> {
+export async function runExternalEpisode(
+  agent: ExternalAgent,
+  simulator: UserSimulator,
+  instance: Instance,
+  o: { runId: string; index: number; maxTurns: number; seed: number },
+): Promise<Trajectory> {
   const dialogue: DialogueTurn[] = [];
   const asked: (string | null)[] = []; // the simulator's grounding of each answer (what late activation reads)
   const turns: TurnRecord[] = [];
@@ -31,7 +36,13 @@ export async function runExternalEpisode(agent: ExternalAgent, simulator: UserSi
   for (let t = 1; t <= o.maxTurns; t++) {
     const turn = await agent.turn(instance.query, dialogue, t === o.maxTurns, o.seed + 97 * t);
     if (turn.action === 'INVALID') {
-      turns.push({ index: t - 1, tokens, completionText: turn.raw, parsed: { ok: false, reason: 'missing_section', detail: turn.detail }, observation: { kind: 'none' } });
+      turns.push({
+        index: t - 1,
+        tokens,
+        completionText: turn.raw,
+        parsed: { ok: false, reason: 'missing_section', detail: turn.detail },
+        observation: { kind: 'none' },
+      });
       [termination, invalidDetail] = ['invalid', turn.detail];
       break;
     }
@@ -41,15 +52,36 @@ export async function runExternalEpisode(agent: ExternalAgent, simulator: UserSi
       [termination, refinedQuery] = ['stop', turn.execute];
       break;
     }
-    const a = await simulator.answer(turn.execute, instance, { turns: dialogue.map((d, i) => ({ question: d.question, answer: d.answer, targetId: asked[i] ?? null })) });
+    const a = await simulator.answer(turn.execute, instance, {
+      turns: dialogue.map((d, i) => ({ question: d.question, answer: d.answer, targetId: asked[i] ?? null })),
+    });
     asked.push(a.targetId);
-    turns.push({ index: t - 1, tokens, completionText: turn.raw, parsed, observation: { kind: 'answer', question: turn.execute, answer: a.answer, targetId: a.targetId } });
+    turns.push({
+      index: t - 1,
+      tokens,
+      completionText: turn.raw,
+      parsed,
+      observation: { kind: 'answer', question: turn.execute, answer: a.answer, targetId: a.targetId },
+    });
     dialogue.push({ question: turn.execute, answer: a.answer, raw: turn.raw });
   }
   return {
-    version: 1, runId: o.runId, instanceId: instance.id, userId: instance.userId, groupId: `eval-${instance.id}`, index: o.index, policyVersion: 0,
-    snapshotId: `${instance.userId}@0`, turns, finalSlots: [], askedQuestions: dialogue.map((d) => d.question), retrieveCount: 0, askCount: dialogue.length,
-    termination, ...(invalidDetail !== null ? { invalidReason: 'missing_section' as const } : {}), refinedQuery,
+    version: 1,
+    runId: o.runId,
+    instanceId: instance.id,
+    userId: instance.userId,
+    groupId: `eval-${instance.id}`,
+    index: o.index,
+    policyVersion: 0,
+    snapshotId: `${instance.userId}@0`,
+    turns,
+    finalSlots: [],
+    askedQuestions: dialogue.map((d) => d.question),
+    retrieveCount: 0,
+    askCount: dialogue.length,
+    termination,
+    ...(invalidDetail !== null ? { invalidReason: 'missing_section' as const } : {}),
+    refinedQuery,
   };
 }
 
@@ -57,7 +89,10 @@ export async function runExternalEpisode(agent: ExternalAgent, simulator: UserSi
 export function externalAgentFrom(cfg: RunConfig, name: ExternalName, sink?: CallSink): ExternalAgent {
   const deps = sink ? { sink } : {};
   const need = (key: string, v: string | undefined) => {
-    if (!v) throw new InputError(`--baseline ${name}: ${key} is not set; point it at the OpenAI-compatible server (vLLM) that serves the released checkpoint, e.g. --set ${key}=http://127.0.0.1:8002/v1`);
+    if (!v)
+      throw new InputError(
+        `--baseline ${name}: ${key} is not set; point it at the OpenAI-compatible server (vLLM) that serves the released checkpoint, e.g. --set ${key}=http://127.0.0.1:8002/v1`,
+      );
     return v;
   };
   if (name === 'mistral_interact') {
@@ -68,12 +103,20 @@ export function externalAgentFrom(cfg: RunConfig, name: ExternalName, sink?: Cal
   const c = cfg.eval.baselines.cep;
   const consultant = createEndpoint(endpointOptions('baseline', { ...c, chatTemplateKwargs: null }, need('eval.baselines.cep.baseUrl', c.baseUrl)), deps);
   const r = c.rewriter;
-  const rewriter = createEndpoint(endpointOptions('rewriter', r, need('eval.baselines.cep.rewriter.baseUrl (or policy.baseUrl)', r.baseUrl ?? cfg.policy.baseUrl)), deps);
+  const rewriter = createEndpoint(
+    endpointOptions('rewriter', r, need('eval.baselines.cep.rewriter.baseUrl (or policy.baseUrl)', r.baseUrl ?? cfg.policy.baseUrl)),
+    deps,
+  );
   return new CepAgent(c, consultant, rewriter);
 }
 
 /** `episodesPerInstance` episodes per instance, bounded concurrency, instance-major (as eval/run.ts). */
-export async function runExternalEpisodes(agent: ExternalAgent, simulator: UserSimulator, instances: readonly Instance[], o: { runId: string; maxTurns: number; concurrency: number; episodesPerInstance: number; seedOf: (id: string, e: number) => number }): Promise<Trajectory[]> {
+export async function runExternalEpisodes(
+  agent: ExternalAgent,
+  simulator: UserSimulator,
+  instances: readonly Instance[],
+  o: { runId: string; maxTurns: number; concurrency: number; episodesPerInstance: number; seedOf: (id: string, e: number) => number },
+): Promise<Trajectory[]> {
   const jobs = instances.flatMap((inst) => Array.from({ length: o.episodesPerInstance }, (_, e) => ({ inst, e })));
   const out = new Array<Trajectory>(jobs.length);
   const bar = progressBar(`eval episodes (${agent.label})`, jobs.length);

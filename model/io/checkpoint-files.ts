@@ -29,7 +29,11 @@ export function listWeightFiles(dir: string): Map<string, string> {
     }
     return out;
   }
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.safetensors')).sort() : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.safetensors'))
+        .sort()
+    : [];
   if (!files.length) throw new InputError(`${dir}: no model.safetensors, ${INDEX_FILE} or *.safetensors file; point --model at a Hugging Face model folder`);
   for (const f of files) {
     const st = openSafetensors(join(dir, f));

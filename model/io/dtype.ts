@@ -120,11 +120,21 @@ export function toNumbers(t: SafeTensor, where: string): number[] {
         out[i] = Number(v);
         break;
       }
-      case 'I32': out[i] = view.getInt32(4 * i, true); break;
-      case 'I16': out[i] = view.getInt16(2 * i, true); break;
-      case 'I8': out[i] = view.getInt8(i); break;
-      case 'U8': case 'BOOL': out[i] = view.getUint8(i); break;
-      default: throw new Error(`internal: ${t.dtype} is not an integer dtype`);
+      case 'I32':
+        out[i] = view.getInt32(4 * i, true);
+        break;
+      case 'I16':
+        out[i] = view.getInt16(2 * i, true);
+        break;
+      case 'I8':
+        out[i] = view.getInt8(i);
+        break;
+      case 'U8':
+      case 'BOOL':
+        out[i] = view.getUint8(i);
+        break;
+      default:
+        throw new Error(`internal: ${t.dtype} is not an integer dtype`);
     }
   }
   return out;

@@ -62,7 +62,8 @@ export function validateHeader(file: string, header: unknown, dataBytes: number)
     if (!Array.isArray(off) || off.length !== 2 || !off.every((o) => Number.isInteger(o) && o >= 0) || off[0] > off[1])
       fail(`tensor "${name}": data_offsets ${JSON.stringify(off)} must be [begin, end] with 0 <= begin <= end`);
     const [begin, end] = off as [number, number];
-    if (end > dataBytes) fail(`tensor "${name}": data_offsets [${begin}, ${end}] run past the data section (${dataBytes} bytes); the file is truncated or the header is wrong`);
+    if (end > dataBytes)
+      fail(`tensor "${name}": data_offsets [${begin}, ${end}] run past the data section (${dataBytes} bytes); the file is truncated or the header is wrong`);
     const dtype = t.dtype as Dtype;
     const shape = t.shape as number[];
     const want = numel(shape) * DTYPE_BYTES[dtype];
@@ -138,7 +139,8 @@ export function readSafetensors(file: string): { tensors: Map<string, SafeTensor
 
 /** Serialize tensors in the given order; the header is space-padded to a multiple of 8. */
 export function serializeSafetensors(tensors: ReadonlyMap<string, SafeTensor> | Record<string, SafeTensor>, metadata?: Record<string, string>): Uint8Array {
-  const entries: [string, SafeTensor][] = tensors instanceof Map ? [...(tensors as ReadonlyMap<string, SafeTensor>).entries()] : Object.entries(tensors as Record<string, SafeTensor>);
+  const entries: [string, SafeTensor][] =
+    tensors instanceof Map ? [...(tensors as ReadonlyMap<string, SafeTensor>).entries()] : Object.entries(tensors as Record<string, SafeTensor>);
   // Null prototype: a tensor named "__proto__" must become a key, not the prototype.
   const header: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   if (metadata && Object.keys(metadata).length) header.__metadata__ = metadata;
@@ -164,7 +166,11 @@ export function serializeSafetensors(tensors: ReadonlyMap<string, SafeTensor> | 
 }
 
 /** Write atomically and durably (util/atomic.ts) so a crash never leaves half a checkpoint. */
-export function writeSafetensors(file: string, tensors: ReadonlyMap<string, SafeTensor> | Record<string, SafeTensor>, metadata?: Record<string, string>): Uint8Array {
+export function writeSafetensors(
+  file: string,
+  tensors: ReadonlyMap<string, SafeTensor> | Record<string, SafeTensor>,
+  metadata?: Record<string, string>,
+): Uint8Array {
   const bytes = serializeSafetensors(tensors, metadata);
   writeFileAtomic(file, bytes);
   return bytes;

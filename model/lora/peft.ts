@@ -60,11 +60,15 @@ export function adapterTensors(adapter: LoraAdapter, numLayers: number): Map<str
     for (const m of PROJ_NAMES) {
       const p = adapter.pair(i, m);
       if (!p) continue;
-      for (const [ab, w] of [['A', p.A], ['B', p.B]] as const) {
+      for (const [ab, w] of [
+        ['A', p.A],
+        ['B', p.B],
+      ] as const) {
         const values = w.dataSync() as Float32Array;
         const bad = firstNonFinite(values);
         // never written: a diverged adapter must not reach a file the server or a checkpoint trusts
-        if (bad >= 0) throw new Error(`adapter tensor ${peftTensorName(i, m, ab)} holds ${values[bad]} at index ${bad}; an adapter with non-finite weights is not written`);
+        if (bad >= 0)
+          throw new Error(`adapter tensor ${peftTensorName(i, m, ab)} holds ${values[bad]} at index ${bad}; an adapter with non-finite weights is not written`);
         out.set(peftTensorName(i, m, ab), fromFloat32(values, [...w.shape]));
       }
     }
@@ -118,7 +122,10 @@ export function parsePeftConfig(raw: unknown, file: string): PeftConfig {
   for (const key of ['rank_pattern', 'alpha_pattern'] as const)
     must(!c[key] || Object.keys(c[key] as object).length === 0, `${key} ${JSON.stringify(c[key])} is not supported; use one r and lora_alpha for all modules`);
   for (const key of ['layers_to_transform', 'modules_to_save'] as const)
-    must(c[key] === undefined || c[key] === null, `${key} ${JSON.stringify(c[key])} is not supported; the adapter must cover all layers and save no extra modules`);
+    must(
+      c[key] === undefined || c[key] === null,
+      `${key} ${JSON.stringify(c[key])} is not supported; the adapter must cover all layers and save no extra modules`,
+    );
   if (problems.length) throw new InputError(problems.join('\n'), problems);
   return {
     r: c.r as number,
@@ -135,7 +142,9 @@ export function loadPeftAdapter(dir: string, model: Qwen3Model, prefix = ''): Lo
   try {
     raw = JSON.parse(readFileSync(cfgFile, 'utf8'));
   } catch (e) {
-    throw new InputError(`${cfgFile}: cannot read the adapter config (${(e as Error).message}); an adapter folder holds ${ADAPTER_CONFIG} and ${ADAPTER_WEIGHTS}`);
+    throw new InputError(
+      `${cfgFile}: cannot read the adapter config (${(e as Error).message}); an adapter folder holds ${ADAPTER_CONFIG} and ${ADAPTER_WEIGHTS}`,
+    );
   }
   const pc = parsePeftConfig(raw, cfgFile);
   const file = join(dir, prefix + ADAPTER_WEIGHTS);
@@ -145,18 +154,25 @@ export function loadPeftAdapter(dir: string, model: Qwen3Model, prefix = ''): Lo
   for (let i = 0; i < model.config.numHiddenLayers; i++)
     for (const m of pc.targets) {
       const [out, inp] = projShape(model.config, m);
-      for (const [ab, shape] of [['A', [pc.r, inp]], ['B', [out, pc.r]]] as const) {
+      for (const [ab, shape] of [
+        ['A', [pc.r, inp]],
+        ['B', [out, pc.r]],
+      ] as const) {
         const name = peftTensorName(i, m, ab);
         expected.add(name);
         const t = tensors.get(name);
         if (!t) problems.push(`${file}: missing tensor "${name}" (target_modules includes ${m}; the model has ${model.config.numHiddenLayers} layers)`);
         else if (t.shape.length !== 2 || t.shape[0] !== shape[0] || t.shape[1] !== shape[1])
-          problems.push(`${file}: tensor "${name}" has shape [${t.shape}] but r=${pc.r} and ${model.dir} need [${shape}]; the adapter was trained for another base model or rank`);
+          problems.push(
+            `${file}: tensor "${name}" has shape [${t.shape}] but r=${pc.r} and ${model.dir} need [${shape}]; the adapter was trained for another base model or rank`,
+          );
       }
     }
   const extra = [...tensors.keys()].filter((n) => !expected.has(n));
   if (extra.length)
-    problems.push(`${file}: ${extra.length} tensor(s) the config and model do not account for, e.g. "${extra[0]}" (a layer the model lacks, a module not in target_modules, or a non-PEFT name)`);
+    problems.push(
+      `${file}: ${extra.length} tensor(s) the config and model do not account for, e.g. "${extra[0]}" (a layer the model lacks, a module not in target_modules, or a non-PEFT name)`,
+    );
   const bad = problems.length ? null : [...expected].map((name) => nonFiniteTensor(name, tensors.get(name) as SafeTensor, file)).find((x) => x !== null);
   if (bad) problems.push(`${file}: ${bad}; the adapter is damaged or comes from a diverged run: use an earlier version or checkpoint`);
   if (problems.length) throw new InputError(problems.join('\n'), problems);

@@ -21,7 +21,9 @@ export function checkBind(host: string, token: string | null): void {
   if (token !== null && token.length < MIN_TOKEN_LENGTH)
     throw new InputError(`the dashboard token is ${token.length} characters; it must have at least ${MIN_TOKEN_LENGTH} (make one with: openssl rand -hex 32)`);
   if (!isLoopback(host) && token === null)
-    throw new InputError(`--host ${host} would serve the dashboard beyond this machine without a token; the rule: any host other than 127.0.0.1/localhost needs --token T or ${TOKEN_ENV}=T (make one with: openssl rand -hex 32), or keep the default --host 127.0.0.1 and use an SSH tunnel`);
+    throw new InputError(
+      `--host ${host} would serve the dashboard beyond this machine without a token; the rule: any host other than 127.0.0.1/localhost needs --token T or ${TOKEN_ENV}=T (make one with: openssl rand -hex 32), or keep the default --host 127.0.0.1 and use an SSH tunnel`,
+    );
 }
 
 // SHA-256 first so both sides have the same length, as timingSafeEqual needs.
@@ -37,7 +39,7 @@ function cookieValue(req: Request): string | null {
 }
 
 /** Hostname of a Host header (`127.0.0.1:6007` -> `127.0.0.1`, `[::1]:6007` -> `[::1]`). */
-const hostOf = (h: string) => (h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.split(':')[0] ?? '');
+const hostOf = (h: string) => (h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : (h.split(':')[0] ?? ''));
 
 export function authMiddleware(token: string | null) {
   if (token === null) {

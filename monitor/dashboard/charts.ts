@@ -88,6 +88,11 @@ function componentCharts(keys: string[]): ChartSpec[] {
     if (stats.has('mean')) series.push(stats.has('std') ? { key: `rewards/${c}/mean`, band: `rewards/${c}/std` } : { key: `rewards/${c}/mean` });
     else if (stats.has('std')) series.push({ key: `rewards/${c}/std` });
     for (const s of [...stats].sort()) if (s !== 'mean' && s !== 'std') series.push({ key: `rewards/${c}/${s}` });
-    return { id: `rewards/${c}`, title: `reward component ${c}${stats.has('std') && stats.has('mean') ? ' (mean ± std)' : ''}`, section: 'reward components', series };
+    return {
+      id: `rewards/${c}`,
+      title: `reward component ${c}${stats.has('std') && stats.has('mean') ? ' (mean ± std)' : ''}`,
+      section: 'reward components',
+      series,
+    };
   });
 }

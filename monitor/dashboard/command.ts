@@ -21,15 +21,26 @@ export async function serveCommand(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      serve: { type: 'boolean' }, port: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' },
-      token: { type: 'string' }, 'allow-retries': { type: 'boolean', default: false },
+      serve: { type: 'boolean' },
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      token: { type: 'string' },
+      'allow-retries': { type: 'boolean', default: false },
     },
   });
   const port = Number(values.port ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--port ${values.port}: expected a port number 0-65535 (0 picks a free one)`);
   const token = values.token ?? process.env[TOKEN_ENV] ?? null;
-  const dash = await startDashboard({ runDirs: positionals, host: values.host, port, token: token === '' ? null : token, allowRetries: values['allow-retries'] });
-  console.log(`gsteer monitor: dashboard on ${dash.url} (listening on ${values.host}; runs: ${dash.runs.map((r) => r.name).join(', ')})${token ? '; token required' : ''}`);
+  const dash = await startDashboard({
+    runDirs: positionals,
+    host: values.host,
+    port,
+    token: token === '' ? null : token,
+    allowRetries: values['allow-retries'],
+  });
+  console.log(
+    `gsteer monitor: dashboard on ${dash.url} (listening on ${values.host}; runs: ${dash.runs.map((r) => r.name).join(', ')})${token ? '; token required' : ''}`,
+  );
   console.log('Ctrl-C to stop');
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());

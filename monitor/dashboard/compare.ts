@@ -36,7 +36,11 @@ export function mountCompare(app: express.Express, runOf: (name: string, res: Re
     const r = runOf(req.params.run, res);
     if (!r) return;
     const name = compareFiles(r).find((f) => f === req.params.file);
-    if (!name) return void res.status(404).type('text/plain').send(`404: ${r.name} has no comparison file of that name (gsteer eval compare writes them into RUN/eval/compare)\n`);
+    if (!name)
+      return void res
+        .status(404)
+        .type('text/plain')
+        .send(`404: ${r.name} has no comparison file of that name (gsteer eval compare writes them into RUN/eval/compare)\n`);
     res.type(TYPES[extname(name)] as string).sendFile(join(r.layout.compare, name));
   });
 }

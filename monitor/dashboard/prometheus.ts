@@ -26,15 +26,26 @@ export class PrometheusMetrics {
   private readonly queueJobs;
   private rendering: Promise<string> = Promise.resolve('');
 
-  constructor(private readonly runs: readonly ServedRun[], private readonly queues: RunQueues) {
+  constructor(
+    private readonly runs: readonly ServedRun[],
+    private readonly queues: RunQueues,
+  ) {
     const counter = (name: string, help: string) => new Counter({ name, help, labelNames: ['run'], registers: [this.registry] });
     this.counters = {
-      updates: counter('gsteer_updates_total', 'updates recorded in metrics.jsonl (one per update; a resume re-runs the updates after its checkpoint, they count once)'),
+      updates: counter(
+        'gsteer_updates_total',
+        'updates recorded in metrics.jsonl (one per update; a resume re-runs the updates after its checkpoint, they count once)',
+      ),
       trajectories: counter('gsteer_trajectories_total', 'scored trajectories the recorded updates trained on'),
       dropped: counter('gsteer_groups_dropped_total', 'groups dropped (a rollout out of attempts) over the recorded updates'),
       restarts: counter('gsteer_restarts_total', 'processes of the run restarted by the supervisor (marks in RUN/logs/*.log)'),
     };
-    this.queueJobs = new Gauge({ name: 'gsteer_queue_jobs', help: 'jobs per BullMQ queue and state (queues whose Redis answers)', labelNames: ['prefix', 'queue', 'state'], registers: [this.registry] });
+    this.queueJobs = new Gauge({
+      name: 'gsteer_queue_jobs',
+      help: 'jobs per BullMQ queue and state (queues whose Redis answers)',
+      labelNames: ['prefix', 'queue', 'state'],
+      registers: [this.registry],
+    });
     for (const run of runs) this.restartCounters.set(run.name, new RestartCounter(run.layout.logs));
   }
 
@@ -68,8 +79,14 @@ export class PrometheusMetrics {
       const records = run.records;
       for (const [key, v] of Object.entries(records.at(-1) ?? {})) if (typeof v === 'number' && Number.isFinite(v)) this.gaugeFor(key)?.set(labels, v);
       this.counters.updates.inc(labels, records.length);
-      this.counters.trajectories.inc(labels, sum(records, (r) => trajectoriesOf(r, run.cfg.rollout.groupSize)));
-      this.counters.dropped.inc(labels, sum(records, (r) => Number(r.groups_dropped ?? 0)));
+      this.counters.trajectories.inc(
+        labels,
+        sum(records, (r) => trajectoriesOf(r, run.cfg.rollout.groupSize)),
+      );
+      this.counters.dropped.inc(
+        labels,
+        sum(records, (r) => Number(r.groups_dropped ?? 0)),
+      );
       this.counters.restarts.inc(labels, this.restartCounters.get(run.name)?.count() ?? 0);
     }
     for (const { prefix, queue, counts: c } of counts) for (const [state, n] of Object.entries(c)) this.queueJobs.set({ prefix, queue, state }, n);

@@ -47,7 +47,10 @@ export class RunQueues {
     const adapter = new ExpressAdapter();
     adapter.setBasePath(basePath);
     const multiple = new Set(this.queues.map((q) => q.prefix)).size > 1;
-    const adapters = this.queues.map((q) => ({ conn: q.conn, adapter: new BullMQAdapter(q.queue, { readOnlyMode: !allowRetries, allowRetries, ...(multiple ? { prefix: `${q.prefix}:` } : {}) }) }));
+    const adapters = this.queues.map((q) => ({
+      conn: q.conn,
+      adapter: new BullMQAdapter(q.queue, { readOnlyMode: !allowRetries, allowRetries, ...(multiple ? { prefix: `${q.prefix}:` } : {}) }),
+    }));
     const answering = () => adapters.filter((a) => a.conn.status === 'ready').map((a) => a.adapter);
     const board = createBullBoard({ queues: answering(), serverAdapter: adapter, options: { uiConfig: { boardTitle: 'gsteer queues', hideDocsLink: true } } });
     for (const conn of this.conns.values()) for (const ev of ['ready', 'close']) conn.on(ev, () => board.replaceQueues(answering()));

@@ -48,14 +48,18 @@ export class ServedRun extends EventEmitter {
   private fileStamp = '';
   private readonly reported = new Set<string>();
 
-  constructor(dir: string, private readonly log: (msg: string) => void) {
+  constructor(
+    dir: string,
+    private readonly log: (msg: string) => void,
+  ) {
     super();
     this.setMaxListeners(0); // three per open page
     this.layout = runLayout(resolve(dir));
     this.name = basename(this.layout.root);
     if (!RUN_NAME.test(this.name) || this.name === '.' || this.name === '..')
       throw new InputError(`run directory ${dir}: its name "${this.name}" is not a URL-safe run name (letters, digits, . _ -); rename the directory`);
-    if (!existsSync(this.layout.config)) throw new InputError(`${this.layout.config} not found; ${dir} is not a gsteer run directory (start one with gsteer train)`);
+    if (!existsSync(this.layout.config))
+      throw new InputError(`${this.layout.config} not found; ${dir} is not a gsteer run directory (start one with gsteer train)`);
     this.cfg = readRunConfig(this.layout.config, { keepUnset: true }); // a reader needs none of the run's secrets
     this.info = readRunInfo(this.layout);
   }

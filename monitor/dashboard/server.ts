@@ -52,7 +52,8 @@ const STATIC = new Map<string, string>([
 const PAGES = { index: here('index.html'), run: here('run.html') };
 
 /** Strict for our pages; bull-board's UI needs inline styles. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const CSP_BOARD = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'self'; frame-ancestors 'none'"; // also keeps its web fonts (a CDN) out
 
 /** RUN/config.yaml fit for serving: the masking rule over the parsed config (references kept). */
@@ -90,7 +91,11 @@ export function createApp(d: AppDeps): express.Express {
       return null;
     }
     const run = byName.get(name);
-    if (!run) res.status(404).type('text/plain').send(`404: no run named ${name} is served here (served: ${[...byName.keys()].join(', ')})\n`);
+    if (!run)
+      res
+        .status(404)
+        .type('text/plain')
+        .send(`404: no run named ${name} is served here (served: ${[...byName.keys()].join(', ')})\n`);
     return run ?? null;
   };
   const runsOf = (req: Request, res: Response): ServedRun[] | null => {
@@ -104,8 +109,14 @@ export function createApp(d: AppDeps): express.Express {
     return runs;
   };
   const summary = (r: ServedRun) => ({
-    name: r.name, runId: r.info.runId, epoch: r.info.epoch, createdAt: r.info.createdAt, live: r.live,
-    updates: r.records.length, lastStep: r.records.at(-1)?.step ?? null, reward: r.records.at(-1)?.reward ?? null,
+    name: r.name,
+    runId: r.info.runId,
+    epoch: r.info.epoch,
+    createdAt: r.info.createdAt,
+    live: r.live,
+    updates: r.records.length,
+    lastStep: r.records.at(-1)?.step ?? null,
+    reward: r.records.at(-1)?.reward ?? null,
   });
 
   app.get('/', (_req, res) => res.sendFile(PAGES.index));
@@ -159,7 +170,10 @@ export function createApp(d: AppDeps): express.Express {
   app.use((err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
     const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) d.log(`dashboard: ${err.stack ?? err.message}`);
-    res.status(status).type('text/plain').send(status === 500 ? '500: internal error (see the dashboard output)\n' : `${status}: ${err.message}\n`);
+    res
+      .status(status)
+      .type('text/plain')
+      .send(status === 500 ? '500: internal error (see the dashboard output)\n' : `${status}: ${err.message}\n`);
   });
   return app;
 }

@@ -35,7 +35,13 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   if (o.runDirs.length === 0) throw new InputError('no RUN_DIR given: name one or more run directories to serve');
   const runs = o.runDirs.map((dir) => new ServedRun(dir, log));
   const dup = runs.find((r, i) => runs.findIndex((s) => s.name === r.name) !== i);
-  if (dup) throw new InputError(`two run directories are named ${dup.name} (${runs.filter((r) => r.name === dup.name).map((r) => r.layout.root).join(', ')}); run names must differ: serve them one at a time or rename one`);
+  if (dup)
+    throw new InputError(
+      `two run directories are named ${dup.name} (${runs
+        .filter((r) => r.name === dup.name)
+        .map((r) => r.layout.root)
+        .join(', ')}); run names must differ: serve them one at a time or rename one`,
+    );
   const queues = new RunQueues(runs);
   const app = createApp({ runs, queues, prometheus: new PrometheusMetrics(runs, queues), token, allowRetries: o.allowRetries ?? false, log });
   // Runs with one stream (the same run id and prefix: a copied run directory) cannot tell
@@ -43,7 +49,10 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
   const streamOf = (r: ServedRun) => `${r.cfg.queues.redisUrl} ${r.streamKey}`;
   for (const r of runs) {
     const shared = runs.filter((s) => streamOf(s) === streamOf(r));
-    if (shared.length > 1 && shared[0] === r) log(`runs ${shared.map((s) => s.name).join(', ')} share the Redis stream ${r.streamKey} (same run id and queue prefix); they follow their metrics.jsonl only`);
+    if (shared.length > 1 && shared[0] === r)
+      log(
+        `runs ${shared.map((s) => s.name).join(', ')} share the Redis stream ${r.streamKey} (same run id and queue prefix); they follow their metrics.jsonl only`,
+      );
     r.start(shared.length === 1);
   }
   const close = async () => {
@@ -59,7 +68,8 @@ export async function startDashboard(o: DashboardOptions): Promise<Dashboard> {
     await close();
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new InputError(`port ${o.port ?? DEFAULT_PORT} on ${host} is in use; pick another with --port (0 picks a free one)`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new InputError(`--host ${host} is not an address of this machine; use 127.0.0.1 or one of its interfaces`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+      throw new InputError(`--host ${host} is not an address of this machine; use 127.0.0.1 or one of its interfaces`);
     throw e;
   }
   const { port } = server.address() as AddressInfo;

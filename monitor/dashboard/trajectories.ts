@@ -68,13 +68,21 @@ export function updateTrajectories(layout: RunLayout, step: number): GroupView[]
       const t = runTrajectory(layout, rel);
       const score = g.scores[i];
       if (!t || !score) return [];
-      return [{
-        groupId: g.groupId, instanceId: g.instanceId, userId: g.userId, index: i, best: g.best === i,
-        reward: score.reward, components: score.components, termination: t.termination,
-        ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
-        turns: trajectoryView(t, clip), // method §13: every environment's turns
-        refinedQuery: t.refinedQuery,
-      }];
+      return [
+        {
+          groupId: g.groupId,
+          instanceId: g.instanceId,
+          userId: g.userId,
+          index: i,
+          best: g.best === i,
+          reward: score.reward,
+          components: score.components,
+          termination: t.termination,
+          ...(t.invalidReason ? { invalidReason: t.invalidReason } : {}),
+          turns: trajectoryView(t, clip), // method §13: every environment's turns
+          refinedQuery: t.refinedQuery,
+        },
+      ];
     });
     return { groupId: g.groupId, dropped: g.dropped, ...(g.reason ? { reason: g.reason } : {}), trajectories };
   });

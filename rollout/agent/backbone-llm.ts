@@ -36,7 +36,8 @@ export function backboneUserPrompt(view: AgentView): string {
   const history = view.steps.flatMap((s) => [`Step ${s.index + 1}`, `Thought: ${s.thought}`, `Action: ${actionLine(s)}`, `Observation:\n${s.observation}`, '']);
   const left = `Left: ${view.left.steps} step(s), ${view.left.searches} search(es), ${view.left.reads} read(s).`;
   return [
-    `Question: ${view.question}`, '',
+    `Question: ${view.question}`,
+    '',
     ...(view.trace.trim() ? ['Reasoning so far:', view.trace.trim(), ''] : []),
     ...history,
     view.mustAnswer ? `${left} This step accepts only the answer action: answer now with what you have.` : left,
@@ -78,14 +79,21 @@ export class LlmBackbone implements Backbone {
       { role: 'system', content: backboneSystemPrompt(this.o.maxQueries) },
       { role: 'user', content: backboneUserPrompt(view) },
     ];
-    const req = { messages, ...(this.o.temperature === null ? {} : { temperature: this.o.temperature }), ...(this.o.maxTokens === null ? {} : { maxTokens: this.o.maxTokens }) };
+    const req = {
+      messages,
+      ...(this.o.temperature === null ? {} : { temperature: this.o.temperature }),
+      ...(this.o.maxTokens === null ? {} : { maxTokens: this.o.maxTokens }),
+    };
     try {
-      const r = (await this.o.endpoint.chatJson(req, { name: 'agent_step', schema: backboneReplySchema(this.o.maxQueries, view.mustAnswer), feedback: true })).value;
+      const r = (await this.o.endpoint.chatJson(req, { name: 'agent_step', schema: backboneReplySchema(this.o.maxQueries, view.mustAnswer), feedback: true }))
+        .value;
       const action = r.action as BackboneAction['action'];
       const decision: BackboneAction =
-        action === 'search' ? { action: 'search', thought: r.thought, queries: r.queries! }
-        : action === 'visit' ? { action: 'visit', thought: r.thought, url: r.url! }
-        : { action: 'answer', thought: r.thought, answer: r.answer! };
+        action === 'search'
+          ? { action: 'search', thought: r.thought, queries: r.queries! }
+          : action === 'visit'
+            ? { action: 'visit', thought: r.thought, url: r.url! }
+            : { action: 'answer', thought: r.thought, answer: r.answer! };
       return { ok: true, decision };
     } catch (e) {
       if (e instanceof ReplyError || e instanceof TransientError) return { ok: false, reason: 'failed_call', detail: e.message };

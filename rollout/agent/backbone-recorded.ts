@@ -17,7 +17,8 @@ export class RecordedBackbone implements Backbone {
   constructor(private readonly step: RecordedStep) {}
 
   async next(view: AgentView): Promise<BackboneDecision> {
-    if (view.steps.length === 0 && !view.mustAnswer) return { ok: true, decision: { action: 'search', thought: this.step.trace, queries: [...this.step.batch] } };
+    if (view.steps.length === 0 && !view.mustAnswer)
+      return { ok: true, decision: { action: 'search', thought: this.step.trace, queries: [...this.step.batch] } };
     return { ok: true, decision: { action: 'answer', thought: this.step.trace, answer: this.step.answer ?? '' } };
   }
 }

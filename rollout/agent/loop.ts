@@ -44,11 +44,21 @@ function resultLines(o: SearchOutcome, kept: number[] | null, max: number): stri
 }
 
 /** One search step: refine, search (and the original batch when compared), filter. */
-async function searchStep(deps: AgentDeps, question: string, thought: string, queries: string[], limits: AgentLimits, o: AgentOptions): Promise<{ record: SearchRecord; observation: string }> {
+async function searchStep(
+  deps: AgentDeps,
+  question: string,
+  thought: string,
+  queries: string[],
+  limits: AgentLimits,
+  o: AgentOptions,
+): Promise<{ record: SearchRecord; observation: string }> {
   const refinement = deps.refiner ? await deps.refiner.refine({ question, trace: thought, batch: queries }) : null;
   const refined = refinement?.ok ? refinement.queries : null;
   const issued = refined ?? (refinement && o.onInvalidRefinement === 'skip' ? [] : queries);
-  const [outcomes, originalOutcomes] = await Promise.all([searchBatch(deps.search, issued, limits.topK), o.compareOriginal ? searchBatch(deps.search, queries, limits.topK) : null]);
+  const [outcomes, originalOutcomes] = await Promise.all([
+    searchBatch(deps.search, issued, limits.topK),
+    o.compareOriginal ? searchBatch(deps.search, queries, limits.topK) : null,
+  ]);
   const kept: (number[] | null)[] = [];
   for (const [j, out] of outcomes.entries()) {
     if (!out.ok) kept.push([]);
@@ -59,10 +69,19 @@ async function searchStep(deps: AgentDeps, question: string, thought: string, qu
     }
   }
   const record: SearchRecord = {
-    original: queries, refined, rationale: refinement?.ok ? refinement.rationale : null,
-    refiner: refinement === null ? 'none' : refinement.ok ? 'ok' : refinement.reason, issued, outcomes, originalOutcomes, kept,
+    original: queries,
+    refined,
+    rationale: refinement?.ok ? refinement.rationale : null,
+    refiner: refinement === null ? 'none' : refinement.ok ? 'ok' : refinement.reason,
+    issued,
+    outcomes,
+    originalOutcomes,
+    kept,
   };
-  const head = refinement && !refinement.ok ? [`(the refiner's turn was invalid: ${refinement.reason}${issued.length ? '; your own queries were sent' : '; nothing was sent'})`] : [];
+  const head =
+    refinement && !refinement.ok
+      ? [`(the refiner's turn was invalid: ${refinement.reason}${issued.length ? '; your own queries were sent' : '; nothing was sent'})`]
+      : [];
   const body = issued.flatMap((q, j) => [`Results for "${q}":`, ...resultLines(outcomes[j]!, kept[j]!, limits.maxObservationChars)]);
   return { record, observation: [...head, ...body].join('\n') || '(nothing was searched)' };
 }
@@ -87,7 +106,12 @@ export async function runAgent(deps: AgentDeps, question: string, trace: string,
     }
     const over = mustAnswer || (a.action === 'search' ? left.searches <= 0 : left.reads <= 0);
     if (over) {
-      steps.push({ index, thought: a.thought, action: 'over_limit', observation: `(not run: ${mustAnswer ? 'this step accepts only an answer' : `no ${a.action === 'search' ? 'search' : 'read'} left`}; answer with what you have)` });
+      steps.push({
+        index,
+        thought: a.thought,
+        action: 'over_limit',
+        observation: `(not run: ${mustAnswer ? 'this step accepts only an answer' : `no ${a.action === 'search' ? 'search' : 'read'} left`}; answer with what you have)`,
+      });
       continue;
     }
     if (a.action === 'search') {
@@ -97,8 +121,16 @@ export async function runAgent(deps: AgentDeps, question: string, trace: string,
     } else {
       reads++;
       const page = await deps.reader!.read(a.url);
-      const observation = page.ok ? `Page ${page.url} (${page.title}):\n${clip(page.text, limits.maxObservationChars)}` : `(could not read ${a.url}: ${page.reason})`;
-      steps.push({ index, thought: a.thought, action: 'visit', visit: { url: a.url, ok: page.ok, detail: page.ok ? `${[...page.text].length} characters` : page.detail }, observation });
+      const observation = page.ok
+        ? `Page ${page.url} (${page.title}):\n${clip(page.text, limits.maxObservationChars)}`
+        : `(could not read ${a.url}: ${page.reason})`;
+      steps.push({
+        index,
+        thought: a.thought,
+        action: 'visit',
+        visit: { url: a.url, ok: page.ok, detail: page.ok ? `${[...page.text].length} characters` : page.detail },
+        observation,
+      });
     }
   }
   return { question, steps, answer: null, end: 'step_limit', searches, reads };

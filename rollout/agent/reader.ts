@@ -34,7 +34,10 @@ export interface HttpReaderConfig {
 export class HttpReader implements Reader {
   readonly name: string;
   private readonly headers: Record<string, string> = { accept: 'text/plain, text/markdown, */*' };
-  constructor(private readonly cfg: HttpReaderConfig, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    private readonly cfg: HttpReaderConfig,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.name = `http:${new URL(cfg.prefix).host}`;
     if (cfg.apiKeyEnv !== undefined) {
       const key = env[cfg.apiKeyEnv];

@@ -10,8 +10,16 @@ import type { ReadOutcome, Reader } from './types.ts';
 
 const record = (sink: CallSink, role: string, endpoint: string, t0: number, ts: string, ok: boolean, reason: string, detail: string): void =>
   sink.record({
-    ts, role, endpoint, model: endpoint, status: ok ? 'ok' : reason === 'timeout' ? 'timeout' : reason === 'network' ? 'connection' : 'error',
-    latencyMs: Math.round(performance.now() - t0), promptTokens: null, completionTokens: null, retries: 0, error: ok ? null : shortError(`${reason}: ${detail}`),
+    ts,
+    role,
+    endpoint,
+    model: endpoint,
+    status: ok ? 'ok' : reason === 'timeout' ? 'timeout' : reason === 'network' ? 'connection' : 'error',
+    latencyMs: Math.round(performance.now() - t0),
+    promptTokens: null,
+    completionTokens: null,
+    retries: 0,
+    error: ok ? null : shortError(`${reason}: ${detail}`),
   } satisfies CallRecord);
 
 /** `backend` with one `search` record per query. */

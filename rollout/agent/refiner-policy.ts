@@ -37,8 +37,10 @@ export interface PolicyRefinerOptions {
 
 /** The parse of a completion, a cut or dead-ended one first. */
 export function parseCompletion(res: CompletionResult, caps: RefinerCaps, maxTokens: number): RefinerTurnParse {
-  if (res.finishReason === 'length') return { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${maxTokens} (${res.completionIds.length} tokens sampled)` };
-  if (res.finishReason === 'abort') return { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` };
+  if (res.finishReason === 'length')
+    return { ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=${maxTokens} (${res.completionIds.length} tokens sampled)` };
+  if (res.finishReason === 'abort')
+    return { ok: false, reason: 'grammar_dead_end', detail: `the grammar left no token the model can emit after ${res.completionIds.length} tokens` };
   return parseRefinerTurn(res.text, caps);
 }
 
@@ -52,11 +54,18 @@ export class PolicyRefiner implements Refiner {
     const grammar = this.o.constrained ? refinerGrammarEbnf(caps.maxQueries) : null;
     const seed = this.o.seedOf(this.turns.length + 1);
     const res = await policy.complete({
-      promptIds, maxTokens: sampling.maxTokens, temperature: sampling.temperature, topP: sampling.topP, model: this.o.model,
-      ...(seed === undefined ? {} : { seed }), ...(grammar ? { constraint: { grammar, tokenFilter: 'refiner_turn' as const } } : {}),
+      promptIds,
+      maxTokens: sampling.maxTokens,
+      temperature: sampling.temperature,
+      topP: sampling.topP,
+      model: this.o.model,
+      ...(seed === undefined ? {} : { seed }),
+      ...(grammar ? { constraint: { grammar, tokenFilter: 'refiner_turn' as const } } : {}),
     });
     const parsed = parseCompletion(res, caps, sampling.maxTokens);
     this.turns.push({ promptIds, res, grammar, parsed });
-    return parsed.ok ? { ok: true, rationale: parsed.turn.rationale, queries: parsed.turn.queries } : { ok: false, reason: parsed.reason, detail: parsed.detail };
+    return parsed.ok
+      ? { ok: true, rationale: parsed.turn.rationale, queries: parsed.turn.queries }
+      : { ok: false, reason: parsed.reason, detail: parsed.detail };
   }
 }

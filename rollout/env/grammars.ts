@@ -20,4 +20,7 @@ export const qrefGrammars = (maxQueries: number): PolicyGrammar[] => [{ grammar:
 export const MAX_REFINER_QUERIES = 16;
 
 /** Every environment's grammars at every setting a config allows: what `gsteer trainer serve`, which trains any run, replays under. */
-export const EVERY_GRAMMAR: readonly PolicyGrammar[] = [...GSTEER_GRAMMARS, ...Array.from({ length: MAX_REFINER_QUERIES }, (_, k) => qrefGrammars(k + 1)).flat()];
+export const EVERY_GRAMMAR: readonly PolicyGrammar[] = [
+  ...GSTEER_GRAMMARS,
+  ...Array.from({ length: MAX_REFINER_QUERIES }, (_, k) => qrefGrammars(k + 1)).flat(),
+];

@@ -34,11 +34,19 @@ async function rolloutPart(cfg: RunConfig, runId: string, sink?: CallSink): Prom
       let policy = clients.get(policyUrl);
       if (!policy) clients.set(policyUrl, (policy = fc.policyClientFrom(cfg, policyUrl, sink)));
       const deps = { policy, simulator, store, tokenizer };
-      return await withCallGroup(job.groupId, () => runEpisode(deps, asInstance(instance), {
-        runId: job.runId, groupId: job.groupId, index: job.index, policyVersion: job.policyVersion, model: job.model,
-        snapshotId: job.snapshotId, seed: job.seed, rollout: cfg.rollout,
-        ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS } : {}), // the Ask/Stop clarifier (method §8.5)
-      }));
+      return await withCallGroup(job.groupId, () =>
+        runEpisode(deps, asInstance(instance), {
+          runId: job.runId,
+          groupId: job.groupId,
+          index: job.index,
+          policyVersion: job.policyVersion,
+          model: job.model,
+          snapshotId: job.snapshotId,
+          seed: job.seed,
+          rollout: cfg.rollout,
+          ...(cfg.variant === 'clarifier' ? { actions: CLARIFIER_ACTIONS } : {}), // the Ask/Stop clarifier (method §8.5)
+        }),
+      );
     },
     async close() {
       redis.disconnect();

@@ -14,10 +14,19 @@ import { formatCounts, writeSftDataset } from '../sft-dataset.ts';
 export async function writeEnvSftExamples(cfg: RunConfig, out: string, calls: CallSink): Promise<string> {
   if (cfg.env === 'qref') return writeQrefSftExamples(cfg, out); // method §13: the refiner's demonstrations
   const counts = await writeSftDataset(loadInstances(cfg.data.instances), out, {
-    seed: cfg.seed, optionalRatios: cfg.sft.optionalRatios, ordersPerSubgraph: cfg.sft.ordersPerSubgraph, order: cfg.sft.order, variant: cfg.variant,
-    memorySamples: cfg.sft.memorySamples, stopPoints: cfg.sft.stopPoints, lateActivation: cfg.sft.lateActivation,
-    maxTurns: cfg.rollout.maxTurns, topK: cfg.rollout.retrieveTopK, candidates: cfg.rollout.retrieveCandidates,
-    encoder: createEncoder(cfg.encoder, calls), teacher: teacherFromConfig(cfg, calls),
+    seed: cfg.seed,
+    optionalRatios: cfg.sft.optionalRatios,
+    ordersPerSubgraph: cfg.sft.ordersPerSubgraph,
+    order: cfg.sft.order,
+    variant: cfg.variant,
+    memorySamples: cfg.sft.memorySamples,
+    stopPoints: cfg.sft.stopPoints,
+    lateActivation: cfg.sft.lateActivation,
+    maxTurns: cfg.rollout.maxTurns,
+    topK: cfg.rollout.retrieveTopK,
+    candidates: cfg.rollout.retrieveCandidates,
+    encoder: createEncoder(cfg.encoder, calls),
+    teacher: teacherFromConfig(cfg, calls),
   });
   return `built ${out}\n${formatCounts(counts)}`;
 }

@@ -28,7 +28,13 @@ export function trajectoryView(t: Trajectory, clip: (s: string, n?: number) => s
   return t.turns.map((turn) => {
     if (turn.env) return { action: turn.env.action, execute: clip(turn.env.execute), plan: clip(turn.env.plan, 200), observation: clip(turn.env.observation) };
     return turn.parsed.ok
-      ? { action: turn.parsed.turn.action, execute: clip(turn.parsed.turn.execute), plan: clip(turn.parsed.turn.plan, 200), observation: clip(observationText(turn.observation)), ...simulatorReply(turn.observation, clip) }
+      ? {
+          action: turn.parsed.turn.action,
+          execute: clip(turn.parsed.turn.execute),
+          plan: clip(turn.parsed.turn.plan, 200),
+          observation: clip(observationText(turn.observation)),
+          ...simulatorReply(turn.observation, clip),
+        }
       : { action: 'INVALID', execute: clip(turn.completionText), plan: `${turn.parsed.reason}: ${turn.parsed.detail}`, observation: '' };
   });
 }

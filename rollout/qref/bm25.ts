@@ -43,7 +43,10 @@ export class Bm25Search implements SearchBackend {
   private readonly index: MiniSearch<Indexed>;
   private readonly docs = new Map<string, { doc: CorpusDoc; order: number }>();
 
-  constructor(corpus: readonly CorpusDoc[], readonly params: Bm25Params = BM25_DEFAULTS) {
+  constructor(
+    corpus: readonly CorpusDoc[],
+    readonly params: Bm25Params = BM25_DEFAULTS,
+  ) {
     this.index = new MiniSearch<Indexed>({
       fields: ['contents'],
       tokenize: analyze,

@@ -73,35 +73,71 @@ export const RECORDED_STEP_LIMITS = { maxSteps: 2, maxSearches: 1, maxReads: 0, 
  * (the policy) rewrites the record's batch, both batches are searched (the reward compares
  * them), the filter reads each refined result list; an invalid turn searches nothing.
  */
-export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: EpisodeJob, cfg: Pick<RunConfig, 'rollout' | 'qref'>): Promise<Trajectory & { turns: [TurnRecord] }> {
+export async function runQrefEpisode(
+  deps: QrefDeps,
+  inst: QrefInstance,
+  job: EpisodeJob,
+  cfg: Pick<RunConfig, 'rollout' | 'qref'>,
+): Promise<Trajectory & { turns: [TurnRecord] }> {
   const q = inst.question;
   const caps = cfg.qref.turn;
   const refiner = new PolicyRefiner({
-    policy: deps.policy, tokenizer: deps.tokenizer, caps, model: job.model, constrained: cfg.rollout.constrained,
+    policy: deps.policy,
+    tokenizer: deps.tokenizer,
+    caps,
+    model: job.model,
+    constrained: cfg.rollout.constrained,
     sampling: { maxTokens: cfg.rollout.maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP },
     seedOf: (turn) => turnSeed(job.seed, job.groupId, job.index, turn),
   });
   const agent = { backbone: new RecordedBackbone({ trace: q.trace, batch: q.batch }), search: deps.search, filter: deps.filter, refiner, reader: null };
-  const run = await runAgent(agent, q.question, q.trace, { ...RECORDED_STEP_LIMITS, topK: cfg.qref.search.topK }, { compareOriginal: true, onInvalidRefinement: 'skip' });
+  const run = await runAgent(
+    agent,
+    q.question,
+    q.trace,
+    { ...RECORDED_STEP_LIMITS, topK: cfg.qref.search.topK },
+    { compareOriginal: true, onInvalidRefinement: 'skip' },
+  );
   const step = run.steps[0]?.search;
   const policyTurn = refiner.turns[0];
   if (!step || !policyTurn || !step.originalOutcomes) throw new Error(`internal: the recorded step of ${inst.id} ran no refined search`);
   const { promptIds, res, grammar, parsed } = policyTurn;
   const original = step.originalOutcomes;
   const evidence = new Set(q.evidenceIds);
-  let record: QrefRecord = { refined: null, rationale: null, originalIds: retrievedIds(original), refinedIds: null, kept: [], filter: NO_COUNTS, filterFailures: 0 };
+  let record: QrefRecord = {
+    refined: null,
+    rationale: null,
+    originalIds: retrievedIds(original),
+    refinedIds: null,
+    kept: [],
+    filter: NO_COUNTS,
+    filterFailures: 0,
+  };
   let observation = '';
   if (parsed.ok) {
     // A failed decision (bad_indices, failed_call) keeps nothing and is counted: the agent would
     // see no result of this query, so its evidence counts as retrieved and not kept (method §13).
     const counts = step.outcomes.reduce((c, o, j) => (o.ok ? addCounts(c, filterCounts(o.hits, step.kept[j] ?? [], evidence)) : c), NO_COUNTS);
     const failures = step.outcomes.filter((o, j) => o.ok && step.kept[j] === null).length;
-    record = { ...record, refined: parsed.turn.queries, rationale: parsed.turn.rationale, refinedIds: retrievedIds(step.outcomes), kept: step.kept, filter: counts, filterFailures: failures };
+    record = {
+      ...record,
+      refined: parsed.turn.queries,
+      rationale: parsed.turn.rationale,
+      refinedIds: retrievedIds(step.outcomes),
+      kept: step.kept,
+      filter: counts,
+      filterFailures: failures,
+    };
     observation = step.outcomes.map((o, j) => `${parsed.turn.queries[j]} -> ${ids(o)}; kept ${JSON.stringify(step.kept[j])}`).join('\n');
   }
   const turn: TurnRecord = {
     index: 0,
-    tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs, ...(res.cachedPromptTokens === undefined ? {} : { cachedPromptTokens: res.cachedPromptTokens }) },
+    tokens: {
+      promptIds,
+      completionIds: res.completionIds,
+      logprobs: res.logprobs,
+      ...(res.cachedPromptTokens === undefined ? {} : { cachedPromptTokens: res.cachedPromptTokens }),
+    },
     completionText: res.text,
     parsed: { ok: false, reason: 'env_turn', detail: 'a QREF refiner turn; its parse is in env' },
     observation: { kind: 'none' },
@@ -117,9 +153,20 @@ export async function runQrefEpisode(deps: QrefDeps, inst: QrefInstance, job: Ep
     },
   };
   return {
-    version: 1, runId: job.runId, instanceId: inst.id, userId: inst.userId, groupId: job.groupId, index: job.index,
-    policyVersion: job.policyVersion, snapshotId: job.snapshotId, turns: [turn], finalSlots: [], askedQuestions: [],
-    retrieveCount: 0, askCount: 0, termination: parsed.ok ? 'stop' : 'invalid',
+    version: 1,
+    runId: job.runId,
+    instanceId: inst.id,
+    userId: inst.userId,
+    groupId: job.groupId,
+    index: job.index,
+    policyVersion: job.policyVersion,
+    snapshotId: job.snapshotId,
+    turns: [turn],
+    finalSlots: [],
+    askedQuestions: [],
+    retrieveCount: 0,
+    askCount: 0,
+    termination: parsed.ok ? 'stop' : 'invalid',
     ...(parsed.ok ? {} : { invalidReason: parsed.reason }),
     refinedQuery: parsed.ok ? parsed.turn.queries.join(' | ') : null,
   };

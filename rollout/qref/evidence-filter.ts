@@ -27,7 +27,8 @@ export interface EvidenceFilter {
 export function checkKept(kept: readonly unknown[], n: number): FilterDecision {
   const seen = new Set<number>();
   for (const k of kept) {
-    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k >= n) return { ok: false, reason: 'bad_indices', detail: `kept index ${JSON.stringify(k)} is not an integer in [0, ${n})` };
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k >= n)
+      return { ok: false, reason: 'bad_indices', detail: `kept index ${JSON.stringify(k)} is not an integer in [0, ${n})` };
     if (seen.has(k)) return { ok: false, reason: 'bad_indices', detail: `kept index ${k} appears twice` };
     seen.add(k);
   }
@@ -57,7 +58,12 @@ export function filterCounts(results: readonly { id: string }[], kept: readonly 
 }
 
 export function addCounts(a: FilterCounts, b: FilterCounts): FilterCounts {
-  return { retrieved: a.retrieved + b.retrieved, kept: a.kept + b.kept, evidenceRetrieved: a.evidenceRetrieved + b.evidenceRetrieved, evidenceKept: a.evidenceKept + b.evidenceKept };
+  return {
+    retrieved: a.retrieved + b.retrieved,
+    kept: a.kept + b.kept,
+    evidenceRetrieved: a.evidenceRetrieved + b.evidenceRetrieved,
+    evidenceKept: a.evidenceKept + b.evidenceKept,
+  };
 }
 
 export interface FilterMetrics {

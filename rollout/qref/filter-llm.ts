@@ -35,7 +35,17 @@ export function clip(s: string, max: number): string {
 export function filterUserPrompt(input: FilterInput, maxResultChars: number): string {
   const trace = input.trace.trim() || '(none yet)';
   const results = input.results.map((r, k) => `[${k}] ${clip(`${r.title}\n${r.text}`.trim(), maxResultChars)}`);
-  return [`Question: ${input.question}`, '', 'Reasoning so far:', trace, '', `Search query: ${input.query}`, '', `Results (${input.results.length}):`, ...results].join('\n');
+  return [
+    `Question: ${input.question}`,
+    '',
+    'Reasoning so far:',
+    trace,
+    '',
+    `Search query: ${input.query}`,
+    '',
+    `Results (${input.results.length}):`,
+    ...results,
+  ].join('\n');
 }
 
 export function filterMessages(input: FilterInput, maxResultChars: number): ChatMessage[] {
@@ -47,7 +57,10 @@ export function filterMessages(input: FilterInput, maxResultChars: number): Chat
 
 /** The reply's schema for n >= 1 results: {"kept": [integer]}, no other key; bounds [0, n-1] sent, checked by checkKept. */
 export function keptReplySchema(n: number) {
-  const index = z.number().int().meta({ minimum: 0, maximum: n - 1 });
+  const index = z
+    .number()
+    .int()
+    .meta({ minimum: 0, maximum: n - 1 });
   return z.object({ kept: z.array(index) }).strict();
 }
 

@@ -29,7 +29,10 @@ export class HttpSearch implements SearchBackend {
   private readonly map: Mapping;
   private readonly headers: Record<string, string>;
 
-  constructor(private readonly cfg: HttpSearchConfig, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    private readonly cfg: HttpSearchConfig,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.name = `http:${new URL(cfg.url).host}`;
     const path = (key: keyof HttpSearchConfig, value: string) => {
       try {
@@ -99,7 +102,8 @@ export class HttpSearch implements SearchBackend {
   /** The reply's results through the mapping; the first misfit fails the whole search. */
   private hits(json: unknown, topK: number): SearchOutcome {
     const list = getPath(json, this.map.results);
-    if (!Array.isArray(list)) return fail('bad_shape', `${this.cfg.results}: expected an array of results, got ${describe(list)}; fix qref.search.http.results`, false);
+    if (!Array.isArray(list))
+      return fail('bad_shape', `${this.cfg.results}: expected an array of results, got ${describe(list)}; fix qref.search.http.results`, false);
     const hits: SearchHit[] = [];
     for (let i = 0; i < Math.min(list.length, topK); i++) {
       const item = list[i];
@@ -107,10 +111,14 @@ export class HttpSearch implements SearchBackend {
       const title = getPath(item, this.map.title);
       const text = getPath(item, this.map.text);
       const score = this.map.score ? getPath(item, this.map.score) : 1 / (i + 1);
-      if (!(typeof id === 'string' && id) && typeof id !== 'number') return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.id)}: expected a non-empty string or a number, got ${describe(id)}`, false);
-      if (typeof title !== 'string') return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.title)}: expected a string, got ${describe(title)}`, false);
-      if (typeof text !== 'string') return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.text)}: expected a string, got ${describe(text)}`, false);
-      if (typeof score !== 'number' || !Number.isFinite(score)) return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.score ?? 'score')}: expected a finite number, got ${describe(score)}`, false);
+      if (!(typeof id === 'string' && id) && typeof id !== 'number')
+        return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.id)}: expected a non-empty string or a number, got ${describe(id)}`, false);
+      if (typeof title !== 'string')
+        return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.title)}: expected a string, got ${describe(title)}`, false);
+      if (typeof text !== 'string')
+        return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.text)}: expected a string, got ${describe(text)}`, false);
+      if (typeof score !== 'number' || !Number.isFinite(score))
+        return fail('bad_shape', `${pathLabel(this.cfg.results, i, this.cfg.score ?? 'score')}: expected a finite number, got ${describe(score)}`, false);
       hits.push({ id: String(id), title, text, score });
     }
     return { ok: true, hits };

@@ -17,7 +17,7 @@ export interface RefinerInput {
 export function refinerSystemPrompt(caps: RefinerCaps): string {
   return [
     'You refine the search queries of a research agent before they are sent to a search engine.',
-    'You see the original question, the agent\'s reasoning so far and its candidate queries.',
+    "You see the original question, the agent's reasoning so far and its candidate queries.",
     'Rewrite the batch so that it finds the evidence the reasoning needs next:',
     '- anchor each query on names and facts from the question and the reasoning;',
     '- do not search again for what the reasoning already knows;',

@@ -12,7 +12,10 @@ import { parseRefinerTurn, renderRefinerTurn, type RefinerCaps } from '../../str
 export function demonstrationExample(d: Demonstration, caps: RefinerCaps): ChatSftExample {
   const target = renderRefinerTurn({ rationale: d.rationale, queries: d.refined });
   const check = parseRefinerTurn(target, caps);
-  if (!check.ok) throw new InputError(`demonstration ${d.id}: its target does not parse as a refiner turn (${check.reason}: ${check.detail}); fix the rationale or the refined queries`);
+  if (!check.ok)
+    throw new InputError(
+      `demonstration ${d.id}: its target does not parse as a refiner turn (${check.reason}: ${check.detail}); fix the rationale or the refined queries`,
+    );
   return {
     id: d.id,
     input: refinerMessages({ question: d.question, trace: d.trace, batch: d.batch }, caps),

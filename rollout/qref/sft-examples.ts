@@ -13,7 +13,8 @@ import { demonstrationExample } from './sft-example.ts';
 /** Writes the examples; returns a line for the log. */
 export function writeQrefSftExamples(cfg: RunConfig, out: string): string {
   const d = cfg.qref.data;
-  if (!d.demonstrations) throw new InputError('env is "qref" and SFT needs demonstrations: set qref.data.demonstrations (format in data/qref/README.md) or sft.examples');
+  if (!d.demonstrations)
+    throw new InputError('env is "qref" and SFT needs demonstrations: set qref.data.demonstrations (format in data/qref/README.md) or sft.examples');
   const data = loadQref({ corpus: d.corpus, questions: d.questions, demonstrations: d.demonstrations }, cfg.qref.turn);
   const train = data.demonstrations.filter((x) => x.split === 'train');
   if (!train.length) throw new InputError(`${d.demonstrations}: no demonstration has split "train"; SFT trains on the train split`);

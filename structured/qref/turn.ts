@@ -28,15 +28,22 @@
 // does for the G-STEER turn. Hence: grammar-accepted => parse ok or a *_too_long reason.
 import { FIELD_SPACE, trimField } from '../turn/grammar.ts';
 
-
 export interface RefinerTurn {
   rationale: string;
   queries: string[];
 }
 
 export const REFINER_INVALID_REASONS = [
-  'empty', 'missing_rationale', 'empty_rationale', 'missing_queries', 'no_queries', 'empty_query',
-  'too_many_queries', 'unexpected_line', 'rationale_too_long', 'query_too_long',
+  'empty',
+  'missing_rationale',
+  'empty_rationale',
+  'missing_queries',
+  'no_queries',
+  'empty_query',
+  'too_many_queries',
+  'unexpected_line',
+  'rationale_too_long',
+  'query_too_long',
 ] as const;
 export type RefinerInvalidReason = (typeof REFINER_INVALID_REASONS)[number];
 export type RefinerParse = { ok: true; turn: RefinerTurn } | { ok: false; reason: RefinerInvalidReason; detail: string };
@@ -50,7 +57,6 @@ export interface RefinerCaps {
   maxQueryChars: number;
   maxRationaleChars: number;
 }
-
 
 /** One line with single spaces (what the renderer writes). */
 const oneLine = (s: string) => trimField(s.replace(/[ \t\n\v\f\r]+/g, ' '));
@@ -67,7 +73,10 @@ export function renderRefinerTurn(t: RefinerTurn): string {
 }
 
 class Invalid {
-  constructor(readonly reason: RefinerInvalidReason, readonly detail: string) {}
+  constructor(
+    readonly reason: RefinerInvalidReason,
+    readonly detail: string,
+  ) {}
 }
 
 function parseLines(lines: string[], caps: RefinerCaps): RefinerTurn {
@@ -82,11 +91,13 @@ function parseLines(lines: string[], caps: RefinerCaps): RefinerTurn {
       if (line.startsWith(RATIONALE_HEADER)) {
         const body = trimField(line.slice(RATIONALE_HEADER.length));
         if (!body) throw new Invalid('empty_rationale', `${where}: the rationale is empty; write one line saying why the batch changes`);
-        if (chars(body) > caps.maxRationaleChars) throw new Invalid('rationale_too_long', `${where}: the rationale has ${chars(body)} characters, more than ${caps.maxRationaleChars}`);
+        if (chars(body) > caps.maxRationaleChars)
+          throw new Invalid('rationale_too_long', `${where}: the rationale has ${chars(body)} characters, more than ${caps.maxRationaleChars}`);
         rationale = body;
         return;
       }
-      if (line.startsWith(QUERIES_HEADER) || line.startsWith('-')) throw new Invalid('missing_rationale', `${where}: the turn must start with "${RATIONALE_HEADER}"`);
+      if (line.startsWith(QUERIES_HEADER) || line.startsWith('-'))
+        throw new Invalid('missing_rationale', `${where}: the turn must start with "${RATIONALE_HEADER}"`);
       throw new Invalid('unexpected_line', `${where}: the turn must start with "${RATIONALE_HEADER}"`);
     }
     if (!inQueries) {
@@ -108,7 +119,8 @@ function parseLines(lines: string[], caps: RefinerCaps): RefinerTurn {
   });
   if (rationale === null) throw new Invalid('missing_rationale', `no "${RATIONALE_HEADER}" line`);
   if (!inQueries) throw new Invalid('missing_queries', `no "${QUERIES_HEADER}" line after the rationale`);
-  if (queries.length === 0) throw new Invalid('no_queries', `"${QUERIES_HEADER}" is followed by no query; write 1 to ${caps.maxQueries} lines "${QUERY_BULLET}..."`);
+  if (queries.length === 0)
+    throw new Invalid('no_queries', `"${QUERIES_HEADER}" is followed by no query; write 1 to ${caps.maxQueries} lines "${QUERY_BULLET}..."`);
   return { rationale, queries };
 }
 

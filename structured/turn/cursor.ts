@@ -27,9 +27,16 @@ export interface TurnCaps {
 
 // Slot line segments in order; odd ones are fixed literals.
 const SEG_LIT = ['- ', '', ' purpose: ', '', ' status: ', '', ' source: ', '', ' value:', ''] as const;
-const DASH = 0, NAME = 1, PURPOSE = 3, STATUS = 5, SOURCE = 7, VALUE = 9;
+const DASH = 0,
+  NAME = 1,
+  PURPOSE = 3,
+  STATUS = 5,
+  SOURCE = 7,
+  VALUE = 9;
 const SPACE = new Set([...FIELD_SPACE].map((c) => c.charCodeAt(0)));
-const NL = 0x0a, PIPE = 0x7c, SP = 0x20;
+const NL = 0x0a,
+  PIPE = 0x7c,
+  SP = 0x20;
 const HEAD = SECTIONS.map((s) => `${s}:`);
 const SHORTEST_ACTION = [...ACTIONS].sort((a, b) => a.length - b.length)[0] as string;
 /** Shortest lines of the sections after section s, from a line start: "PLAN:x\nACTION:ASK\nEXECUTE:x" for s = 0. */

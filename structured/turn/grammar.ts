@@ -80,13 +80,7 @@ export function renderSlot(s: EvidenceSlot): string {
 
 /** The canonical text of a turn (the SFT target; what the policy must emit). */
 export function renderTurn(turn: PolicyTurn): string {
-  return [
-    'STATE:',
-    ...turn.state.map(renderSlot),
-    `PLAN: ${oneLine(turn.plan)}`,
-    `ACTION: ${turn.action}`,
-    `EXECUTE: ${oneLine(turn.execute)}`,
-  ].join('\n');
+  return ['STATE:', ...turn.state.map(renderSlot), `PLAN: ${oneLine(turn.plan)}`, `ACTION: ${turn.action}`, `EXECUTE: ${oneLine(turn.execute)}`].join('\n');
 }
 
 // `- name | purpose: P | status: S | source: R | value: V` (V may be empty, may hold `|`).
@@ -95,7 +89,10 @@ const SLOT_RE = /^- ([^|]*?) \| purpose: ([^|]*?) \| status: ([^|]*?) \| source:
 const HEADER_RE = /^(STATE|PLAN|ACTION|EXECUTE):([^]*)$/;
 
 class Invalid {
-  constructor(readonly reason: InvalidReason, readonly detail: string) {}
+  constructor(
+    readonly reason: InvalidReason,
+    readonly detail: string,
+  ) {}
 }
 
 function parseSlot(line: string, lineNo: number): EvidenceSlot {
@@ -104,10 +101,8 @@ function parseSlot(line: string, lineNo: number): EvidenceSlot {
   if (!m) throw new Invalid('bad_slot', `${where}: expected "- name | purpose: ... | status: ... | source: ... | value: ..."`);
   const [, name = '', purpose = '', status = '', source = '', value = ''] = m;
   if (!trimField(name) || !trimField(purpose)) throw new Invalid('bad_slot', `${where}: slot name and purpose must be non-empty`);
-  if (!(STATUSES as readonly string[]).includes(status))
-    throw new Invalid('bad_status', `${where}: status "${status}" is not one of ${STATUSES.join(', ')}`);
-  if (!(SOURCES as readonly string[]).includes(source))
-    throw new Invalid('bad_source', `${where}: source "${source}" is not one of ${SOURCES.join(', ')}`);
+  if (!(STATUSES as readonly string[]).includes(status)) throw new Invalid('bad_status', `${where}: status "${status}" is not one of ${STATUSES.join(', ')}`);
+  if (!(SOURCES as readonly string[]).includes(source)) throw new Invalid('bad_source', `${where}: source "${source}" is not one of ${SOURCES.join(', ')}`);
   const v = trimField(value);
   if (status === 'uncovered' && v) throw new Invalid('bad_slot', `${where}: an uncovered slot must have an empty value`);
   if (status !== 'uncovered' && !v) throw new Invalid('bad_slot', `${where}: a ${status} slot needs a value`);

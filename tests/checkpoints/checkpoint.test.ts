@@ -28,7 +28,10 @@ const weightsOf = (v: number) => Buffer.from(serializeSafetensors({ w: fromFloat
 function fakeVersion(v: number, r = 4): string {
   const dir = layout.adapter(v);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify({ peft_type: 'LORA', r, lora_alpha: 8, target_modules: ['v_proj', 'q_proj'], base_model_name_or_path: 'models/tiny' }));
+  writeFileSync(
+    join(dir, 'adapter_config.json'),
+    JSON.stringify({ peft_type: 'LORA', r, lora_alpha: 8, target_modules: ['v_proj', 'q_proj'], base_model_name_or_path: 'models/tiny' }),
+  );
   writeFileSync(join(dir, 'adapter_model.safetensors'), weightsOf(v));
   writeFileSync(join(dir, 'optimizer.json'), JSON.stringify({ t: v }));
   writeFileSync(join(dir, 'trainer.json'), JSON.stringify({ step: v }));
@@ -36,15 +39,28 @@ function fakeVersion(v: number, r = 4): string {
 }
 
 const state = (step: number, over: Partial<TrainerState> = {}): TrainerState => ({
-  v: 1, step, policyVersion: step, epoch: 0, seed: 42, scheduleCursor: step, rng: [1, 2, 3, 4], metricsLines: step,
-  baseModel: 'models/tiny', lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] }, ...over,
+  v: 1,
+  step,
+  policyVersion: step,
+  epoch: 0,
+  seed: 42,
+  scheduleCursor: step,
+  rng: [1, 2, 3, 4],
+  metricsLines: step,
+  baseModel: 'models/tiny',
+  lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
+  ...over,
 });
 
 async function write(step: number, keep = 3, lagged: number[] = []) {
   const dir = fakeVersion(step);
   const states = layout.stepStates(step);
   writeFileAtomic(states, `${JSON.stringify({ userId: 'u1', profile: `p${step}`, memories: [] })}\n`);
-  return writeCheckpoint(layout, { step, state: state(step), adapterVersionDir: dir, userStatesFile: states, laggedAdapters: lagged.map((v) => ({ version: v, dir: fakeVersion(v) })) }, keep);
+  return writeCheckpoint(
+    layout,
+    { step, state: state(step), adapterVersionDir: dir, userStatesFile: states, laggedAdapters: lagged.map((v) => ({ version: v, dir: fakeVersion(v) })) },
+    keep,
+  );
 }
 
 describe('checkpoint write and verify', () => {
@@ -54,7 +70,14 @@ describe('checkpoint write and verify', () => {
     expect(readdirSync(dir).sort()).toEqual(['adapter', 'manifest.json', 'optimizer.json', 'trainer_state.json', 'update_result.json', 'user_states.jsonl']);
     expect(readdirSync(join(dir, 'adapter')).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
-    expect(Object.keys(manifest.files).sort()).toEqual(['adapter/adapter_config.json', 'adapter/adapter_model.safetensors', 'optimizer.json', 'trainer_state.json', 'update_result.json', 'user_states.jsonl']);
+    expect(Object.keys(manifest.files).sort()).toEqual([
+      'adapter/adapter_config.json',
+      'adapter/adapter_model.safetensors',
+      'optimizer.json',
+      'trainer_state.json',
+      'update_result.json',
+      'user_states.jsonl',
+    ]);
     expect(verifyCheckpoint(dir)).toBeNull();
     expect(loadCheckpoint(dir, cfg).state.step).toBe(10);
     // No temp directories or files left behind.
@@ -79,7 +102,9 @@ describe('checkpoint write and verify', () => {
   it('refuses a checkpoint of another base model or LoRA shape, with the reason', async () => {
     const dir = await write(2);
     const other = resolveConfig({ policy: { model: 'models/other' }, lora: { r: 8, alpha: 8, targetModules: ['q_proj', 'v_proj'] } });
-    expect(() => loadCheckpoint(dir, other)).toThrow(/base model: checkpoint has "models\/tiny", config policy.model is "models\/other".*LoRA rank: adapter r=4, config lora.r=8/);
+    expect(() => loadCheckpoint(dir, other)).toThrow(
+      /base model: checkpoint has "models\/tiny", config policy.model is "models\/other".*LoRA rank: adapter r=4, config lora.r=8/,
+    );
   });
 
   it('keeps the newest cfg.checkpoint.keep checkpoints', async () => {
@@ -114,7 +139,10 @@ describe('restore a run directory to a checkpoint', () => {
     writeFileAtomic(join(root, 'groups', 's000004-g0.json'), '{}');
     writeFileAtomic(join(root, 'groups', 's000005-g0.json'), '{"applied":true}');
     const call = (groupId?: string) => JSON.stringify({ role: 'policy', status: 'ok', ...(groupId ? { groupId } : {}) });
-    writeFileAtomic(layout.llmCalls, [call('s000004-g0'), call(), call('s000005-g0'), call('s000005-g1'), call('s000004-g1')].map((l) => `${l}\n`).join('') + '{"torn');
+    writeFileAtomic(
+      layout.llmCalls,
+      [call('s000004-g0'), call(), call('s000005-g0'), call('s000005-g1'), call('s000004-g1')].map((l) => `${l}\n`).join('') + '{"torn',
+    );
     rmSync(layout.adapter(2), { recursive: true });
     rmSync(layout.adapter(4), { recursive: true });
     const states = restoreRunDir(layout, ckpt);
@@ -127,7 +155,10 @@ describe('restore a run directory to a checkpoint', () => {
     expect(existsSync(join(root, 'groups', 's000004-g0.json'))).toBe(true);
     expect(existsSync(join(root, 'groups', 's000005-g0.json'))).toBe(false);
     // the call records of step 5's groups go (the re-run records its own); those of step <= 4 and untagged ones stay
-    const groups = readFileSync(layout.llmCalls, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { groupId?: string }).groupId ?? null);
+    const groups = readFileSync(layout.llmCalls, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { groupId?: string }).groupId ?? null);
     expect(groups).toEqual(['s000004-g0', null, 's000004-g1']);
   });
 });
@@ -136,10 +167,12 @@ describe('atomic directory write', () => {
   it('leaves the old directory intact when filling the new one fails', async () => {
     const dir = join(root, 'd');
     await writeDirAtomic(dir, (tmp) => writeFileSync(join(tmp, 'a'), 'old'));
-    await expect(writeDirAtomic(dir, (tmp) => {
-      writeFileSync(join(tmp, 'a'), 'new');
-      throw new Error('disk full');
-    })).rejects.toThrow('disk full');
+    await expect(
+      writeDirAtomic(dir, (tmp) => {
+        writeFileSync(join(tmp, 'a'), 'new');
+        throw new Error('disk full');
+      }),
+    ).rejects.toThrow('disk full');
     expect(readFileSync(join(dir, 'a'), 'utf8')).toBe('old');
     expect(readdirSync(root)).toEqual(['d']);
   });

@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig, resolveConfig } from '../../configs/load.ts';
-import { listCheckpoints, newestValidCheckpoint, pruneCheckpoints, verifyCheckpoint, writeCheckpoint, type TrainerState } from '../../checkpoints/checkpoint.ts';
+import {
+  listCheckpoints,
+  newestValidCheckpoint,
+  pruneCheckpoints,
+  verifyCheckpoint,
+  writeCheckpoint,
+  type TrainerState,
+} from '../../checkpoints/checkpoint.ts';
 import { runLayout, type RunLayout } from '../../checkpoints/layout.ts';
 import { serializeSafetensors } from '../../model/io/safetensors.ts';
 import { fromFloat32 } from '../../model/io/dtype.ts';
@@ -40,10 +47,19 @@ function version(v: number, value = v): string {
   return dir;
 }
 const state = (step: number): TrainerState => ({
-  v: 1, step, policyVersion: step, epoch: 0, seed: 42, scheduleCursor: step, rng: [1, 2, 3, 4], metricsLines: step,
-  baseModel: 'models/tiny', lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
+  v: 1,
+  step,
+  policyVersion: step,
+  epoch: 0,
+  seed: 42,
+  scheduleCursor: step,
+  rng: [1, 2, 3, 4],
+  metricsLines: step,
+  baseModel: 'models/tiny',
+  lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
 });
-const write = (step: number, keep = 5) => writeCheckpoint(layout, { step, state: state(step), adapterVersionDir: version(step), userStatesFile: null, laggedAdapters: [] }, keep);
+const write = (step: number, keep = 5) =>
+  writeCheckpoint(layout, { step, state: state(step), adapterVersionDir: version(step), userStatesFile: null, laggedAdapters: [] }, keep);
 
 /** A checkpoint whose manifest vouches for an adapter holding a NaN (written around the write-time check). */
 async function nanCheckpoint(step: number): Promise<void> {
@@ -56,8 +72,17 @@ async function nanCheckpoint(step: number): Promise<void> {
   const { createHash } = await import('node:crypto');
   const { readFileSync } = await import('node:fs');
   const files: Record<string, string> = {};
-  for (const f of ['adapter/adapter_config.json', 'adapter/adapter_model.safetensors', 'optimizer.json', 'trainer_state.json', 'update_result.json', 'user_states.jsonl'])
-    files[f] = createHash('sha256').update(readFileSync(join(dir, f))).digest('hex');
+  for (const f of [
+    'adapter/adapter_config.json',
+    'adapter/adapter_model.safetensors',
+    'optimizer.json',
+    'trainer_state.json',
+    'update_result.json',
+    'user_states.jsonl',
+  ])
+    files[f] = createHash('sha256')
+      .update(readFileSync(join(dir, f)))
+      .digest('hex');
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ v: 1, files }));
 }
 
@@ -75,11 +100,15 @@ describe('checkpoints that do not verify', () => {
   it('a NaN in an adapter the manifest vouches for: refused, the good one before it used', async () => {
     await write(2);
     await nanCheckpoint(4);
-    expect(verifyCheckpoint(layout.checkpoint(4))).toMatch(/adapter_model\.safetensors: tensor "lora_A\.weight" holds NaN at index 0 \(non-finite: from a diverged update\)/);
+    expect(verifyCheckpoint(layout.checkpoint(4))).toMatch(
+      /adapter_model\.safetensors: tensor "lora_A\.weight" holds NaN at index 0 \(non-finite: from a diverged update\)/,
+    );
     expect(newestValidCheckpoint(layout, cfg, () => {})?.state.step).toBe(2);
     // and a NaN adapter version is never checkpointed
     writeFileSync(join(version(6), 'adapter_model.safetensors'), weights(NaN));
-    await expect(writeCheckpoint(layout, { step: 6, state: state(6), adapterVersionDir: layout.adapter(6), userStatesFile: null, laggedAdapters: [] }, 5)).rejects.toThrow(/checkpoint step 6 not written: .*holds NaN/);
+    await expect(
+      writeCheckpoint(layout, { step: 6, state: state(6), adapterVersionDir: layout.adapter(6), userStatesFile: null, laggedAdapters: [] }, 5),
+    ).rejects.toThrow(/checkpoint step 6 not written: .*holds NaN/);
     expect(listCheckpoints(layout)).toEqual([2, 4]);
   });
 
@@ -116,7 +145,10 @@ describe('directory replacement', () => {
 describe('torn metrics line', () => {
   it('readMetrics skips a torn last line and says so; gsteer monitor prints the run', async () => {
     writeFileAtomic(layout.config, 'runName: x\n');
-    writeFileAtomic(layout.runJson, JSON.stringify({ v: 1, runId: 'x-00000000', epoch: 0, createdAt: '2026-01-01T00:00:00.000Z', policyUrl: null, initAdapter: null }));
+    writeFileAtomic(
+      layout.runJson,
+      JSON.stringify({ v: 1, runId: 'x-00000000', epoch: 0, createdAt: '2026-01-01T00:00:00.000Z', policyUrl: null, initAdapter: null }),
+    );
     writeFileAtomic(layout.metrics, '{"step":1,"reward":0.5}\n{"step":2,"reward":0.25}\n{"step":3,"rew');
     const notes: string[] = [];
     expect(readMetrics(layout.metrics, (m) => notes.push(m)).map((r) => r.step)).toEqual([1, 2]);

@@ -5,7 +5,12 @@ import { demoDifferences, demoTable } from '../../cli/demo/eval-phase.ts';
 import { viewResult } from '../../eval/spread.ts';
 import { episode } from '../eval/scored-fixture.ts';
 
-const plan = () => [[0, 1, 2], [0, 0, 0], [1, 1, 2], [2, 2, 2]];
+const plan = () => [
+  [0, 1, 2],
+  [0, 0, 0],
+  [1, 1, 2],
+  [2, 2, 2],
+];
 const eps = (cov: boolean[]) => cov.map((c, i) => episode(`i${i}`, 'seen', [[1, true, c]], [c]));
 const row = (policy: string, cov: boolean[]) => ({ policy, set: 'test', v: viewResult(eps(cov), 0.55, 'overall', plan, 0.95) });
 

@@ -25,24 +25,35 @@ afterAll(() => {
 });
 
 // The server-starting inputs are refused before a model loads; the slow ones (model loading) are the CLI table's.
-const cases = faultyInputs(fx).filter((c) => !(c.argv[0] === 'serve' && !c.argv.includes('--host') && c.argv.includes('--model') && !c.argv.includes('--port') && c.argv.length <= 3));
+const cases = faultyInputs(fx).filter(
+  (c) => !(c.argv[0] === 'serve' && !c.argv.includes('--host') && c.argv.includes('--model') && !c.argv.includes('--port') && c.argv.length <= 3),
+);
 
 describe('faulty command lines: exit code and message, never a throw', () => {
-  it.each(cases.map((c) => [c.label, c] as const))('%s', async (_label, c) => {
-    const out: string[] = [];
-    const keep = (...a: unknown[]) => void out.push(a.map(String).join(' '));
-    const spies = [vi.spyOn(console, 'log').mockImplementation(keep), vi.spyOn(console, 'error').mockImplementation(keep), vi.spyOn(process.stdout, 'write').mockImplementation((s) => (keep(s), true)), vi.spyOn(process.stderr, 'write').mockImplementation((s) => (keep(s), true))];
-    let code: number;
-    Object.assign(process.env, c.env ?? {});
-    try {
-      code = await main(c.argv);
-    } finally {
-      for (const s of spies) s.mockRestore();
-      process.env.GSTEER_PARTS = 'synthetic';
-    }
-    const said = out.join('\n');
-    expect(code, said).toBe(c.code ?? 2);
-    if (c.says) expect(said).toMatch(c.says);
-    expect(said).not.toMatch(/\n\s+at \S+ \(.*:\d+:\d+\)/); // no stack frame
-  }, 60_000);
+  it.each(cases.map((c) => [c.label, c] as const))(
+    '%s',
+    async (_label, c) => {
+      const out: string[] = [];
+      const keep = (...a: unknown[]) => void out.push(a.map(String).join(' '));
+      const spies = [
+        vi.spyOn(console, 'log').mockImplementation(keep),
+        vi.spyOn(console, 'error').mockImplementation(keep),
+        vi.spyOn(process.stdout, 'write').mockImplementation((s) => (keep(s), true)),
+        vi.spyOn(process.stderr, 'write').mockImplementation((s) => (keep(s), true)),
+      ];
+      let code: number;
+      Object.assign(process.env, c.env ?? {});
+      try {
+        code = await main(c.argv);
+      } finally {
+        for (const s of spies) s.mockRestore();
+        process.env.GSTEER_PARTS = 'synthetic';
+      }
+      const said = out.join('\n');
+      expect(code, said).toBe(c.code ?? 2);
+      if (c.says) expect(said).toMatch(c.says);
+      expect(said).not.toMatch(/\n\s+at \S+ \(.*:\d+:\d+\)/); // no stack frame
+    },
+    60_000,
+  );
 });

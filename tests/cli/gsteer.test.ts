@@ -17,13 +17,19 @@ const USAGE = 'usage: gsteer <command> [options]';
 // Child env: `node` (the bin's shebang) on PATH, and no npm_* variables inherited from an
 // `npm test` parent (npm_config_local_prefix would point a nested npm at this checkout).
 const KEEP = new Set(['npm_config_cache', 'npm_config_userconfig', 'npm_config_registry']);
-const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_') || KEEP.has(k.toLowerCase())));
+const env: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_') || KEEP.has(k.toLowerCase())),
+);
 env.PATH = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`;
 // No help for onnxruntime-node's install script: gsteer does not install it (an optional peer
 // dependency, loaded only for encoder.kind: onnx), so the packed install must work without.
 for (const k of Object.keys(env)) if (/onnxruntime/i.test(k)) delete env[k];
 
-interface Ran { code: number | null; stdout: string; stderr: string }
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function run(cmd: string, args: string[], cwd: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
@@ -92,7 +98,16 @@ describe('gsteer from the packed tarball', () => {
     expect(packed.code, packed.stderr).toBe(0);
     const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
     const files = info!.files.map((f) => f.path);
-    for (const f of ['cli/gsteer.mjs', 'cli/main.ts', 'cli/commands/data.ts', 'configs/schema.ts', 'configs/paper.yaml', 'data/persona.ts', 'data/demo/instances.jsonl']) expect(files).toContain(f);
+    for (const f of [
+      'cli/gsteer.mjs',
+      'cli/main.ts',
+      'cli/commands/data.ts',
+      'configs/schema.ts',
+      'configs/paper.yaml',
+      'data/persona.ts',
+      'data/demo/instances.jsonl',
+    ])
+      expect(files).toContain(f);
     expect(files.filter((f) => /^(tests|bench|models|node_modules)\//.test(f))).toEqual([]);
 
     const app = join(tmp, 'app');
@@ -111,7 +126,9 @@ describe('gsteer from the packed tarball', () => {
     const demo = ['node_modules/gsteer/data/demo/instances.jsonl', 'node_modules/gsteer/data/demo/user_states.jsonl'];
     const ok = await run(bin, ['data', 'validate', ...demo], app);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(ok.stdout).toMatch(/^ok: node_modules\/gsteer\/data\/demo\/instances\.jsonl \(\d+ instances\), node_modules\/gsteer\/data\/demo\/user_states\.jsonl \(\d+ user states\)$/m);
+    expect(ok.stdout).toMatch(
+      /^ok: node_modules\/gsteer\/data\/demo\/instances\.jsonl \(\d+ instances\), node_modules\/gsteer\/data\/demo\/user_states\.jsonl \(\d+ user states\)$/m,
+    );
     writeFileSync(join(app, 'bad.jsonl'), '{"id": "x"}\n');
     const bad = await run(bin, ['data', 'validate', 'bad.jsonl'], app);
     expect(bad.code).toBe(1);

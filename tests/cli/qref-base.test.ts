@@ -44,8 +44,14 @@ describe('growQrefBase', () => {
       expect(await growQrefBase(ctx, STAGES)).toBe(0);
       expect(calls.map((c) => c[0])).toEqual(['expand', 'pretrain']);
       expect(calls[0]!.at(-1)).toBe(stageDir(out, 2));
-      const recipe = JSON.parse(readFileSync(join(out, RECIPE_RECORD), 'utf8')) as { stages: { stage: number; spec: QrefBaseStage; fromSha256: string | null; examplesSha256: string; lastLoss: number }[] };
-      expect(recipe.stages.map((s) => [s.stage, s.spec.steps])).toEqual([[1, 3], [2, 2], [3, 2]]);
+      const recipe = JSON.parse(readFileSync(join(out, RECIPE_RECORD), 'utf8')) as {
+        stages: { stage: number; spec: QrefBaseStage; fromSha256: string | null; examplesSha256: string; lastLoss: number }[];
+      };
+      expect(recipe.stages.map((s) => [s.stage, s.spec.steps])).toEqual([
+        [1, 3],
+        [2, 2],
+        [3, 2],
+      ]);
       expect(recipe.stages[2]!.fromSha256).toBe(stage2);
       expect(recipe.stages.every((s) => s.examplesSha256 === sha256File(examples) && Number.isFinite(s.lastLoss))).toBe(true);
       expect(JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).num_hidden_layers).toBe(2);

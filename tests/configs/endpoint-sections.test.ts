@@ -25,7 +25,10 @@ function readmeRows(): Row[] {
     .split('\n')
     .slice(2)
     .map((line) => {
-      const [section, kinds, model, timeoutMs, concurrency, apiKeyEnv] = line.split('|').slice(1, -1).map((c) => c.trim()) as [string, string, string, string, string, string];
+      const [section, kinds, model, timeoutMs, concurrency, apiKeyEnv] = line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()) as [string, string, string, string, string, string];
       const [, path, kindKey] = /^`([^`]+)`(?: \(`(\w+)`\))?$/.exec(section) ?? [];
       return {
         path: path as string,
@@ -42,27 +45,34 @@ function readmeRows(): Row[] {
 const rows = readmeRows();
 const at = (tree: unknown, path: string[]): unknown => path.reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], tree);
 /** A raw config with `value` at the dotted `path`. */
-const nest = (path: string, value: unknown): Record<string, unknown> => path.split('.').reduceRight<unknown>((inner, k) => ({ [k]: inner }), value) as Record<string, unknown>;
+const nest = (path: string, value: unknown): Record<string, unknown> =>
+  path.split('.').reduceRight<unknown>((inner, k) => ({ [k]: inner }), value) as Record<string, unknown>;
 const messages = (raw: unknown): string[] => {
   const r = RunConfigSchema.safeParse(raw);
   return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
 };
 /** Sections absent by default, and what makes them present. */
-const present: Record<string, Record<string, unknown>> = { 'qref.filter.llm': { qref: { filter: { kind: 'llm', llm: { baseUrl: 'http://127.0.0.1:9/v1' } } } } };
+const present: Record<string, Record<string, unknown>> = {
+  'qref.filter.llm': { qref: { filter: { kind: 'llm', llm: { baseUrl: 'http://127.0.0.1:9/v1' } } } },
+};
 
 describe('endpoint sections (README "Endpoint sections")', () => {
   it('the table names every endpoint section of the schema, and no other', () => {
     expect(rows.length).toBeGreaterThan(5);
-    expect(rows.map((r) => r.path).sort()).toEqual(endpointSections(RunConfigSchema).map((s) => s.path.join('.')).sort());
+    expect(rows.map((r) => r.path).sort()).toEqual(
+      endpointSections(RunConfigSchema)
+        .map((s) => s.path.join('.'))
+        .sort(),
+    );
   });
 
-  it.each(rows)('$path resolves the table\'s model, timeoutMs, concurrency and apiKeyEnv, with maxRetries 3', (row) => {
+  it.each(rows)("$path resolves the table's model, timeoutMs, concurrency and apiKeyEnv, with maxRetries 3", (row) => {
     const got = at(RunConfigSchema.parse(present[row.path] ?? {}), row.path.split('.'));
     expect(got).toMatchObject({ model: row.model, timeoutMs: row.timeoutMs, concurrency: row.concurrency, apiKeyEnv: row.apiKeyEnv, maxRetries: 3 });
     if (row.kinds.length) expect((got as Record<string, unknown>)[row.kindKey]).toBe(row.kinds[0]?.name);
   });
 
-  it.each(rows.filter((r) => r.kinds.length))('$path takes exactly the table\'s kinds; the bold ones need baseUrl', (row) => {
+  it.each(rows.filter((r) => r.kinds.length))("$path takes exactly the table's kinds; the bold ones need baseUrl", (row) => {
     const kindPath = `${row.path}.${row.kindKey}`;
     expect(messages(nest(kindPath, 'no-such-kind')).join('\n')).toContain(`expected one of ${row.kinds.map((k) => `"${k.name}"`).join('|')}`);
     const local = row.kinds[0]?.name as string;

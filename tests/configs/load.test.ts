@@ -18,7 +18,17 @@ describe('run config', () => {
     expect(c.rollout.groupSize).toBe(4);
     expect(c.rollout.temperature).toBe(0.7);
     expect(c.rollout.topP).toBe(0.95);
-    expect(c.reward).toMatchObject({ alpha: 1, beta: 0.3, lambdaAsk: 0.04, lambdaRet: 0.01, lambdaRep: 0.08, lambdaMulti: 0.08, repetitionThreshold: 0.86, invalidPenalty: 1, nonStopPenalty: 0.2 });
+    expect(c.reward).toMatchObject({
+      alpha: 1,
+      beta: 0.3,
+      lambdaAsk: 0.04,
+      lambdaRet: 0.01,
+      lambdaRep: 0.08,
+      lambdaMulti: 0.08,
+      repetitionThreshold: 0.86,
+      invalidPenalty: 1,
+      nonStopPenalty: 0.2,
+    });
     expect(c.grpo).toMatchObject({ epsilon: 0.2, betaKl: 0, learningRate: 1e-6, weightDecay: 0.01, passes: 2 });
     expect(c.lora).toMatchObject({ r: 8, alpha: 16, dropout: 0.05 });
     expect(c.lora.targetModules).toHaveLength(7);

@@ -8,9 +8,21 @@ import { RunConfigSchema } from '../../configs/schema.ts';
 describe('PpoSchema', () => {
   it("defaults to the paper's PPO settings, verl's where the paper gives none", () => {
     expect(PpoSchema.parse({})).toEqual({
-      actorLearningRate: 1e-6, criticLearningRate: 1e-5, batchSize: 64, rolloutsPerPrompt: 1, epochs: 1, ppoEpochs: 1,
-      gamma: 1, gaeLambda: 1, whitenAdvantages: true,
-      useKlInReward: true, klCoef: 0.001, klEstimator: 'k1', clipRatio: 0.2, cliprangeValue: 0.5, criticWarmup: 0,
+      actorLearningRate: 1e-6,
+      criticLearningRate: 1e-5,
+      batchSize: 64,
+      rolloutsPerPrompt: 1,
+      epochs: 1,
+      ppoEpochs: 1,
+      gamma: 1,
+      gaeLambda: 1,
+      whitenAdvantages: true,
+      useKlInReward: true,
+      klCoef: 0.001,
+      klEstimator: 'k1',
+      clipRatio: 0.2,
+      cliprangeValue: 0.5,
+      criticWarmup: 0,
     });
   });
 
@@ -34,8 +46,13 @@ describe('QrefSchema', () => {
   it('search.kind http needs search.http, with the rule and the fix in the message', () => {
     const r = QrefSchema.safeParse({ search: { kind: 'http' } });
     expect(r.success).toBe(false);
-    expect(r.error?.issues[0]).toMatchObject({ path: ['search', 'http'], message: expect.stringMatching(/qref\.search\.http is not set; set qref\.search\.http\.url/) });
-    const ok = QrefSchema.parse({ search: { kind: 'http', http: { url: 'https://google.serper.dev/search', method: 'POST', results: 'organic', id: 'link', text: 'snippet' } } });
+    expect(r.error?.issues[0]).toMatchObject({
+      path: ['search', 'http'],
+      message: expect.stringMatching(/qref\.search\.http is not set; set qref\.search\.http\.url/),
+    });
+    const ok = QrefSchema.parse({
+      search: { kind: 'http', http: { url: 'https://google.serper.dev/search', method: 'POST', results: 'organic', id: 'link', text: 'snippet' } },
+    });
     expect(ok.search.http).toMatchObject({ queryParam: 'q', timeoutMs: 10_000, apiKeyHeader: 'Authorization' });
   });
 });
@@ -59,7 +76,9 @@ describe('constrained refiner turns', () => {
     const r = RunConfigSchema.safeParse({ env: 'qref', rollout: { maxTokens: 24 }, eval: { maxTokens: 20 } });
     expect(r.success).toBe(false);
     expect(r.error?.issues.map((i) => i.path.join('.'))).toEqual(['rollout.maxTokens', 'eval.maxTokens']);
-    expect(r.error?.issues[0]?.message).toMatch(/^rollout\.maxTokens \(24\) is below 25, the shortest refiner turn \(plus EOS\).*; raise it or set rollout\.constrained=false$/);
+    expect(r.error?.issues[0]?.message).toMatch(
+      /^rollout\.maxTokens \(24\) is below 25, the shortest refiner turn \(plus EOS\).*; raise it or set rollout\.constrained=false$/,
+    );
     expect(r.error?.issues[1]?.message).toMatch(/^eval\.maxTokens \(20\) is below 25/);
     expect(RunConfigSchema.safeParse({ env: 'qref', rollout: { maxTokens: 25, constrained: true }, eval: { maxTokens: 25 } }).success).toBe(true);
     expect(RunConfigSchema.safeParse({ env: 'qref', rollout: { maxTokens: 24, constrained: false } }).success).toBe(true);

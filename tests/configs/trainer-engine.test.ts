@@ -19,16 +19,26 @@ describe('trainer.engine', () => {
 
   it('tinker needs trainer.baseUrl and trainer.baseModel', () => {
     expect(issues({ trainer: { engine: 'tinker' }, policy: external })).toEqual([
-      expect.stringMatching(/^trainer\.baseUrl: trainer\.engine is "tinker" but trainer\.baseUrl is not set; set it to the engine's URL or use trainer\.engine=embedded/),
+      expect.stringMatching(
+        /^trainer\.baseUrl: trainer\.engine is "tinker" but trainer\.baseUrl is not set; set it to the engine's URL or use trainer\.engine=embedded/,
+      ),
       expect.stringMatching(/^trainer\.baseModel: .* set the engine's name of the base \(e\.g\. Qwen\/Qwen3-8B\)/),
     ]);
     expect(issues({ trainer: remote, policy: external })).toEqual([]);
   });
 
   it('tinker refuses PPO (no critic in the contract), betaKl > 0 (reference logprobs) and gsteer serve as its sampler', () => {
-    expect(issues({ trainer: remote, policy: external, algorithm: 'ppo' })).toEqual([expect.stringMatching(/^algorithm: algorithm ppo needs a critic .* Use algorithm=grpo with trainer\.engine=tinker, or trainer\.engine=embedded \(PPO trains in process\)/)]);
-    expect(issues({ trainer: remote, policy: external, grpo: { betaKl: 0.04 } })).toEqual([expect.stringMatching(/^grpo\.betaKl: grpo\.betaKl \(0\.04\) needs the reference model's logprobs/)]);
-    expect(issues({ trainer: remote })).toEqual([expect.stringMatching(/^policy\.server: .*gsteer serve cannot load a remote engine's sampler weights; set policy\.server=external/)]);
+    expect(issues({ trainer: remote, policy: external, algorithm: 'ppo' })).toEqual([
+      expect.stringMatching(
+        /^algorithm: algorithm ppo needs a critic .* Use algorithm=grpo with trainer\.engine=tinker, or trainer\.engine=embedded \(PPO trains in process\)/,
+      ),
+    ]);
+    expect(issues({ trainer: remote, policy: external, grpo: { betaKl: 0.04 } })).toEqual([
+      expect.stringMatching(/^grpo\.betaKl: grpo\.betaKl \(0\.04\) needs the reference model's logprobs/),
+    ]);
+    expect(issues({ trainer: remote })).toEqual([
+      expect.stringMatching(/^policy\.server: .*gsteer serve cannot load a remote engine's sampler weights; set policy\.server=external/),
+    ]);
     // the embedded engine keeps PPO's critic and the KL
     expect(issues({ algorithm: 'ppo', env: 'qref' })).toEqual([]);
     expect(issues({ grpo: { betaKl: 0.04 } })).toEqual([]);

@@ -27,7 +27,10 @@ const missing = 'missing' in sdk ? sdk.missing : null;
 if (missing) console.warn(`SKIPPED (Tinker SDK conformance): ${missing}`);
 
 export async function conformance(py: TinkerSdk, args: string[], timeoutMs: number): Promise<string> {
-  const { stdout, stderr } = await run('python3', [SCRIPT, ...args], { env: { ...py.env, TINKER_API_KEY: 'tml-gsteer-conformance', TINKER_TELEMETRY: '0' }, timeout: timeoutMs }).catch((e: { stdout?: string; stderr?: string }) => {
+  const { stdout, stderr } = await run('python3', [SCRIPT, ...args], {
+    env: { ...py.env, TINKER_API_KEY: 'tml-gsteer-conformance', TINKER_TELEMETRY: '0' },
+    timeout: timeoutMs,
+  }).catch((e: { stdout?: string; stderr?: string }) => {
     throw new Error(`conformance script failed:\n${e.stdout ?? ''}\n${(e.stderr ?? '').slice(-3000)}`);
   });
   if (stderr.trim()) console.error(stderr.slice(-2000));
@@ -43,9 +46,21 @@ describe.skipIf(missing !== null && !process.env.CI)('Tinker SDK 0.25.0 conforma
 
   it('the protocol: the official SDK against the service over the toy engine', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'gsteer-conformance-'));
-    const svc = await startTrainerService({ baseModel: 'toy/bigram-16', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir, sampler: new ToySampler(), createEngine: async ({ lora }) => new ToyEngine(lora.seed) });
+    const svc = await startTrainerService({
+      baseModel: 'toy/bigram-16',
+      maxContextLength: 64,
+      tokenizerId: 'none',
+      arch: 'toy',
+      stateDir,
+      sampler: new ToySampler(),
+      createEngine: async ({ lora }) => new ToyEngine(lora.seed),
+    });
     try {
-      const out = await conformance(py(), ['--base-url', svc.url, '--base-model', 'toy/bigram-16', '--prompt', '1,2,3', '--losses', 'cross_entropy,importance_sampling', '--lr', '0.05'], 60_000);
+      const out = await conformance(
+        py(),
+        ['--base-url', svc.url, '--base-model', 'toy/bigram-16', '--prompt', '1,2,3', '--losses', 'cross_entropy,importance_sampling', '--lr', '0.05'],
+        60_000,
+      );
       expect(out).toMatch(/^ALL PASSED/m);
       expect(out).not.toMatch(/^FAIL/m);
     } finally {
@@ -64,12 +79,17 @@ describe.skipIf(missing !== null && !process.env.CI)('Tinker SDK 0.25.0 conforma
       const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
       // prompt <|im_start|>user\n (ids the demo's trimmed vocabulary keeps); the base samples the rest
       const res = await conformance(py(), ['--base-url', url, '--base-model', 'models/tiny-demo', '--prompt', '151644,872,198'], 120_000);
-      for (const loss of ['cross_entropy', 'importance_sampling', 'ppo', 'cispo', 'dro']) expect(res).toMatch(new RegExp(`^PASS forward_backward ${loss}:`, 'm'));
+      for (const loss of ['cross_entropy', 'importance_sampling', 'ppo', 'cispo', 'dro'])
+        expect(res).toMatch(new RegExp(`^PASS forward_backward ${loss}:`, 'm'));
       expect(res).toMatch(/^ALL PASSED/m);
       expect(res).not.toMatch(/^FAIL/m);
       // save_weights_for_sampler wrote a PEFT adapter folder (what vLLM and gsteer serve --adapter load)
       const run = readdirSync(stateDir).find((d) => existsSync(join(stateDir, d, 'sampler_weights', 'conformance-sampler')))!;
-      expect(readdirSync(join(stateDir, run, 'sampler_weights', 'conformance-sampler')).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'tinker_checkpoint.json']);
+      expect(readdirSync(join(stateDir, run, 'sampler_weights', 'conformance-sampler')).sort()).toEqual([
+        'adapter_config.json',
+        'adapter_model.safetensors',
+        'tinker_checkpoint.json',
+      ]);
       await tsClient(url);
       serve.proc.kill('SIGTERM');
       expect((await serve.done).code).toBe(0);
@@ -90,7 +110,10 @@ async function tsClient(url: string): Promise<void> {
     const prompt = [151644, 872, 198];
     const s0 = await proto.sample({ baseModel: base }, prompt, { maxTokens: 10, seed: 3 });
     const seq = [...prompt, ...s0.sequences[0]!.tokens];
-    const d: EngineDatum = { tokens: seq.slice(0, -1), inputs: { target_tokens: seq.slice(1), weights: seq.slice(1).map((_, i) => (i < prompt.length - 1 ? 0 : 1)) } };
+    const d: EngineDatum = {
+      tokens: seq.slice(0, -1),
+      inputs: { target_tokens: seq.slice(1), weights: seq.slice(1).map((_, i) => (i < prompt.length - 1 ? 0 : 1)) },
+    };
     const a = await proto.createModel({ baseModel: base, rank: 4, seed: 7, gsteer: { lora_alpha: 8 } });
     const b = await json.createModel({ baseModel: base, rank: 4, seed: 7, gsteer: { lora_alpha: 8 } });
     const adam = { learning_rate: 5e-3, beta1: 0.9, beta2: 0.95, eps: 1e-12, weight_decay: 0, grad_clip_norm: 1 };

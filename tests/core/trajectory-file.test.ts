@@ -13,16 +13,29 @@ const dir = mkdtempSync(join(tmpdir(), 'gsteer-trajectory-file-'));
 
 // One ASK turn then STOP, written out by hand (core/types.ts), with a unicode answer.
 const traj = (index: number): Trajectory => ({
-  version: 1, runId: 'r1', instanceId: 'i1', userId: 'u1', groupId: 's000001-g0', index, policyVersion: 3, snapshotId: 'snap',
-  turns: [{
-    index: 0,
-    tokens: { promptIds: [1, 2, 3], completionIds: [4, 5], logprobs: [-0.5, -1.25], policyVersion: 3 },
-    completionText: 'ASK: which city?',
-    parsed: { ok: false, reason: 'env_turn', detail: '' },
-    observation: { kind: 'answer', question: 'which city?', answer: 'Zürich — near the lake', targetId: 't1' },
-  }],
+  version: 1,
+  runId: 'r1',
+  instanceId: 'i1',
+  userId: 'u1',
+  groupId: 's000001-g0',
+  index,
+  policyVersion: 3,
+  snapshotId: 'snap',
+  turns: [
+    {
+      index: 0,
+      tokens: { promptIds: [1, 2, 3], completionIds: [4, 5], logprobs: [-0.5, -1.25], policyVersion: 3 },
+      completionText: 'ASK: which city?',
+      parsed: { ok: false, reason: 'env_turn', detail: '' },
+      observation: { kind: 'answer', question: 'which city?', answer: 'Zürich — near the lake', targetId: 't1' },
+    },
+  ],
   finalSlots: [{ name: 'city', purpose: 'where', value: 'Zürich', status: 'covered', source: 'dialogue' }],
-  askedQuestions: ['which city?'], retrieveCount: 0, askCount: 1, termination: 'stop', refinedQuery: 'flats in Zürich',
+  askedQuestions: ['which city?'],
+  retrieveCount: 0,
+  askCount: 1,
+  termination: 'stop',
+  refinedQuery: 'flats in Zürich',
 });
 
 describe('trajectory files', () => {
@@ -38,7 +51,10 @@ describe('trajectory files', () => {
     const file = join(dir, 'a.trajectories.jsonl');
     writeTrajectories(file, [traj(0), traj(1)]);
     expect(readFileSync(file, 'utf8').split('\n')).toHaveLength(3); // two lines and the final newline
-    expect(readTrajectories(file)).toEqual([{ where: `${file}:1`, value: traj(0) }, { where: `${file}:2`, value: traj(1) }]);
+    expect(readTrajectories(file)).toEqual([
+      { where: `${file}:1`, value: traj(0) },
+      { where: `${file}:2`, value: traj(1) },
+    ]);
   });
 
   it('a malformed line is an InputError naming file:line and the rule, without a stack in the message', () => {

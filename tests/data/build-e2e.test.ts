@@ -19,7 +19,11 @@ import { tokenizeExample } from '../../trainer/sft/tokens.ts';
 const raw = join(import.meta.dirname, '../../data/raw-demo');
 let root: string;
 let out: string;
-const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'gsteer-build-e2e-'));
@@ -46,12 +50,28 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     // profiles: every one of the 14 training pairs (seed 1) has another training pair of its user.
     const logs: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((l: string) => void logs.push(l));
-    const rc = await dataCommand(['build', raw, '--out', join(root, 'dry'), '--seed', '1', '--dry-run', '--llm-base-url', 'http://127.0.0.1:9/v1', '--llm-model', 'm']);
+    const rc = await dataCommand([
+      'build',
+      raw,
+      '--out',
+      join(root, 'dry'),
+      '--seed',
+      '1',
+      '--dry-run',
+      '--llm-base-url',
+      'http://127.0.0.1:9/v1',
+      '--llm-model',
+      'm',
+    ]);
     expect(await dataCommand(['build', '--show-prompts'])).toBe(0);
     vi.restoreAllMocks();
     expect(rc).toBe(0);
-    expect(logs[0]).toBe('LLM build of 20 pairs: 7 candidates calls (one per distinct query and rubric) + 80 step calls (4 per pair) + 14 profile calls = at most 101 calls (fewer when cached in DIR/cache)');
-    expect(logs.filter((l) => l.startsWith('== ')).map((l) => l.split('\n')[0])).toEqual(['candidates', 'validate', 'seeds', 'ieg', 'slots', 'profile'].map((s) => `== ${s} (system)`));
+    expect(logs[0]).toBe(
+      'LLM build of 20 pairs: 7 candidates calls (one per distinct query and rubric) + 80 step calls (4 per pair) + 14 profile calls = at most 101 calls (fewer when cached in DIR/cache)',
+    );
+    expect(logs.filter((l) => l.startsWith('== ')).map((l) => l.split('\n')[0])).toEqual(
+      ['candidates', 'validate', 'seeds', 'ieg', 'slots', 'profile'].map((s) => `== ${s} (system)`),
+    );
   });
 
   it('writes what data validate accepts: canonical slots, offline profiles for train only, memories of train targets only', () => {
@@ -85,17 +105,28 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     expect(problems[0]).toMatchObject({ line: 1, instanceId: first.userId, field: `memories[${first.memories.length - 1}].value` });
     expect(problems[0]!.message).toContain(`test instance "${test.id}" target "${test.targets[0]!.id}"`);
     // and a memory that names a test instance as its source
-    appendFileSync(join(root, 'user_states.jsonl'), `${JSON.stringify({ userId: 'zz', memories: [{ name: 'x', purpose: 'y', value: 'z', sourceInstance: test.id }] })}\n`);
+    appendFileSync(
+      join(root, 'user_states.jsonl'),
+      `${JSON.stringify({ userId: 'zz', memories: [{ name: 'x', purpose: 'y', value: 'z', sourceInstance: test.id }] })}\n`,
+    );
     const again = validateFiles([join(out, 'instances.jsonl'), join(root, 'user_states.jsonl')]);
     expect(again.map((p) => p.field)).toEqual([`memories[${first.memories.length - 1}].value`, 'memories[0].sourceInstance']);
   });
 
   it('data validate finds a test value planted without its description prefix, but not a value a training target of the user shares', async () => {
     const inst = lines(join(out, 'instances.jsonl')) as Instance[];
-    const states = (readFileSync(join(out, 'user_states.jsonl'), 'utf8').trim().split('\n')).map((l) => JSON.parse(l) as UserState);
-    const trainValues = new Set(inst.filter((i) => i.split === 'train').flatMap((i) => i.targets.map((t) => t.seedAnswer.slice(t.description.length + 1).trim())));
+    const states = readFileSync(join(out, 'user_states.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as UserState);
+    const trainValues = new Set(
+      inst.filter((i) => i.split === 'train').flatMap((i) => i.targets.map((t) => t.seedAnswer.slice(t.description.length + 1).trim())),
+    );
     // a test target whose bare value no training target has (so its appearance is a leak)
-    const test = inst.filter((i) => i.split === 'test').flatMap((i) => i.targets.map((t) => ({ i, t }))).find(({ t }) => !trainValues.has(t.seedAnswer.slice(t.description.length + 1).trim()))!;
+    const test = inst
+      .filter((i) => i.split === 'test')
+      .flatMap((i) => i.targets.map((t) => ({ i, t })))
+      .find(({ t }) => !trainValues.has(t.seedAnswer.slice(t.description.length + 1).trim()))!;
     const bare = test.t.seedAnswer.slice(test.t.description.length + 1).trim(); // "<Description>: " removed
     expect(test.t.seedAnswer.startsWith(`${test.t.description}: `)).toBe(true);
     const planted = structuredClone(states);
@@ -111,7 +142,19 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     const examples = join(root, 'examples.jsonl');
     vi.spyOn(console, 'log').mockImplementation(() => {});
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const rc = await sftCommand(['build', '--data', join(out, 'instances.jsonl'), '--out', examples, '--seed', '1', '--set', 'sft.ordersPerSubgraph=1', '--set', 'sft.optionalRatios=[0]']);
+    const rc = await sftCommand([
+      'build',
+      '--data',
+      join(out, 'instances.jsonl'),
+      '--out',
+      examples,
+      '--seed',
+      '1',
+      '--set',
+      'sft.ordersPerSubgraph=1',
+      '--set',
+      'sft.optionalRatios=[0]',
+    ]);
     vi.restoreAllMocks();
     expect(rc).toBe(0);
     const ex = lines(examples) as { input: { content: string }[]; target: string; instanceId: string }[];
@@ -123,7 +166,12 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     expect(named.length).toBeGreaterThan(0);
     expect(named.every((n) => canonical.has(n!))).toBe(true);
     const withProfile = train.find((i) => i.offlineProfile)!;
-    expect(ex.find((e) => e.instanceId === withProfile.id)!.input.map((m) => m.content).join('\n')).toContain(withProfile.offlineProfile!.slice(0, 40));
+    expect(
+      ex
+        .find((e) => e.instanceId === withProfile.id)!
+        .input.map((m) => m.content)
+        .join('\n'),
+    ).toContain(withProfile.offlineProfile!.slice(0, 40));
 
     // a micro model whose vocabulary holds the examples' tokens, then 2 SFT updates
     const tok = qwen3Tokenizer();
@@ -133,9 +181,17 @@ describe('raw files -> gsteer data build -> validate -> sft build -> sft train',
     writeFileSync(join(root, 'few.jsonl'), few.map((e) => JSON.stringify(e)).join('\n') + '\n');
     few.forEach((e, i) => tokenizeExample(tok, e as never, i).inputIds.forEach((id) => kept.add(id)));
     const modelDir = join(root, 'micro');
-    initModel(modelDir, { ...PRESETS.tiny!, hiddenSize: 16, intermediateSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1, headDim: 8 }, { seed: 3, keptIds: [...kept] });
+    initModel(
+      modelDir,
+      { ...PRESETS.tiny!, hiddenSize: 16, intermediateSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1, headDim: 8 },
+      { seed: 3, keptIds: [...kept] },
+    );
     const cfg = resolveConfig({
-      runName: 'sft', runDir: root, seed: 5, policy: { model: modelDir }, trainer: { backend: 'cpu' },
+      runName: 'sft',
+      runDir: root,
+      seed: 5,
+      policy: { model: modelDir },
+      trainer: { backend: 'cpu' },
       lora: { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj'] },
       sft: { examples: join(root, 'few.jsonl'), maxSteps: 2, batchSize: 2, microBatchSize: 2, heldOutFraction: 0, evalEvery: 2, maxSeqLen: 4096 },
     });

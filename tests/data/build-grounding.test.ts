@@ -49,7 +49,16 @@ async function verdicts(): Promise<Verdict[]> {
       const built = kept.length ? [...new Set(quoted)] : 'dropped';
       const right =
         label === 'drop' ? built === 'dropped' : built === 'dropped' ? label.dropOk === true : built.length > 0 && built.every((i) => label.facts.includes(i));
-      out.push({ pair: raw.id, item: r, criterion: item.criterion, label, built, answer: kept.map((t) => t.seedAnswer).join(' | '), question: kept.map((t) => t.seedQuestion).join(' | '), right });
+      out.push({
+        pair: raw.id,
+        item: r,
+        criterion: item.criterion,
+        label,
+        built,
+        answer: kept.map((t) => t.seedAnswer).join(' | '),
+        question: kept.map((t) => t.seedQuestion).join(' | '),
+        right,
+      });
     });
   }
   return out;
@@ -60,7 +69,9 @@ describe('the embedded build rules on the labelled check set', () => {
     const v = await verdicts();
     const wrong = v.filter((x) => !x.right);
     const share = (v.length - wrong.length) / v.length;
-    const report = wrong.map((x) => `${x.pair} #${x.item} "${x.criterion}": label ${JSON.stringify(x.label)}, built ${JSON.stringify(x.built)} ${x.answer}`).join('\n');
+    const report = wrong
+      .map((x) => `${x.pair} #${x.item} "${x.criterion}": label ${JSON.stringify(x.label)}, built ${JSON.stringify(x.built)} ${x.answer}`)
+      .join('\n');
     expect(v.length).toBe(63);
     expect(share, `right ${v.length - wrong.length} of ${v.length}; wrong:\n${report}`).toBeGreaterThanOrEqual(0.9);
   });

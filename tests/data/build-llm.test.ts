@@ -107,7 +107,22 @@ describe('data build through an OpenAI-compatible endpoint', () => {
     const slow = await startFakeVllm({ delayMs: 15, answer: (req) => oracleAnswer(oracle, req) });
     try {
       const out = tmp();
-      const args = ['cli/gsteer.mjs', 'data', 'build', raw, '--out', out, '--seed', '1', '--llm-base-url', slow.baseUrl, '--llm-model', 'Qwen/Qwen3-32B', '--concurrency', '2'];
+      const args = [
+        'cli/gsteer.mjs',
+        'data',
+        'build',
+        raw,
+        '--out',
+        out,
+        '--seed',
+        '1',
+        '--llm-base-url',
+        slow.baseUrl,
+        '--llm-model',
+        'Qwen/Qwen3-32B',
+        '--concurrency',
+        '2',
+      ];
       const child = spawn(process.execPath, args, { cwd: root, stdio: 'ignore' });
       const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
       while (slow.requests.length < 40) await new Promise((r) => setTimeout(r, 20));

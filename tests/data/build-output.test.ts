@@ -81,12 +81,19 @@ describe('data build refuses what would make invalid data', () => {
     const r = join(root, 'raw');
     cpSync(raw, r, { recursive: true });
     // a task whose only rubric item is presentation: the superficial rule drops it
-    const tasks = readFileSync(join(r, 'tasks.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const tasks = readFileSync(join(r, 'tasks.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     tasks[0].rubric = [{ criterion: 'Uses a clear format with short paragraphs', weight: 1, dimension: 'presentation' }];
     writeFileSync(join(r, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
     const out = join(root, 'built');
     expect(await build(r, '--out', out, '--seed', '1')).toBe(1);
-    expect(text()).toMatch(new RegExp(`not built: \\S+ at step validate: every candidate target was dropped \\(c\\d+ "A clear format with short paragraphs": superficial\\); the pair is left out`));
+    expect(text()).toMatch(
+      new RegExp(
+        `not built: \\S+ at step validate: every candidate target was dropped \\(c\\d+ "A clear format with short paragraphs": superficial\\); the pair is left out`,
+      ),
+    );
     expect(text()).not.toMatch(/no targets/); // the instances written are valid
     expect(existsSync(join(out, 'manifest.json'))).toBe(true);
   });
@@ -94,7 +101,10 @@ describe('data build refuses what would make invalid data', () => {
   it('rubric weight 0 is refused, naming file, line and field', async () => {
     const r = join(root, 'raw');
     cpSync(raw, r, { recursive: true });
-    const tasks = readFileSync(join(r, 'tasks.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const tasks = readFileSync(join(r, 'tasks.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     tasks[1].rubric[0].weight = 0;
     writeFileSync(join(r, 'tasks.jsonl'), tasks.map((t) => JSON.stringify(t)).join('\n') + '\n');
     expect(await build(r, '--out', join(root, 'built'))).toBe(2);
@@ -104,9 +114,9 @@ describe('data build refuses what would make invalid data', () => {
 
   it('a split with no training pairs is refused with the counts that made it so', async () => {
     expect(await build(raw, '--out', join(root, 'built'), '--test-fraction', '1', '--held-out-users', '1')).toBe(2);
-    expect(text()).toMatch(/the split of 20 pairs \(\d+ users, \d+ tasks\) has no training pairs: --test-fraction 1, --held-out-users 1, .*lower --test-fraction/);
+    expect(text()).toMatch(
+      /the split of 20 pairs \(\d+ users, \d+ tasks\) has no training pairs: --test-fraction 1, --held-out-users 1, .*lower --test-fraction/,
+    );
     expect(existsSync(join(root, 'built'))).toBe(false);
   });
 });
-
-

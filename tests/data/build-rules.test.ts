@@ -68,7 +68,15 @@ describe('embedded build rules (worked by hand)', () => {
   });
 
   it('IEG: essential -> optional on a shared stem; a conditional child is late-activatable', () => {
-    const t = (id: string, description: string, criterion: string, essential: boolean, weight: number): BuiltTarget => ({ id, description, criterion, essential, weight, seedQuestion: '', seedAnswer: 'x' });
+    const t = (id: string, description: string, criterion: string, essential: boolean, weight: number): BuiltTarget => ({
+      id,
+      description,
+      criterion,
+      essential,
+      weight,
+      seedQuestion: '',
+      seedAnswer: 'x',
+    });
     const ieg = ruleIeg([
       t('h', 'Current heating system', 'Considers the current heating system', true, 1),
       t('b', 'Budget', 'Respects the budget for upgrades', true, 0.9),

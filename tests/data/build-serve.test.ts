@@ -32,10 +32,14 @@ let proxyUrl: string;
 const exchanges: Exchange[] = [];
 
 function startServe(): Promise<string> {
-  serve = spawn(process.execPath, ['cli/gsteer.mjs', 'serve', '--model', join(root, 'models/tiny-demo'), '--port', '0', '--backend', 'wasm', '--served-model-name', 'tiny'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  serve = spawn(
+    process.execPath,
+    ['cli/gsteer.mjs', 'serve', '--model', join(root, 'models/tiny-demo'), '--port', '0', '--backend', 'wasm', '--served-model-name', 'tiny'],
+    {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     serve.stdout?.on('data', (d: Buffer) => {
@@ -54,7 +58,11 @@ function startProxy(): Promise<string> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const up = await fetch(`${serveUrl}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'GET' ? undefined : raw });
+      const up = await fetch(`${serveUrl}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': 'application/json' },
+        body: req.method === 'GET' ? undefined : raw,
+      });
       const text = await up.text();
       if (req.method === 'POST') exchanges.push({ body: JSON.parse(raw), status: up.status, reply: /^\s*\{/.test(text) ? JSON.parse(text) : null });
       res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' });
@@ -70,7 +78,10 @@ beforeAll(async () => {
   const raw = join(work, 'raw');
   mkdirSync(raw);
   for (const f of ['tasks.jsonl', 'users.jsonl']) copyFileSync(join(demoRaw, f), join(raw, f));
-  const pairs = readFileSync(join(demoRaw, 'pairs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const pairs = readFileSync(join(demoRaw, 'pairs.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const pick = [pairs.find((p) => p.userId === 'maya' && p.taskId === 'trip'), pairs.find((p) => p.userId === 'tomas' && p.taskId === 'laptop')];
   writeFileSync(join(raw, 'pairs.jsonl'), pick.map((p, i) => `${JSON.stringify({ ...p, split: i === 0 ? 'train' : 'test' })}\n`).join(''));
   serveUrl = await startServe();
@@ -89,14 +100,22 @@ afterAll(async () => {
 
 function build(out: string): Promise<{ code: number | null; stdout: string }> {
   const args = ['cli/gsteer.mjs', 'data', 'build', join(work, 'raw'), '--out', out, '--seed', '1', '--llm-base-url', `${proxyUrl}/v1`, '--llm-model', 'tiny'];
-  const child = spawn(process.execPath, [...args, '--max-retries', '1', '--concurrency', '2', '--max-tokens', '48'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...args, '--max-retries', '1', '--concurrency', '2', '--max-tokens', '48'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.resume();
   return new Promise((r) => child.on('exit', (code) => r({ code, stdout })));
 }
 
-const records = (out: string) => readFileSync(join(out, 'llm_calls.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { status: string; error: string | null });
+const records = (out: string) =>
+  readFileSync(join(out, 'llm_calls.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { status: string; error: string | null });
 const generated = async () => Number(/^gsteer_serve:generation_tokens_total (\d+)$/m.exec(await (await fetch(`${serveUrl}/metrics`)).text())?.[1]);
 type Failure = { instanceId: string; step: string; error: string; reply: string | null };
 
@@ -107,7 +126,11 @@ describe('data build against a real `gsteer serve` on the tiny model', () => {
     expect(existsSync(join(out, 'build_report.json'))).toBe(true);
     const report = JSON.parse(readFileSync(join(out, 'build_report.json'), 'utf8')) as { steps: string; failures: Failure[] };
     expect(report.steps).toBe('llm');
-    const built = readFileSync(join(out, 'instances.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id);
+    const built = readFileSync(join(out, 'instances.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { id: string }).id);
     const failed = report.failures.map((f) => f.instanceId);
     // Every pair is accounted for: built, or named with the step that failed and why.
     expect([...built, ...failed].sort()).toEqual(['maya-trip', 'tomas-laptop']);

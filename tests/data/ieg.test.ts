@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  ancestors,
-  backbone,
-  childrenOf,
-  eligible,
-  findCycle,
-  hopsFrom,
-  isActive,
-  parentsOf,
-  topologicalOrders,
-  type IegGraph,
-} from '../../data/ieg.ts';
+import { ancestors, backbone, childrenOf, eligible, findCycle, hopsFrom, isActive, parentsOf, topologicalOrders, type IegGraph } from '../../data/ieg.ts';
 import { Rng } from '../../util/rng.ts';
 import { InputError } from '../../util/errors.ts';
 
@@ -74,7 +63,14 @@ describe('IEG structure', () => {
   });
 
   it('late activation: inactive until one parent is covered (method §7)', () => {
-    const g = graph(['x', 'y', 'z'], [['x', 'z'], ['y', 'z']], { z: { lateActivatable: true } });
+    const g = graph(
+      ['x', 'y', 'z'],
+      [
+        ['x', 'z'],
+        ['y', 'z'],
+      ],
+      { z: { lateActivatable: true } },
+    );
     expect(isActive(g, 'z', new Set())).toBe(false);
     expect(isActive(g, 'z', new Set(['y']))).toBe(true); // one parent is enough
     expect(isActive(g, 'x', new Set())).toBe(true);
@@ -84,7 +80,14 @@ describe('IEG structure', () => {
 
   it('findCycle returns the cycle in edge direction, or null', () => {
     expect(findCycle(trip)).toBeNull();
-    const c = findCycle({ edges: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']] });
+    const c = findCycle({
+      edges: [
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'a'],
+        ['c', 'd'],
+      ],
+    });
     expect(c).toEqual(['a', 'b', 'c']);
     expect(findCycle({ edges: [['q', 'q']] })).toEqual(['q']);
   });
@@ -107,7 +110,13 @@ describe('topological orders', () => {
   });
 
   it('throws on a cycle and when {all} would exceed max', () => {
-    const cyc = graph(['a', 'b'], [['a', 'b'], ['b', 'a']]);
+    const cyc = graph(
+      ['a', 'b'],
+      [
+        ['a', 'b'],
+        ['b', 'a'],
+      ],
+    );
     expect(() => topologicalOrders(cyc, undefined, { all: true })).toThrow(/cycle a -> b -> a/);
     const free = graph(['a', 'b', 'c', 'd'], []);
     expect(() => topologicalOrders(free, undefined, { all: true, max: 10 })).toThrow(InputError);

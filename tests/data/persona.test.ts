@@ -33,9 +33,18 @@ describe('personaLines', () => {
   it('renders text by line, a list by item, an object as key: value lines', () => {
     expect(personaLines('Rides 60 km on weekends.\n  Commutes by train. \n\n')).toEqual(['Rides 60 km on weekends.', 'Commutes by train.']);
     expect(personaLines(['Rides 60 km on weekends.', ' ', 'Commutes by train.'])).toEqual(['Rides 60 km on weekends.', 'Commutes by train.']);
-    expect(personaLines({ age: 67, home: 'Aarhus, Denmark', languages: ['Danish', 'English'], drives: false, retired: true, mixed: [1.5, true, 'x'], none: [], blank: '' })).toEqual([
-      'age: 67', 'home: Aarhus, Denmark', 'languages: Danish, English', 'drives: no', 'retired: yes', 'mixed: 1.5, yes, x',
-    ]);
+    expect(
+      personaLines({
+        age: 67,
+        home: 'Aarhus, Denmark',
+        languages: ['Danish', 'English'],
+        drives: false,
+        retired: true,
+        mixed: [1.5, true, 'x'],
+        none: [],
+        blank: '',
+      }),
+    ).toEqual(['age: 67', 'home: Aarhus, Denmark', 'languages: Danish, English', 'drives: no', 'retired: yes', 'mixed: 1.5, yes, x']);
     expect(personaLines([])).toEqual([]);
     expect(personaLines('')).toEqual([]);
   });
@@ -43,7 +52,12 @@ describe('personaLines', () => {
 
 // Any JSON value a dataset line can hold, biased towards near-valid personas.
 const scalar = fc.oneof(fc.string(), fc.double(), fc.boolean(), fc.constant(null));
-const value = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.dictionary(fc.string(), scalar, { maxKeys: 2 }), fc.array(fc.jsonValue(), { maxLength: 2 }));
+const value = fc.oneof(
+  scalar,
+  fc.array(scalar, { maxLength: 3 }),
+  fc.dictionary(fc.string(), scalar, { maxKeys: 2 }),
+  fc.array(fc.jsonValue(), { maxLength: 2 }),
+);
 const key = fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom('', ' ', '\t', 'age'));
 const persona = fc.oneof(scalar, fc.array(fc.oneof(fc.string(), scalar), { maxLength: 4 }), fc.dictionary(key, value, { maxKeys: 4 }), fc.jsonValue());
 
@@ -85,7 +99,10 @@ describe('persona validation', () => {
     const out = join(dir, 'examples.jsonl');
     const r = await cli(['sft', 'build', '--data', fx('persona-forms.jsonl'), '--out', out]);
     expect(r.code).toBe(0);
-    const examples = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { instanceId: string });
+    const examples = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { instanceId: string });
     // the three train instances (string, list, object persona); fx-4 is test split
     expect([...new Set(examples.map((e) => e.instanceId))].sort()).toEqual(['fx-1', 'fx-2', 'fx-3']);
     // persona facts are for the simulator only (method §2): none reaches a policy input

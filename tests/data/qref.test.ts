@@ -32,7 +32,14 @@ describe('the demo set (data/qref/demo)', () => {
     const byQuestion = new Map(data.demonstrations.map((d) => [d.questionId, d]));
     for (const k of [3, 5, 10]) {
       const recall = (batch: string[], evidence: string[]) => {
-        const got = new Set(batch.flatMap((q) => index.rank(q).slice(0, k).map((h) => h.id)));
+        const got = new Set(
+          batch.flatMap((q) =>
+            index
+              .rank(q)
+              .slice(0, k)
+              .map((h) => h.id),
+          ),
+        );
         return evidence.filter((e) => got.has(e)).length / evidence.length;
       };
       let original = 0;
@@ -59,17 +66,35 @@ describe('bad QREF lines', () => {
   };
   const doc = (id: string) => ({ id, title: `T ${id}`, text: `text of ${id}` });
   const question = { id: 'q1', split: 'train', question: 'Which?', evidenceIds: ['d1'], trace: '', batch: ['a query'] };
-  const demo = { id: 'demo-1', questionId: 'q1', split: 'train', question: 'Which?', trace: '', batch: ['a query'], rationale: 'why', refined: ['better query'] };
+  const demo = {
+    id: 'demo-1',
+    questionId: 'q1',
+    split: 'train',
+    question: 'Which?',
+    trace: '',
+    batch: ['a query'],
+    rationale: 'why',
+    refined: ['better query'],
+  };
 
   it('corpus: JSON errors, unknown and missing fields, blank text, repeated ids, each with its line', () => {
-    const file = write('corpus.jsonl', [doc('d1'), '{"id": "d2", ', { ...doc('d3'), url: 'http://x' }, { id: 'd4', title: 'T' }, { ...doc('d5'), text: '   ' }, doc('d1')]);
+    const file = write('corpus.jsonl', [
+      doc('d1'),
+      '{"id": "d2", ',
+      { ...doc('d3'), url: 'http://x' },
+      { id: 'd4', title: 'T' },
+      { ...doc('d5'), text: '   ' },
+      doc('d1'),
+    ]);
     const { docs, problems } = validateCorpus(file);
     expect(docs.map((d) => d.id)).toEqual(['d1']);
     const lines = problems.map(formatProblem);
     expect(lines).toHaveLength(5);
     expect(lines[0]).toMatch(new RegExp(`^${file}:2: \\(record\\): not valid JSON`));
     expect(lines[1]).toBe(`${file}:3: [d3] url: unknown field "url" (rule: only id, title, text); fix: remove it or correct the spelling`);
-    expect(lines[2]).toBe(`${file}:4: [d4] text: missing (rule: Invalid input: expected string, received undefined); fix: add the field, see data/qref/README.md`);
+    expect(lines[2]).toBe(
+      `${file}:4: [d4] text: missing (rule: Invalid input: expected string, received undefined); fix: add the field, see data/qref/README.md`,
+    );
     expect(lines[3]).toBe(`${file}:5: [d5] text: got "   " (rule: must contain a non-space character); fix: correct the value, see data/qref/README.md`);
     expect(lines[4]).toBe(`${file}:6: [d1] id: got "d1", already used on line 1 (rule: document ids are unique in a file); fix: give one of them another id`);
   });

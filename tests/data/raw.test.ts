@@ -39,15 +39,53 @@ describe('raw PDR-Bench-shaped input', () => {
   });
 
   const CASES: [string, Partial<Record<'tasks' | 'users' | 'pairs', unknown[]>>, string, number, string, RegExp][] = [
-    ['negative rubric weight', { tasks: [{ id: 't1', domain: 'd', query: 'q', rubric: [{ criterion: 'c', weight: -1 }] }] }, 'tasks.jsonl', 1, 'rubric[0].weight', /got -1.*data\/raw\/schema\.ts/],
-    ['unknown rubric field', { tasks: [{ id: 't1', domain: 'd', query: 'q', rubric: [{ criterion: 'c', weight: 1, wieght: 2 }] }] }, 'tasks.jsonl', 1, 'rubric[0].wieght', /unknown field "wieght".*allowed: id, criterion, weight, dimension/],
+    [
+      'negative rubric weight',
+      { tasks: [{ id: 't1', domain: 'd', query: 'q', rubric: [{ criterion: 'c', weight: -1 }] }] },
+      'tasks.jsonl',
+      1,
+      'rubric[0].weight',
+      /got -1.*data\/raw\/schema\.ts/,
+    ],
+    [
+      'unknown rubric field',
+      { tasks: [{ id: 't1', domain: 'd', query: 'q', rubric: [{ criterion: 'c', weight: 1, wieght: 2 }] }] },
+      'tasks.jsonl',
+      1,
+      'rubric[0].wieght',
+      /unknown field "wieght".*allowed: id, criterion, weight, dimension/,
+    ],
     ['nested persona', { users: [{ id: 'u1', persona: { home: { city: 'Oslo' } } }] }, 'users.jsonl', 1, 'persona.home', /nested object.*flatten it/],
     ['missing persona', { users: [{ id: 'u1' }] }, 'users.jsonl', 1, 'persona', /required field is missing/],
     ['unknown user', { pairs: [{ userId: 'u9', taskId: 't1' }] }, 'pairs.jsonl', 1, 'userId', /unknown user "u9".*\(u1\)/],
-    ['duplicate pair', { pairs: [{ userId: 'u1', taskId: 't1' }, { userId: 'u1', taskId: 't1', id: 'other' }] }, 'pairs.jsonl', 2, '(record)', /listed twice \(first at .*pairs\.jsonl:1\)/],
+    [
+      'duplicate pair',
+      {
+        pairs: [
+          { userId: 'u1', taskId: 't1' },
+          { userId: 'u1', taskId: 't1', id: 'other' },
+        ],
+      },
+      'pairs.jsonl',
+      2,
+      '(record)',
+      /listed twice \(first at .*pairs\.jsonl:1\)/,
+    ],
     ['no rubric', { tasks: [{ id: 't1', domain: 'd', query: 'q' }] }, 'pairs.jsonl', 1, 'rubric', /no rubric items/],
     ['bad JSON', { pairs: ['{"userId": "u1",'] }, 'pairs.jsonl', 1, '(record)', /not valid JSON/],
-    ['duplicate task', { tasks: [{ id: 't1', domain: 'd', query: 'q', rubric: [{ criterion: 'c', weight: 1 }] }, { id: 't1', domain: 'd', query: 'q2' }] }, 'tasks.jsonl', 2, 'id', /duplicate task id "t1"/],
+    [
+      'duplicate task',
+      {
+        tasks: [
+          { id: 't1', domain: 'd', query: 'q', rubric: [{ criterion: 'c', weight: 1 }] },
+          { id: 't1', domain: 'd', query: 'q2' },
+        ],
+      },
+      'tasks.jsonl',
+      2,
+      'id',
+      /duplicate task id "t1"/,
+    ],
   ];
   it.each(CASES)('%s: reported once with file, line, field and fix', (_name, files, file, line, field, message) => {
     const { dataset, problems } = readRawDir(rawDir(files));

@@ -119,7 +119,9 @@ describe('gsteer data', () => {
     expect((await capture(['validate', fx('clean.jsonl')])).code).toBe(0);
     const bad = await capture(['validate', fx('negative-weight.jsonl')]);
     expect(bad.code).toBe(1);
-    expect(bad.lines).toContain(`${fx('negative-weight.jsonl')}:2: [fx-1] targets[1].weight: weight -0.5 is negative; w_i must be >= 0 (method §2); use 0 to ignore the target or a positive importance`);
+    expect(bad.lines).toContain(
+      `${fx('negative-weight.jsonl')}:2: [fx-1] targets[1].weight: weight -0.5 is negative; w_i must be >= 0 (method §2); use 0 to ignore the target or a positive importance`,
+    );
     expect(bad.lines.at(-1)).toMatch(/^1 problem\(s\)/);
   });
 

@@ -46,7 +46,16 @@ describe('planted input', () => {
     write('data/c.json', JSON.stringify({ x: `${specName}.md method ${S}99` }));
     // file references (issue 33): src/a.ts and docs/method.md exist; src/gone.ts, docs/gone.md, seeds/paper.md and
     // STYLE.md do not; other/x.py is no folder of this repository, runs/ and RUN_DIR/ are outputs
-    write('notes/refs.md', ['see src/a.ts, ./src/a.ts and docs/method.md', 'and src/gone.ts, docs/gone.md', 'not other/x.py, runs/r/table2.md, RUN_DIR/eval/t.md', 'per seeds/paper.md and STYLE.md', ''].join('\n'));
+    write(
+      'notes/refs.md',
+      [
+        'see src/a.ts, ./src/a.ts and docs/method.md',
+        'and src/gone.ts, docs/gone.md',
+        'not other/x.py, runs/r/table2.md, RUN_DIR/eval/t.md',
+        'per seeds/paper.md and STYLE.md',
+        '',
+      ].join('\n'),
+    );
     write('src/rel.ts', '// a.ts beside me: ./a.ts, and a missing sibling ./b.ts\n');
     write('tests/t.ts', '// tests plant paths: src/planted.ts\n');
     write('bin.dat', Buffer.concat([Buffer.from([0, 1, 2]), Buffer.from(`${specName}.md`)]));

@@ -12,7 +12,9 @@ afterAll(() => removeRuns(t));
 
 describe('e2e: gsteer train --dashboard', () => {
   it('serves the run while it trains and prints its URL', async () => {
-    const run = cli(['train', '--config', writeConfig(t.dir, e2eConfig(t, 'dsh')), '--dashboard', '--dashboard-port', '0'], { GSTEER_SYNTHETIC_LATENCY_MS: '300' });
+    const run = cli(['train', '--config', writeConfig(t.dir, e2eConfig(t, 'dsh')), '--dashboard', '--dashboard-port', '0'], {
+      GSTEER_SYNTHETIC_LATENCY_MS: '300',
+    });
     let err = '';
     run.proc.stderr!.on('data', (d) => (err += d));
     await waitFor(() => /dashboard on (http:\S+)/.test(err), 60_000, 'the dashboard URL');

@@ -25,36 +25,43 @@ const over = { grpo: { maxUpdates: 6, learningRate: 0.1, groupsPerUpdate: 2, max
 const env = { GSTEER_SYNTHETIC_TRAIN_MS: '400' };
 
 /** Tmp files a writer left: `<name>.tmp-<pid>-<hex>` (util/atomic.ts). */
-const temps = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (/\.tmp-\d+-[0-9a-f]{8}$/.test(e.name) ? [join(d, e.name)] : e.isDirectory() ? temps(join(d, e.name)) : []));
+const temps = (d: string): string[] =>
+  readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+    /\.tmp-\d+-[0-9a-f]{8}$/.test(e.name) ? [join(d, e.name)] : e.isDirectory() ? temps(join(d, e.name)) : [],
+  );
 
 describe('e2e: disk full', () => {
-  it.skipIf(!mounted)('stops with a disk-full message, then resumes once space is freed, ending as an uninterrupted run', async () => {
-    const runRef = join(ref.dir, 'runs', 'full');
-    const r = await cli(['train', '--config', writeConfig(ref.dir, e2eConfig(ref, 'full', over))], env).done;
-    expect(r.code, r.stderr).toBe(0);
+  it.skipIf(!mounted)(
+    'stops with a disk-full message, then resumes once space is freed, ending as an uninterrupted run',
+    async () => {
+      const runRef = join(ref.dir, 'runs', 'full');
+      const r = await cli(['train', '--config', writeConfig(ref.dir, e2eConfig(ref, 'full', over))], env).done;
+      expect(r.code, r.stderr).toBe(0);
 
-    const runDir = join(mnt, 'full');
-    const run = cli(['train', '--config', writeConfig(t.dir, e2eConfig(t, 'full', { ...over, runDir: mnt }))], env);
-    await waitFor(() => existsSync(join(runDir, 'checkpoints', 'step-000002', 'manifest.json')), 90_000, 'checkpoint 2');
-    const filler = join(mnt, 'filler');
-    const chunk = Buffer.alloc(256 * 1024, 1);
-    for (;;) {
-      try {
-        appendFileSync(filler, chunk);
-      } catch (e) {
-        expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
-        break;
+      const runDir = join(mnt, 'full');
+      const run = cli(['train', '--config', writeConfig(t.dir, e2eConfig(t, 'full', { ...over, runDir: mnt }))], env);
+      await waitFor(() => existsSync(join(runDir, 'checkpoints', 'step-000002', 'manifest.json')), 90_000, 'checkpoint 2');
+      const filler = join(mnt, 'filler');
+      const chunk = Buffer.alloc(256 * 1024, 1);
+      for (;;) {
+        try {
+          appendFileSync(filler, chunk);
+        } catch (e) {
+          expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+          break;
+        }
       }
-    }
-    const x = await run.done;
-    expect(x.code).toBe(1);
-    expect(x.stderr).toMatch(/the disk is full \(.*ENOSPC.*\); free space on the filesystem of .* and continue with gsteer resume/);
-    expect(x.stderr).not.toMatch(/\n\s+at .*\.ts:\d+/); // no stack trace
-    rmSync(filler);
-    const resumed = await cli(['resume', runDir], env).done;
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(temps(runDir)).toEqual([]);
-    expect(reproducibleMetrics(runDir)).toEqual(reproducibleMetrics(runRef));
-    expect(adapterBytes(runDir, 6).equals(adapterBytes(runRef, 6))).toBe(true);
-  }, 240_000);
+      const x = await run.done;
+      expect(x.code).toBe(1);
+      expect(x.stderr).toMatch(/the disk is full \(.*ENOSPC.*\); free space on the filesystem of .* and continue with gsteer resume/);
+      expect(x.stderr).not.toMatch(/\n\s+at .*\.ts:\d+/); // no stack trace
+      rmSync(filler);
+      const resumed = await cli(['resume', runDir], env).done;
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(temps(runDir)).toEqual([]);
+      expect(reproducibleMetrics(runDir)).toEqual(reproducibleMetrics(runRef));
+      expect(adapterBytes(runDir, 6).equals(adapterBytes(runRef, 6))).toBe(true);
+    },
+    240_000,
+  );
 });

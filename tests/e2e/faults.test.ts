@@ -5,7 +5,20 @@
 // exactly the metrics and adapter of an undisturbed run: nothing lost, nothing counted twice.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adapterBytes, cli, e2eConfig, logText, metricLines, reproducibleMetrics, sleep, tempRun, waitFor, workerPid, writeConfig, removeRuns } from './helpers.ts';
+import {
+  adapterBytes,
+  cli,
+  e2eConfig,
+  logText,
+  metricLines,
+  reproducibleMetrics,
+  sleep,
+  tempRun,
+  waitFor,
+  workerPid,
+  writeConfig,
+  removeRuns,
+} from './helpers.ts';
 import { readGroupFile } from '../../checkpoints/group-file.ts';
 import { RestartCounter } from '../../monitor/dashboard/restarts.ts';
 

@@ -16,7 +16,10 @@ describe('e2e: G-STEER with PPO', () => {
     const init = await cli(['model', 'init', '--preset', 'tiny', '--out', model, '--seed', '1'], { GSTEER_PARTS: 'real' }).done;
     expect(init.code, init.stderr).toBe(0);
     const cfg = {
-      runName: 'gppo', runDir: join(t.dir, 'runs'), seed: 5, algorithm: 'ppo',
+      runName: 'gppo',
+      runDir: join(t.dir, 'runs'),
+      seed: 5,
+      algorithm: 'ppo',
       data: { instances: [join(REPO, 'data/demo/instances.jsonl')] },
       policy: { server: 'embedded', model },
       rollout: { maxTurns: 2, maxTokens: 64, concurrency: 2 },
@@ -37,7 +40,8 @@ describe('e2e: G-STEER with PPO', () => {
       expect(m['constraint/replay_rejected']).toBe(0);
       // on-policy and the same masks: the actor's first ratio is 1
       expect(m.approx_kl as number).toBeLessThan(1e-5);
-      for (const k of ['critic/vf_loss', 'critic/vf_explained_var', 'critic/returns/mean', 'actor/reward_kl_penalty', 'rewards/coverage/mean']) expect(typeof m[k], k).toBe('number');
+      for (const k of ['critic/vf_loss', 'critic/vf_explained_var', 'critic/returns/mean', 'actor/reward_kl_penalty', 'rewards/coverage/mean'])
+        expect(typeof m[k], k).toBe('number');
     }
     const ckpt = join(runDir, 'checkpoints', 'step-000002');
     expect(verifyCheckpoint(ckpt)).toBeNull();

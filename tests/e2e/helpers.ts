@@ -17,8 +17,13 @@ const CLI = join(REPO, 'cli/gsteer.mjs');
 
 export function instance(k: number, split = 'train') {
   return {
-    id: `inst-${k}`, userId: `user-${k}`, taskId: `task-${k % 2}`, split, query: `Research question number ${k} about travel plans`,
-    profile: '', persona: [`person ${k}`],
+    id: `inst-${k}`,
+    userId: `user-${k}`,
+    taskId: `task-${k % 2}`,
+    split,
+    query: `Research question number ${k} about travel plans`,
+    profile: '',
+    persona: [`person ${k}`],
     targets: [{ id: 'budget', description: 'the budget', seedQuestion: 'What is your budget?', seedAnswer: `${k}00 euros`, weight: 1, essential: true }],
     edges: [],
   };
@@ -27,7 +32,13 @@ export function instance(k: number, split = 'train') {
 export function tempRun(name: string): { dir: string; prefix: string; instances: string } {
   const dir = mkdtempSync(join(tmpdir(), `gsteer-e2e-${name}-`));
   const instances = join(dir, 'instances.jsonl');
-  writeFileSync(instances, [0, 1, 2, 3, 4, 5].map((k) => JSON.stringify(instance(k))).concat(JSON.stringify(instance(9, 'test'))).join('\n') + '\n');
+  writeFileSync(
+    instances,
+    [0, 1, 2, 3, 4, 5]
+      .map((k) => JSON.stringify(instance(k)))
+      .concat(JSON.stringify(instance(9, 'test')))
+      .join('\n') + '\n',
+  );
   return { dir, prefix: `gsteer-test:e2e-${name}:${randomBytes(4).toString('hex')}`, instances };
 }
 
@@ -40,7 +51,9 @@ export function writeConfig(dir: string, cfg: Record<string, unknown>): string {
 /** The synthetic-parts config used by the e2e runs (overrides on top of the paper defaults). */
 export function e2eConfig(t: { dir: string; prefix: string; instances: string }, runName: string, over: Record<string, unknown> = {}) {
   const base: Record<string, unknown> = {
-    runName, runDir: join(t.dir, 'runs'), seed: 7,
+    runName,
+    runDir: join(t.dir, 'runs'),
+    seed: 7,
     data: { instances: [t.instances], userStates: join(t.dir, 'none.jsonl') },
     policy: { server: 'embedded', model: 'models/toy' },
     rollout: { groupSize: 4, workers: 1, concurrency: 4 },
@@ -58,7 +71,12 @@ export interface CliRun {
 }
 
 export function cli(args: string[], env: Record<string, string> = {}): CliRun {
-  const proc = spawn(process.execPath, [CLI, ...args], { cwd: REPO, env: { ...process.env, GSTEER_PARTS: 'synthetic', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, GSTEER_PARTS: 'synthetic', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (d) => (stdout += d));
@@ -88,7 +106,8 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, what: stri
   }
 }
 
-export const metricLines = (runDir: string) => (existsSync(join(runDir, 'metrics.jsonl')) ? readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).length : 0);
+export const metricLines = (runDir: string) =>
+  existsSync(join(runDir, 'metrics.jsonl')) ? readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).length : 0;
 
 /** metrics.jsonl without the wall-clock fields: what must repeat exactly. */
 export function reproducibleMetrics(runDir: string) {

@@ -21,7 +21,16 @@ const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
 const roots = ['a0', 'b0', 'a', 'b'].map((n) => tempRun(`iso-${n}`));
 const [a0, b0, a, b] = roots as [ReturnType<typeof tempRun>, ReturnType<typeof tempRun>, ReturnType<typeof tempRun>, ReturnType<typeof tempRun>];
 const runOf = (t: { dir: string }) => join(t.dir, 'runs', 'gsteer');
-const runIds = () => roots.map((t) => { try { return readRunInfo(runLayout(runOf(t))).runId; } catch { return null; } }).filter((x): x is string => x !== null);
+const runIds = () =>
+  roots
+    .map((t) => {
+      try {
+        return readRunInfo(runLayout(runOf(t))).runId;
+      } catch {
+        return null;
+      }
+    })
+    .filter((x): x is string => x !== null);
 
 afterAll(async () => {
   // exactly the keys of these runs (default prefix: each run's own namespace)
@@ -32,7 +41,11 @@ afterAll(async () => {
 
 /** Default queue prefix and run name: only the run root, the data and the run's length differ. */
 function config(t: ReturnType<typeof tempRun>, seed: number, updates: number): string {
-  const cfg = e2eConfig(t, 'gsteer', { seed, grpo: { maxUpdates: updates, passes: 4, learningRate: 0.1, groupsPerUpdate: 2, maxPolicyLag: 0 }, checkpoint: { every: 2, keep: 2 } });
+  const cfg = e2eConfig(t, 'gsteer', {
+    seed,
+    grpo: { maxUpdates: updates, passes: 4, learningRate: 0.1, groupsPerUpdate: 2, maxPolicyLag: 0 },
+    checkpoint: { every: 2, keep: 2 },
+  });
   delete (cfg.queues as Record<string, unknown>).prefix;
   delete cfg.runName;
   return writeConfig(t.dir, cfg);
@@ -53,7 +66,11 @@ describe('e2e: two runs on one Redis with default settings', () => {
     // together: A (2 updates) ends while B (6) is held live
     const ra = cli(['train', '--config', config(a, 7, 2)], env);
     const rb = cli(['train', '--config', config(b, 8, 6)], slow);
-    await waitFor(() => existsSync(join(runOf(b), 'checkpoints', 'step-000002', 'manifest.json')) && metricLines(runOf(a)) >= 1, 120_000, "A past its first update, B's first checkpoint written");
+    await waitFor(
+      () => existsSync(join(runOf(b), 'checkpoints', 'step-000002', 'manifest.json')) && metricLines(runOf(a)) >= 1,
+      120_000,
+      "A past its first update, B's first checkpoint written",
+    );
     expect(readRunInfo(runLayout(runOf(a))).runId).not.toBe(readRunInfo(runLayout(runOf(b))).runId);
 
     // B held live while its refusals are tried: its controller stopped (SIGSTOP), so B cannot
@@ -65,11 +82,17 @@ describe('e2e: two runs on one Redis with default settings', () => {
       cpSync(runOf(b), copyRoot, { recursive: true, filter: (src) => !src.endsWith('run.lock') });
       const copied = await cli(['resume', copyRoot], env).done;
       expect(copied.code, copied.stderr).toBe(2);
-      expect(copied.stderr).toContain(`the Redis queues of run ${readRunInfo(runLayout(runOf(b))).runId} are in use by pid ${rb.proc.pid} on host ${hostname()} (run directory ${runOf(b)}`);
+      expect(copied.stderr).toContain(
+        `the Redis queues of run ${readRunInfo(runLayout(runOf(b))).runId} are in use by pid ${rb.proc.pid} on host ${hostname()} (run directory ${runOf(b)}`,
+      );
       rmSync(copyRoot, { recursive: true, force: true });
       // a live run directory: resume, clean and a second train are refused, naming the owner
       const owner = new RegExp(`is in use by gsteer train \\(pid ${rb.proc.pid} on host ${hostname()}`);
-      const [resumed, cleaned, again] = await Promise.all([cli(['resume', runOf(b)], env).done, cli(['clean', runOf(b)]).done, cli(['train', '--config', config(b, 8, 6)], env).done]);
+      const [resumed, cleaned, again] = await Promise.all([
+        cli(['resume', runOf(b)], env).done,
+        cli(['clean', runOf(b)]).done,
+        cli(['train', '--config', config(b, 8, 6)], env).done,
+      ]);
       expect([resumed.code, resumed.stderr]).toEqual([2, expect.stringMatching(owner)]);
       expect([cleaned.code, cleaned.stderr]).toEqual([2, expect.stringMatching(owner)]);
       expect([again.code, again.stderr]).toEqual([2, expect.stringMatching(owner)]);

@@ -12,13 +12,14 @@ import { cli, e2eConfig, metricLines, reproducibleMetrics, tempRun, waitFor, wri
 const t = tempRun('local-redis');
 afterAll(() => rmSync(t.dir, { recursive: true, force: true }));
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
   });
-});
 
 describe('e2e: Redis for the run', () => {
   it('starts a local redis-server when none answers, and stops it afterwards', async () => {
@@ -35,7 +36,8 @@ describe('e2e: Redis for the run', () => {
   it('a redis-server gsteer started is stopped by the last run using it, not by the one that started it', async () => {
     const port = await freePort();
     const url = `redis://127.0.0.1:${port}`;
-    const cfg = (name: string, updates: number) => e2eConfig(t, name, { grpo: { maxUpdates: updates, groupsPerUpdate: 1 }, queues: { prefix: 'gsteer-test:e2e-local2', redisUrl: url } });
+    const cfg = (name: string, updates: number) =>
+      e2eConfig(t, name, { grpo: { maxUpdates: updates, groupsPerUpdate: 1 }, queues: { prefix: 'gsteer-test:e2e-local2', redisUrl: url } });
     const first = cli(['train', '--config', writeConfig(t.dir, cfg('starter', 2))]); // starts it, ends first
     await waitFor(() => metricLines(join(t.dir, 'runs', 'starter')) >= 1, 60_000, 'the starter run past its first update');
     // the starter held (SIGSTOP) until the second run uses its Redis: no race on who is first

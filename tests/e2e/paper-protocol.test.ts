@@ -40,7 +40,10 @@ function answer(req: FakeChatRequest): string {
     case 'framing_factors':
       return JSON.stringify({ factors: [/REFINED QUERY: (.*)/.exec(lastUser(req))?.[1] ?? ''].filter(Boolean) });
     case 'gsteer_sft_turn': // the SFT teacher rendering a turn's Plan / Execute (data/sft/render.ts)
-      return JSON.stringify({ plan: 'Teacher plan: the evidence changed, so the next action follows.', execute: /Action: ASK/.test(lastUser(req)) ? 'What matters most to you here?' : 'user preferences for this request' });
+      return JSON.stringify({
+        plan: 'Teacher plan: the evidence changed, so the next action follows.',
+        execute: /Action: ASK/.test(lastUser(req)) ? 'What matters most to you here?' : 'user preferences for this request',
+      });
     default: // the SFT teacher: plain text, q* on one line
       return 'Find research on this topic within the constraints the user gave.';
   }
@@ -61,7 +64,9 @@ async function configure(runName: string, fake: FakeVllmOptions) {
   const server = await startFakeVllm({ answer, ...fake });
   servers.push(server);
   const over = {
-    runName, runDir: join(t.dir, 'runs'), data: { instances: [instances] },
+    runName,
+    runDir: join(t.dir, 'runs'),
+    data: { instances: [instances] },
     policy: { server: 'embedded', model },
     simulator: { baseUrl: server.baseUrl, maxRetries: 8 },
     judge: { baseUrl: server.baseUrl, maxRetries: 8 },
@@ -70,7 +75,11 @@ async function configure(runName: string, fake: FakeVllmOptions) {
     grpo: { maxUpdates: 2, learningRate: 1e-3, microBatchSize: 2 },
     lora: { r: 4, alpha: 8, targetModules: ['q_proj', 'v_proj'] },
     sft: { enabled: false, ordersPerSubgraph: 2, memorySamples: 1, stopPoints: 1, lateActivation: 'graph' }, // the one-sample scale: few teacher calls
-    eval: { maxTokens: 64, concurrency: 2, extractor: { baseUrl: server.baseUrl, model: 'Qwen/Qwen3-32B', chatTemplateKwargs: { enable_thinking: false }, maxRetries: 8 } },
+    eval: {
+      maxTokens: 64,
+      concurrency: 2,
+      extractor: { baseUrl: server.baseUrl, model: 'Qwen/Qwen3-32B', chatTemplateKwargs: { enable_thinking: false }, maxRetries: 8 },
+    },
     trainer: { backend: 'auto' },
     checkpoint: { every: 1, keep: 2 },
     queues: { prefix: `${t.prefix}:${runName}` },
@@ -86,13 +95,17 @@ async function train(runName: string, fake: FakeVllmOptions) {
 }
 
 describe('e2e: the paper protocol against local endpoints', () => {
-  it('GRPO starts empty, eval freezes the run\'s final states, and 429/5xx faults change no reward', async () => {
+  it("GRPO starts empty, eval freezes the run's final states, and 429/5xx faults change no reward", async () => {
     // SFT's scaffolds with the LLM teacher (the judge's server, role "teacher")
     const sft = await configure('sft', {});
     const examples = join(t.dir, 'sft-examples.jsonl');
-    const b = await cli(['sft', 'build', '--data', instances, '--out', examples, '--config', join(REPO, 'configs/paper.yaml'), '--config', sft.file], { GSTEER_PARTS: 'real' }).done;
+    const b = await cli(['sft', 'build', '--data', instances, '--out', examples, '--config', join(REPO, 'configs/paper.yaml'), '--config', sft.file], {
+      GSTEER_PARTS: 'real',
+    }).done;
     expect(b.code, b.stderr).toBe(0);
-    const teacherCalls = sft.server.requests.filter((r) => String((r.body.messages as { content: string }[] | undefined)?.[0]?.content).startsWith('You rewrite a research request'));
+    const teacherCalls = sft.server.requests.filter((r) =>
+      String((r.body.messages as { content: string }[] | undefined)?.[0]?.content).startsWith('You rewrite a research request'),
+    );
     expect(teacherCalls.length).toBeGreaterThan(0);
     expect(teacherCalls.every((r) => (r.body.chat_template_kwargs as { enable_thinking?: boolean } | undefined)?.enable_thinking === false)).toBe(true);
     expect(readFileSync(examples, 'utf8')).toContain('Find research on this topic within the constraints the user gave.');
@@ -114,11 +127,16 @@ describe('e2e: the paper protocol against local endpoints', () => {
     const finalStates = join(clean.runDir, 'steps', 'step-000002', 'user_states.jsonl');
     const before = readFileSync(finalStates, 'utf8');
     const out = join(t.dir, 'eval', 'gsteer.json');
-    const ev = await cli(['eval', '--config', join(REPO, 'configs/paper.yaml'), '--config', clean.file, '--run', clean.runDir, '--out', out], { GSTEER_PARTS: 'real' }).done;
+    const ev = await cli(['eval', '--config', join(REPO, 'configs/paper.yaml'), '--config', clean.file, '--run', clean.runDir, '--out', out], {
+      GSTEER_PARTS: 'real',
+    }).done;
     expect(ev.code, ev.stderr).toBe(0);
     expect(ev.stderr).toContain(`frozen user states: ${finalStates} (--run: the final states of ${clean.runDir}, update 2)`);
     expect(readFileSync(finalStates, 'utf8')).toBe(before);
-    const evalTrajs = readFileSync(out.replace(/\.json$/, '.trajectories.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { instanceId: string });
+    const evalTrajs = readFileSync(out.replace(/\.json$/, '.trajectories.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { instanceId: string });
     expect(evalTrajs.map((x) => x.instanceId).sort()).toEqual(['dev-cafe', 'maya-car']);
     // the eval's simulator calls, recorded under the run's eval/ and summarized (both test
     // episodes of this seed end at max turns, with no q* for the extractor)

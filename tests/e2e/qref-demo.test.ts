@@ -26,9 +26,18 @@ describe('e2e: gsteer demo with env qref', () => {
     const model = join(REPO, 'models/tiny-qref');
     const runDir = join(t.dir, 'runs');
     const sets = [
-      `runDir=${runDir}`, 'runName=qd', `policy.model=${model}`, `queues.prefix=${t.prefix}`,
-      'sft.epochs=1', 'grpo.maxUpdates=1', 'ppo.batchSize=2', 'grpo.microBatchSize=2', 'rollout.groupSize=2', 'grpo.groupsPerUpdate=1',
-      'eval.episodesPerInstance=1', 'eval.bootstrap.samples=200',
+      `runDir=${runDir}`,
+      'runName=qd',
+      `policy.model=${model}`,
+      `queues.prefix=${t.prefix}`,
+      'sft.epochs=1',
+      'grpo.maxUpdates=1',
+      'ppo.batchSize=2',
+      'grpo.microBatchSize=2',
+      'rollout.groupSize=2',
+      'grpo.groupsPerUpdate=1',
+      'eval.episodesPerInstance=1',
+      'eval.bootstrap.samples=200',
     ];
     const args = ['--config', join(REPO, 'configs/qref-demo.yaml'), ...sets.flatMap((s) => ['--set', s])];
     const trainIds = loadConfig([join(REPO, 'configs/qref-demo.yaml')]).grpo.trainIds!;
@@ -42,7 +51,10 @@ describe('e2e: gsteer demo with env qref', () => {
     const root = join(runDir, 'qd');
     expect(existsSync(join(model, 'config.json'))).toBe(true);
     const kept = new Set((JSON.parse(readFileSync(join(model, 'vocab_map.json'), 'utf8')) as { kept_ids: number[] }).kept_ids);
-    const examples = readFileSync(join(root, 'sft', 'examples.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { target: string });
+    const examples = readFileSync(join(root, 'sft', 'examples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { target: string });
     expect(examples.length).toBe(44);
     const tok = qwen3Tokenizer();
     const missing = examples.flatMap((e) => tok.encode(e.target)).filter((id) => !kept.has(id));
@@ -61,7 +73,11 @@ describe('e2e: gsteer demo with env qref', () => {
       expect(table).toMatch(new RegExp(`- ${split}: GRPO policy-v1 - SFT: recall refined [+-]\\d`));
       expect(table).toMatch(new RegExp(`- ${split}: PPO policy-v1 - GRPO policy-v1: recall refined [+-]\\d`));
     }
-    for (const [label, adapter] of [['SFT', sft], ['PPO policy-v1', ppo], ['GRPO policy-v1', grpo]] as const)
+    for (const [label, adapter] of [
+      ['SFT', sft],
+      ['PPO policy-v1', ppo],
+      ['GRPO policy-v1', grpo],
+    ] as const)
       for (const split of ['test', 'train']) {
         const out = join(t.dir, `eval-${label.split(' ')[0]}-${split}.json`);
         // eval.episodesPerInstance=1 is in args: the same settings as the demo's eval phase

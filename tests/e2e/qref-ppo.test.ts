@@ -20,7 +20,11 @@ const critic = (runDir: string, v: number) => {
   const dir = join(runDir, 'adapters', `policy-v${String(v).padStart(6, '0')}`);
   const opt = JSON.parse(readFileSync(join(dir, 'critic.optimizer.json'), 'utf8')) as { step: number; m: number[][]; v: number[][] };
   // the optimizer file also records tfjs's process-local variable names; the state is step, m, v
-  return { lora: readFileSync(join(dir, 'critic.adapter_model.safetensors')), head: readFileSync(join(dir, 'critic.value_head.json', ), 'utf8'), opt: { step: opt.step, m: opt.m, v: opt.v } };
+  return {
+    lora: readFileSync(join(dir, 'critic.adapter_model.safetensors')),
+    head: readFileSync(join(dir, 'critic.value_head.json'), 'utf8'),
+    opt: { step: opt.step, m: opt.m, v: opt.v },
+  };
 };
 
 describe('e2e: QREF with PPO', () => {
@@ -29,7 +33,11 @@ describe('e2e: QREF with PPO', () => {
     const init = await cli(['model', 'init', '--preset', 'tiny', '--out', model, '--seed', '1'], { GSTEER_PARTS: 'real' }).done;
     expect(init.code, init.stderr).toBe(0);
     const cfg = {
-      runName: 'qref', runDir: join(t.dir, 'runs'), seed: 5, env: 'qref', algorithm: 'ppo',
+      runName: 'qref',
+      runDir: join(t.dir, 'runs'),
+      seed: 5,
+      env: 'qref',
+      algorithm: 'ppo',
       qref: { data: { corpus: join(REPO, 'data/qref/demo/corpus.jsonl'), questions: join(REPO, 'data/qref/demo/questions.jsonl') } },
       policy: { server: 'embedded', model },
       rollout: { maxTokens: 32, concurrency: 2, constrained: true }, // under the refiner grammar; the trainer replays its masks
@@ -49,19 +57,32 @@ describe('e2e: QREF with PPO', () => {
       expect(m['constraint/turns']).toBe(2);
       expect(m['constraint/replay_rejected']).toBe(0);
       if (m.step === 2) expect(m.approx_kl as number).toBeLessThan(1e-5); // scored under the sampling masks: the first ratio is 1
-      for (const k of ['rewards/recall_refined/mean', 'rewards/recall_original/mean', 'rewards/query_cost/mean', 'critic/vf_loss', 'critic/vf_clipfrac', 'critic/vf_explained_var', 'critic/returns/mean', 'actor/reward_kl_penalty'])
+      for (const k of [
+        'rewards/recall_refined/mean',
+        'rewards/recall_original/mean',
+        'rewards/query_cost/mean',
+        'critic/vf_loss',
+        'critic/vf_clipfrac',
+        'critic/vf_explained_var',
+        'critic/returns/mean',
+        'actor/reward_kl_penalty',
+      ])
         expect(typeof m[k], k).toBe('number');
     }
     // update 1 trained the critic alone: the actor is still a fresh LoRA (every lora_B zero); update 2 moved it
     expect(metrics.map((m) => m['actor/warmup'])).toEqual([1, 0]);
-    const loraB = (v: number) => [...readSafetensors(join(runDir, 'adapters', `policy-v${String(v).padStart(6, '0')}`, 'adapter_model.safetensors')).tensors].filter(([k]) => k.includes('lora_B')).flatMap(([k, t]) => [...toFloat32(t, k)]);
+    const loraB = (v: number) =>
+      [...readSafetensors(join(runDir, 'adapters', `policy-v${String(v).padStart(6, '0')}`, 'adapter_model.safetensors')).tensors]
+        .filter(([k]) => k.includes('lora_B'))
+        .flatMap(([k, t]) => [...toFloat32(t, k)]);
     expect(loraB(1).length).toBeGreaterThan(0);
     expect(loraB(1).every((x) => x === 0)).toBe(true);
     expect(loraB(2).some((x) => x !== 0)).toBe(true);
     expect(critic(runDir, 1).head).not.toBe(critic(runDir, 2).head);
     const ckpt = join(runDir, 'checkpoints', 'step-000002');
     expect(verifyCheckpoint(ckpt)).toBeNull();
-    for (const f of ['critic.adapter_model.safetensors', 'critic.value_head.json', 'critic.optimizer.json', 'critic.reference.json']) expect(existsSync(join(ckpt, f)), f).toBe(true);
+    for (const f of ['critic.adapter_model.safetensors', 'critic.value_head.json', 'critic.optimizer.json', 'critic.reference.json'])
+      expect(existsSync(join(ckpt, f)), f).toBe(true);
 
     const before = { actor: adapterBytes(runDir, 2), critic: critic(runDir, 2), metrics };
     rmSync(ckpt, { recursive: true });

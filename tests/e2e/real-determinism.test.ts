@@ -18,7 +18,9 @@ const k = tempRun('rdet-kill');
 const env = { GSTEER_PARTS: 'real' };
 
 const config = (t: typeof ref) => ({
-  runName: 'rdet', runDir: join(t.dir, 'runs'), seed: 3,
+  runName: 'rdet',
+  runDir: join(t.dir, 'runs'),
+  seed: 3,
   data: { instances: [join(REPO, 'data/demo/instances.jsonl')], userStates: join(REPO, 'data/demo/user_states.jsonl') },
   policy: { server: 'embedded', model: BASE },
   rollout: { groupSize: 4, maxTurns: 2, maxTokens: 384, concurrency: 4 },

@@ -18,7 +18,9 @@ describe('e2e: real parts', () => {
     const init = await cli(['model', 'init', '--preset', 'tiny', '--out', model, '--seed', '1'], { GSTEER_PARTS: 'real' }).done;
     expect(init.code, init.stderr).toBe(0);
     const cfg = {
-      runName: 'real', runDir: join(t.dir, 'runs'), seed: 5,
+      runName: 'real',
+      runDir: join(t.dir, 'runs'),
+      seed: 5,
       data: { instances: [join(REPO, 'data/demo/instances.jsonl')], userStates: join(REPO, 'data/demo/user_states.jsonl') },
       policy: { server: 'embedded', model },
       rollout: { groupSize: 2, maxTurns: 1, maxTokens: 64, concurrency: 2 }, // constrained (the default): 64 >= the shortest turn
@@ -32,7 +34,8 @@ describe('e2e: real parts', () => {
     const runDir = join(t.dir, 'runs', 'real');
     const metrics = reproducibleMetrics(runDir);
     expect(metrics.map((m) => m.step)).toEqual([1, 2]);
-    for (const m of metrics) for (const k of ['reward', 'rewards/coverage/mean', 'rewards/c_acq/mean', 'invalid_rate', 'entropy']) expect(typeof m[k]).toBe('number');
+    for (const m of metrics)
+      for (const k of ['reward', 'rewards/coverage/mean', 'rewards/c_acq/mean', 'invalid_rate', 'entropy']) expect(typeof m[k]).toBe('number');
     // Constrained rollouts: even a random model writes only valid turns (the grammar and the
     // token filter), and the trainer scores each token under the server's mask, so at policy
     // lag 0 its logprobs are the server's (ratio 1; raw scoring would give Z_allowed / Z_all < 1).
@@ -52,7 +55,11 @@ describe('e2e: real parts', () => {
     expect(existsSync(join(ckpt, 'adapter', 'adapter_model.safetensors'))).toBe(true);
     // The user-state store's dump went into the checkpoint, one record per user of the demo
     // states file (read independently here), in userId order, each at a version >= 1.
-    const users = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { userId: string; latest?: number });
+    const users = (file: string) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as { userId: string; latest?: number });
     const expected = [...new Set(users(join(REPO, 'data/demo/user_states.jsonl')).map((u) => u.userId))].sort();
     expect(expected.length).toBeGreaterThan(0);
     const dumped = users(join(ckpt, 'user_states.jsonl'));

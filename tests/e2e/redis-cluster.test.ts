@@ -76,7 +76,7 @@ describe('Redis Cluster', () => {
       while (running) {
         for (const [m, node] of (watch as Cluster).nodes('master').entries()) {
           const [, keys] = await node.scan('0', 'MATCH', `${globEscape(prefix)}:*`, 'COUNT', 1000);
-          if (keys.length) (holders.add(m), (seen = Math.max(seen, keys.length)));
+          if (keys.length) holders.add(m), (seen = Math.max(seen, keys.length));
         }
         await new Promise((r) => setTimeout(r, 200));
       }

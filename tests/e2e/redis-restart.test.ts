@@ -13,13 +13,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pingRedis } from '../../workers/redis-local.ts';
 import { cli, e2eConfig, metricLines, reproducibleMetrics, sleep, tempRun, waitFor, writeConfig } from './helpers.ts';
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
   });
-});
 
 const procs: ChildProcess[] = [];
 const dirs: string[] = [];

@@ -24,7 +24,9 @@ afterAll(() => removeRuns(ref, k));
 
 /** Trajectory files of updates after `step` (episodes that finished but were not trained). */
 const inFlightOnDisk = (run: string, step: number) =>
-  readdirSync(join(run, 'trajectories')).filter((g) => Number(g.slice(1, 7)) > step).flatMap((g) => readdirSync(join(run, 'trajectories', g)).filter((f) => /^t\d+\.json$/.test(f))).length;
+  readdirSync(join(run, 'trajectories'))
+    .filter((g) => Number(g.slice(1, 7)) > step)
+    .flatMap((g) => readdirSync(join(run, 'trajectories', g)).filter((f) => /^t\d+\.json$/.test(f))).length;
 
 describe('e2e: resume with episodes in flight', () => {
   it('a run killed with finished episodes in flight keeps them on resume: nothing lost, nothing duplicated', async () => {
@@ -35,7 +37,11 @@ describe('e2e: resume with episodes in flight', () => {
     await waitFor(() => metricLines(runK) >= 3 && existsSync(join(runK, 'checkpoints', 'step-000002')), 90_000, 'update 3 of the run to kill');
     killRun(killed);
     expect((await killed.done).signal).toBe('SIGKILL');
-    const ckpt = Math.max(...readdirSync(join(runK, 'checkpoints')).filter((n) => /^step-\d{6}$/.test(n)).map((n) => Number(n.slice(5))));
+    const ckpt = Math.max(
+      ...readdirSync(join(runK, 'checkpoints'))
+        .filter((n) => /^step-\d{6}$/.test(n))
+        .map((n) => Number(n.slice(5))),
+    );
     const onDisk = inFlightOnDisk(runK, ckpt);
     expect(onDisk).toBeGreaterThan(0); // finished episodes of updates the checkpoint does not hold
     const resumed = await cli(['resume', runK], env).done;

@@ -53,7 +53,9 @@ describe('e2e: SIGKILL and resume', () => {
     await waitFor(() => metricLines(runK) >= 3, 60_000, 'update 3 of the run to kill');
     killRun(killed);
     expect((await killed.done).signal).toBe('SIGKILL');
-    const ckpts = readdirSync(join(runK, 'checkpoints')).filter((n) => /^step-\d{6}$/.test(n)).map((n) => Number(n.slice(5)));
+    const ckpts = readdirSync(join(runK, 'checkpoints'))
+      .filter((n) => /^step-\d{6}$/.test(n))
+      .map((n) => Number(n.slice(5)));
     expect(damagePerUpdateFiles(runK, Math.max(...ckpts))).toBeGreaterThan(0);
     const resumed = await cli(['resume', runK], env).done;
     expect(resumed.code, resumed.stderr).toBe(0);

@@ -26,18 +26,24 @@ const planted = {
 let port = 0;
 let redis: ChildProcess | null = null;
 
-const freePort = () => new Promise<number>((resolve) => {
-  const s = createServer();
-  s.listen(0, '127.0.0.1', () => {
-    const p = (s.address() as { port: number }).port;
-    s.close(() => resolve(p));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
   });
-});
 
 beforeAll(async () => {
   port = await freePort();
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', planted.GSTEER_TEST_REDIS_PW], { stdio: 'ignore' });
-  for (let i = 0; i < 100 && !(await pingRedis(`redis://:${planted.GSTEER_TEST_REDIS_PW}@127.0.0.1:${port}`, 500)); i++) await new Promise((r) => setTimeout(r, 100));
+  redis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', planted.GSTEER_TEST_REDIS_PW],
+    { stdio: 'ignore' },
+  );
+  for (let i = 0; i < 100 && !(await pingRedis(`redis://:${planted.GSTEER_TEST_REDIS_PW}@127.0.0.1:${port}`, 500)); i++)
+    await new Promise((r) => setTimeout(r, 100));
 });
 afterAll(async () => {
   redis?.kill('SIGTERM');
@@ -48,13 +54,26 @@ const config = (over: Record<string, unknown> = {}) =>
   e2eConfig(t, 'sec', {
     grpo: { maxUpdates: 2, groupsPerUpdate: 1 },
     queues: { prefix: t.prefix, redisUrl: `redis://:\${GSTEER_TEST_REDIS_PW}@127.0.0.1:${port}` },
-    qref: { search: { kind: 'http', http: { url: 'https://search.example/api?api_key=${GSTEER_TEST_SEARCH_KEY}&q0=1', headers: { Authorization: 'Bearer ${GSTEER_TEST_HEADER_TOKEN}' }, results: 'organic', id: 'link', text: 'snippet' } } },
+    qref: {
+      search: {
+        kind: 'http',
+        http: {
+          url: 'https://search.example/api?api_key=${GSTEER_TEST_SEARCH_KEY}&q0=1',
+          headers: { Authorization: 'Bearer ${GSTEER_TEST_HEADER_TOKEN}' },
+          results: 'organic',
+          id: 'link',
+          text: 'snippet',
+        },
+      },
+    },
     ...over,
   });
 
 /** Every file under `dir` with its bytes (binary files too: a key could hide in an adapter). */
 function filesUnder(dir: string): { path: string; bytes: Buffer }[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [{ path: join(dir, e.name), bytes: readFileSync(join(dir, e.name)) }]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : [{ path: join(dir, e.name), bytes: readFileSync(join(dir, e.name)) }],
+  );
 }
 const leaks = (text: string | Buffer, keys: string[]) => keys.filter((k) => text.includes(k));
 
@@ -65,13 +84,15 @@ describe('e2e: secrets stay secret', () => {
     const runDir = join(t.dir, 'runs', 'sec');
     await waitFor(() => metricLines(runDir) >= 1, 90_000, 'the first update');
     // the embedded policy server's key, from the environment of the run's children (Linux /proc)
-    const children = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(run.proc.pid);
-      } catch {
-        return false;
-      }
-    });
+    const children = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(run.proc.pid);
+        } catch {
+          return false;
+        }
+      });
     const environ = children.flatMap((d) => readFileSync(`/proc/${d}/environ`, 'utf8').split('\0'));
     const policyKey = environ.find((l) => l.startsWith('GSTEER_POLICY_API_KEY='))?.slice('GSTEER_POLICY_API_KEY='.length) ?? '';
     expect(policyKey).toMatch(/^[0-9a-f]{48}$/);
@@ -104,7 +125,18 @@ describe('e2e: secrets stay secret', () => {
     try {
       const auth = { authorization: `Bearer ${planted.GSTEER_MONITOR_TOKEN}` };
       const bodies: string[] = [];
-      for (const path of ['/api/runs', '/api/runs/sec/metrics', '/api/runs/sec/config.yaml', '/api/runs/sec/run.json', '/api/runs/sec/trajectories', '/api/runs/sec/trajectories?step=1', '/api/charts?run=sec', '/metrics', '/runs/sec', '/queues/api/queues']) {
+      for (const path of [
+        '/api/runs',
+        '/api/runs/sec/metrics',
+        '/api/runs/sec/config.yaml',
+        '/api/runs/sec/run.json',
+        '/api/runs/sec/trajectories',
+        '/api/runs/sec/trajectories?step=1',
+        '/api/charts?run=sec',
+        '/metrics',
+        '/runs/sec',
+        '/queues/api/queues',
+      ]) {
         const res = await fetch(new URL(path, dash.url), { headers: auth });
         expect(res.status, path).toBeLessThan(500);
         bodies.push(`${path}\n${[...res.headers].join('\n')}\n${await res.text()}`);
@@ -129,7 +161,18 @@ describe('e2e: secrets stay secret', () => {
 
   it('a key written out in a config: config show prints ***, train refuses naming the field and not the key', async () => {
     const literal = `literal-${randomBytes(8).toString('hex')}`;
-    const file = writeConfig(t.dir, config({ runName: 'lit', qref: { search: { kind: 'http', http: { url: `https://search.example/api?token=${literal}`, headers: { 'X-API-Key': literal }, results: 'organic', id: 'link', text: 'snippet' } } } }));
+    const file = writeConfig(
+      t.dir,
+      config({
+        runName: 'lit',
+        qref: {
+          search: {
+            kind: 'http',
+            http: { url: `https://search.example/api?token=${literal}`, headers: { 'X-API-Key': literal }, results: 'organic', id: 'link', text: 'snippet' },
+          },
+        },
+      }),
+    );
     const shown = await cli(['config', 'show', '--config', file], planted).done;
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).not.toContain(literal);

@@ -15,14 +15,27 @@ afterAll(() => removeRuns(t, { dir: micro.root, prefix: t.prefix }));
 describe('e2e: gsteer train with sft.enabled', () => {
   it('trains the SFT adapter, then runs GRPO from it', async () => {
     const cfg = {
-      runName: 'sft-grpo', runDir: join(t.dir, 'runs'), seed: 4,
+      runName: 'sft-grpo',
+      runDir: join(t.dir, 'runs'),
+      seed: 4,
       data: { instances: [t.instances], userStates: join(t.dir, 'none.jsonl') },
       policy: { server: 'embedded', model: micro.modelDir },
       rollout: { groupSize: 2, maxTurns: 1, maxTokens: 8, concurrency: 2, constrained: false }, // 8 tokens: shorter than any turn of the policy grammar
       grpo: { maxUpdates: 1, learningRate: 1e-3, microBatchSize: 2 },
       lora: { r: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] },
       trainer: { backend: 'cpu' },
-      sft: { enabled: true, examples: micro.examples, maxSteps: 2, batchSize: 4, microBatchSize: 4, learningRate: 1e-2, heldOutFraction: 0.3, evalEvery: 2, evalMaxExamples: 2, evalTurns: 2 },
+      sft: {
+        enabled: true,
+        examples: micro.examples,
+        maxSteps: 2,
+        batchSize: 4,
+        microBatchSize: 4,
+        learningRate: 1e-2,
+        heldOutFraction: 0.3,
+        evalEvery: 2,
+        evalMaxExamples: 2,
+        evalTurns: 2,
+      },
       queues: { prefix: t.prefix },
     };
     const file = writeConfig(t.dir, cfg);

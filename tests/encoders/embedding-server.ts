@@ -11,7 +11,9 @@ export async function startEmbeddingServer(dim = 64): Promise<{ baseUrl: string;
     req.on('end', () => {
       const { input } = JSON.parse(body) as { input: string[] };
       const data = input.map((t, index) => ({ object: 'embedding', index, embedding: Array.from(hashedEmbedding(t, dim)) }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: 'hashed', usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data, model: 'hashed', usage: { prompt_tokens: 0, total_tokens: 0 } }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

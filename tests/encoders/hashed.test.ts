@@ -18,9 +18,7 @@ describe('features', () => {
   it('lowercases and yields unigrams, bigrams and boundary-marked char trigrams', () => {
     // "Big cat": words big, cat; bigram "big cat"; trigrams of "#big#" = #bi big ig#, of "#cat#" = #ca cat at#.
     const f = features('Big cat');
-    expect([...f.keys()].sort()).toEqual(
-      ['w:big', 'w:cat', 'b:big cat', 'c:#bi', 'c:big', 'c:ig#', 'c:#ca', 'c:cat', 'c:at#'].sort(),
-    );
+    expect([...f.keys()].sort()).toEqual(['w:big', 'w:cat', 'b:big cat', 'c:#bi', 'c:big', 'c:ig#', 'c:#ca', 'c:cat', 'c:at#'].sort());
     expect(features('the the').get('w:the')).toBe(2);
   });
 });
@@ -30,12 +28,15 @@ describe('HashedEncoder', () => {
 
   it('gives unit vectors, deterministically', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 80 }).filter((s) => /[\p{L}\p{N}]/u.test(s)), async (s) => {
-        const [a] = await enc.embed([s]);
-        const [b] = await new HashedEncoder(512).embed([s]);
-        expect(l2Norm(a!)).toBeCloseTo(1, 5);
-        expect(Array.from(a!)).toEqual(Array.from(b!));
-      }),
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 80 }).filter((s) => /[\p{L}\p{N}]/u.test(s)),
+        async (s) => {
+          const [a] = await enc.embed([s]);
+          const [b] = await new HashedEncoder(512).embed([s]);
+          expect(l2Norm(a!)).toBeCloseTo(1, 5);
+          expect(Array.from(a!)).toEqual(Array.from(b!));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -62,7 +63,9 @@ describe('HashedEncoder', () => {
     // normalized: two entries of magnitude 1/sqrt(2) (unless both land in one bucket).
     const dim = 1 << 16; // wide enough that the two features land in different buckets (checked below)
     const v = hashedEmbedding('a', dim);
-    const nz = Array.from(v).map((x, i) => [i, x] as const).filter(([, x]) => x !== 0);
+    const nz = Array.from(v)
+      .map((x, i) => [i, x] as const)
+      .filter(([, x]) => x !== 0);
     const expected = ['w:a', 'c:#a#'].map((f) => {
       const h = fnv1a(f);
       return [(h >>> 1) % dim, (h & 1 ? -1 : 1) / Math.SQRT2] as const;

@@ -10,7 +10,11 @@ import { hashedEmbedding } from '../../encoders/hashed.ts';
 import { l2Norm } from '../../encoders/normalize.ts';
 import { InputError, TransientError } from '../../util/errors.ts';
 
-interface Seen { auth: string | undefined; inputs: string[]; model: string }
+interface Seen {
+  auth: string | undefined;
+  inputs: string[];
+  model: string;
+}
 
 let server: Server;
 let baseUrl: string;
@@ -38,7 +42,9 @@ beforeAll(async () => {
         return;
       }
       const data = input.map((t, index) => ({ object: 'embedding', index, embedding: Array.from(hashedEmbedding(t, 64), (x) => 3 * x) })).reverse();
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

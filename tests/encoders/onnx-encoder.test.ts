@@ -40,7 +40,10 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'gsteer-onnx-'));
   writeFileSync(join(dir, 'model.onnx'), embeddingLookupModel(E));
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(wordPieceTokenizerJson(vocab)));
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ tokenizer_class: 'BertTokenizer', pad_token: '[PAD]', cls_token: '[CLS]', sep_token: '[SEP]', unk_token: '[UNK]', model_max_length: 512 }));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({ tokenizer_class: 'BertTokenizer', pad_token: '[PAD]', cls_token: '[CLS]', sep_token: '[SEP]', unk_token: '[UNK]', model_max_length: 512 }),
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -67,7 +70,11 @@ describe('OnnxEncoder on a real ONNX file', () => {
   it('truncates to sentence_bert_config max_seq_length, keeping [SEP] last', async () => {
     const d2 = mkdtempSync(join(tmpdir(), 'gsteer-onnx-'));
     try {
-      for (const f of ['model.onnx', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(d2, f), f === 'model.onnx' ? embeddingLookupModel(E) : JSON.stringify(f === 'tokenizer.json' ? wordPieceTokenizerJson(vocab) : { pad_token: '[PAD]' }));
+      for (const f of ['model.onnx', 'tokenizer.json', 'tokenizer_config.json'])
+        writeFileSync(
+          join(d2, f),
+          f === 'model.onnx' ? embeddingLookupModel(E) : JSON.stringify(f === 'tokenizer.json' ? wordPieceTokenizerJson(vocab) : { pad_token: '[PAD]' }),
+        );
       writeFileSync(join(d2, 'sentence_bert_config.json'), JSON.stringify({ max_seq_length: 4, do_lower_case: false }));
       // [CLS] hotel budget night [SEP] (5 tokens) -> [CLS] hotel budget [SEP] = the "hotel budget" vector
       const [v] = await new OnnxEncoder(d2, 8).embed(['hotel budget night']);
@@ -104,13 +111,30 @@ describe('pooling helpers', () => {
     // B = 2, T = 2, D = 2: row 0 keeps both tokens (1,0)+(0,1) -> (0.5,0.5) -> (s2, s2);
     // row 1 keeps none.
     const h = Float32Array.from([1, 0, 0, 1, 9, 9, 9, 9]);
-    const [a, b] = meanPoolNormalize(h, [2, 2, 2], [[1, 1], [0, 0]]);
+    const [a, b] = meanPoolNormalize(
+      h,
+      [2, 2, 2],
+      [
+        [1, 1],
+        [0, 0],
+      ],
+    );
     close(a!, [s2, s2]);
     expect(Array.from(b!)).toEqual([0, 0]);
   });
 
   it('padBatch right-pads with the pad id and a 0 mask', () => {
-    expect(padBatch([[5, 6, 7], [8]], 0)).toEqual({ ids: [[5, 6, 7], [8, 0, 0]], mask: [[1, 1, 1], [1, 0, 0]], T: 3 });
+    expect(padBatch([[5, 6, 7], [8]], 0)).toEqual({
+      ids: [
+        [5, 6, 7],
+        [8, 0, 0],
+      ],
+      mask: [
+        [1, 1, 1],
+        [1, 0, 0],
+      ],
+      T: 3,
+    });
   });
 
   it('truncateIds keeps a final special token only when there is one', () => {

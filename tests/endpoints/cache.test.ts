@@ -75,7 +75,9 @@ describe('request-hash cache', () => {
     const N = 40;
     server = await startFakeVllm({ answer: (r) => JSON.stringify({ answer: `A:${lastUser(r)}` }), delayMs: 20 });
     const dir = tempDir();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'cache-child.ts'), server.baseUrl, dir, String(N)], { stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'cache-child.ts'), server.baseUrl, dir, String(N)], {
+      stdio: 'ignore',
+    });
     const exited = new Promise((r) => child.on('exit', r));
     while (entries(dir).length < 5) await new Promise((r) => setTimeout(r, 10)); // bounded by the test timeout
     child.kill('SIGKILL');

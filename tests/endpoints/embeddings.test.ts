@@ -23,11 +23,39 @@ describe('embeddings', () => {
   });
 
   it('refuses missing, repeated, ragged or non-finite vectors', () => {
-    const ok = { data: [{ index: 1, embedding: [3, 4] }, { index: 0, embedding: [1, 2] }] };
-    expect(readEmbeddings(ok, 2)).toEqual([[1, 2], [3, 4]]);
+    const ok = {
+      data: [
+        { index: 1, embedding: [3, 4] },
+        { index: 0, embedding: [1, 2] },
+      ],
+    };
+    expect(readEmbeddings(ok, 2)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     expect(() => readEmbeddings({ data: [{ index: 0, embedding: [1] }] }, 2)).toThrow(/sent 2 texts, got 1/);
-    expect(() => readEmbeddings({ data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }] }, 2)).toThrow(/repeated/);
-    expect(() => readEmbeddings({ data: [{ index: 0, embedding: [1] }, { index: 1, embedding: [2, 3] }] }, 2)).toThrow(/dimensions/);
+    expect(() =>
+      readEmbeddings(
+        {
+          data: [
+            { index: 0, embedding: [1] },
+            { index: 0, embedding: [2] },
+          ],
+        },
+        2,
+      ),
+    ).toThrow(/repeated/);
+    expect(() =>
+      readEmbeddings(
+        {
+          data: [
+            { index: 0, embedding: [1] },
+            { index: 1, embedding: [2, 3] },
+          ],
+        },
+        2,
+      ),
+    ).toThrow(/dimensions/);
     expect(() => readEmbeddings({ data: [{ index: 0, embedding: [null] }] }, 1)).toThrow(/finite numbers/);
   });
 });

@@ -12,7 +12,8 @@ afterEach(async () => void (await server?.close()));
 
 describe('Qwen3 family', () => {
   it('recognises Qwen3 names as servers spell them, and nothing else', () => {
-    for (const m of ['Qwen/Qwen3-32B', 'qwen3:8b', 'Qwen3-30B-A3B-Instruct-2507', 'Qwen/Qwen3.5-27B-AWQ', 'my-org/qwen3-sim-lora']) expect(isQwen3Model(m), m).toBe(true);
+    for (const m of ['Qwen/Qwen3-32B', 'qwen3:8b', 'Qwen3-30B-A3B-Instruct-2507', 'Qwen/Qwen3.5-27B-AWQ', 'my-org/qwen3-sim-lora'])
+      expect(isQwen3Model(m), m).toBe(true);
     for (const m of ['Qwen/Qwen2.5-7B-Instruct', 'Qwen/QwQ-32B', 'gpt-4o-mini', 'qwen30b', 'llama3']) expect(isQwen3Model(m), m).toBe(false);
     expect(defaultChatTemplateKwargs('Qwen/Qwen3-32B')).toEqual({ enable_thinking: false });
     expect(defaultChatTemplateKwargs('gpt-4o-mini')).toBeNull();
@@ -29,11 +30,22 @@ describe('createEndpoint', () => {
 
   it('sends "Bearer EMPTY" when the key variable is unset, and merges extra body fields under ours', async () => {
     server = await startFakeVllm({ answer: () => 'fine' });
-    const ep = createEndpoint(options(server.baseUrl, { role: 'teacher', apiKeyEnv: 'GSTEER_TEST_SURELY_UNSET', extraBody: { top_k: 20, model: 'ignored' } }), recordingDeps());
+    const ep = createEndpoint(
+      options(server.baseUrl, { role: 'teacher', apiKeyEnv: 'GSTEER_TEST_SURELY_UNSET', extraBody: { top_k: 20, model: 'ignored' } }),
+      recordingDeps(),
+    );
     await ep.chat({ messages: [{ role: 'user', content: 'hi' }], temperature: 0.7, topP: 1, maxTokens: 768, seed: 3 });
     const req = server.requests[0]!;
     expect(req.authorization).toBe('Bearer EMPTY');
-    expect(req.body).toEqual({ top_k: 20, model: 'Qwen/Qwen3-32B', messages: [{ role: 'user', content: 'hi' }], temperature: 0.7, top_p: 1, max_tokens: 768, seed: 3 });
+    expect(req.body).toEqual({
+      top_k: 20,
+      model: 'Qwen/Qwen3-32B',
+      messages: [{ role: 'user', content: 'hi' }],
+      temperature: 0.7,
+      top_p: 1,
+      max_tokens: 768,
+      seed: 3,
+    });
   });
 
   it('serves every role through the same client and records the role', async () => {

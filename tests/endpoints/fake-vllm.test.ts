@@ -14,7 +14,14 @@ async function post(path: string, body: Record<string, unknown>) {
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 const chat = (extra: Record<string, unknown> = {}) =>
-  post('/chat/completions', { model: 'Qwen/Qwen3-32B', messages: [{ role: 'system', content: 'SECRET-SYSTEM-PROMPT' }, { role: 'user', content: 'hi' }], ...extra });
+  post('/chat/completions', {
+    model: 'Qwen/Qwen3-32B',
+    messages: [
+      { role: 'system', content: 'SECRET-SYSTEM-PROMPT' },
+      { role: 'user', content: 'hi' },
+    ],
+    ...extra,
+  });
 
 describe('fake vLLM serving Qwen3', () => {
   it('lists its model like vLLM and answers 404 for another', async () => {

@@ -12,7 +12,13 @@ import { TransientError } from '../../util/errors.ts';
 import { waitForPolicyServer } from '../../workers/policy-admin.ts';
 import { options, recordingDeps, statuses } from './helpers.ts';
 
-const OK = JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }] });
+const OK = JSON.stringify({
+  id: 'x',
+  object: 'chat.completion',
+  created: 0,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }],
+});
 const MIB = 2 ** 20;
 
 /** One behaviour per path segment: /stall, /reset, /huge, /retry-after/<value>; each counts its requests. */
@@ -45,7 +51,11 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     more();
   } else if (kind === 'echo-key') {
     // a server that quotes the key it was sent in its error, as some APIs do
-    res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `invalid key ${req.headers.authorization}; see https://user:${String(req.headers.authorization).slice(7)}@x.example/` } }));
+    res.writeHead(500, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        error: { message: `invalid key ${req.headers.authorization}; see https://user:${String(req.headers.authorization).slice(7)}@x.example/` },
+      }),
+    );
   } else if (kind === 'retry-after') {
     const value = decodeURIComponent((req.url ?? '').split('/')[2] ?? '');
     if (hits[`ra:${value}`]) {

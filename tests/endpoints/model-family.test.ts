@@ -29,14 +29,16 @@ const GPT = 'gpt-5.4-2026-03-05'; // the paper's extractor, data builder and dow
 
 describe('model families', () => {
   it('names OpenAI reasoning models as the API spells them, and nothing else', () => {
-    for (const m of ['o1', 'o3-mini', 'o4-mini', 'o4-mini-deep-research-2025-06-26', 'gpt-5', 'gpt-5-mini', GPT, 'openai/gpt-5-nano']) expect(isOpenAiReasoningModel(m), m).toBe(true);
+    for (const m of ['o1', 'o3-mini', 'o4-mini', 'o4-mini-deep-research-2025-06-26', 'gpt-5', 'gpt-5-mini', GPT, 'openai/gpt-5-nano'])
+      expect(isOpenAiReasoningModel(m), m).toBe(true);
     for (const m of ['gpt-4o', 'gpt-4.1-mini', 'gpt-5-chat-latest', 'Qwen/Qwen3-32B', 'omni-7b', 'llama3']) expect(isOpenAiReasoningModel(m), m).toBe(false);
     expect([GPT, 'Qwen/Qwen3-8B', 'gpt-4o'].map(modelFamily)).toEqual(['openai_reasoning', 'qwen3', 'other']);
   });
 });
 
 describe('an OpenAI reasoning model', () => {
-  const gpt = (baseUrl: string, role: string) => createEndpoint(options(baseUrl, { role, model: GPT, chatTemplateKwargs: defaultChatTemplateKwargs(GPT) }), recordingDeps());
+  const gpt = (baseUrl: string, role: string) =>
+    createEndpoint(options(baseUrl, { role, model: GPT, chatTemplateKwargs: defaultChatTemplateKwargs(GPT) }), recordingDeps());
 
   it('gets no temperature or top_p and max_completion_tokens; the fake refuses each of the others', async () => {
     openai = await startFakeOpenAi(() => 'fine');
@@ -62,7 +64,13 @@ describe('an OpenAI reasoning model', () => {
     const extractor = new LlmFactorExtractor({ endpoint: gpt(openai.baseUrl, 'extractor'), maxTokens: 1024, log: (m) => void m });
     expect(await extractor.extract('Compare laptops under 1200 EUR', { id: 'i1', query: 'Compare laptops' })).toEqual(['budget under 1200 EUR']);
     const steps = llmSteps(gpt(openai.baseUrl, 'builder'), { temperature: 0, maxTokens: 2048 });
-    const raw = { id: 'p', user: { id: 'u', persona: [], context: [], profile: '' }, task: { id: 't', domain: 'tech', query: 'Compare laptops', rubric: [] }, query: 'Compare laptops', rubric: [{ criterion: 'Respects the budget', weight: 1 }] };
+    const raw = {
+      id: 'p',
+      user: { id: 'u', persona: [], context: [], profile: '' },
+      task: { id: 't', domain: 'tech', query: 'Compare laptops', rubric: [] },
+      query: 'Compare laptops',
+      rubric: [{ criterion: 'Respects the budget', weight: 1 }],
+    };
     expect((await steps.candidates(raw)).map((c) => c.description)).toEqual(['Budget']);
     const teacher = llmTeacher({ endpoint: gpt(openai.baseUrl, 'teacher'), maxTokens: 256 });
     expect(await teacher.refine({ query: 'Compare laptops', profile: '', slots: [] })).toBe('Compare laptops under 1200 EUR for video editing.');
@@ -79,7 +87,15 @@ describe('Qwen3 on vLLM', () => {
   it('keeps chat_template_kwargs, temperature and max_tokens (without the kwargs the model thinks past max_tokens and the reply is refused)', async () => {
     vllm = await startFakeVllm({ answer: () => 'I prefer trains.' });
     const ep = createEndpoint(options(vllm.baseUrl, { chatTemplateKwargs: defaultChatTemplateKwargs('Qwen/Qwen3-32B'), maxRetries: 0 }), recordingDeps());
-    const req = { messages: [{ role: 'system' as const, content: 'You play a user.' }, { role: 'user' as const, content: 'How do you travel?' }], temperature: 0.7, topP: 1, maxTokens: 24 };
+    const req = {
+      messages: [
+        { role: 'system' as const, content: 'You play a user.' },
+        { role: 'user' as const, content: 'How do you travel?' },
+      ],
+      temperature: 0.7,
+      topP: 1,
+      maxTokens: 24,
+    };
     expect((await ep.chat(req)).text).toBe('I prefer trains.');
     expect(vllm.requests[0]!.body).toMatchObject({ temperature: 0.7, top_p: 1, max_tokens: 24, chat_template_kwargs: { enable_thinking: false } });
     const thinking = createEndpoint(options(vllm.baseUrl, { chatTemplateKwargs: null, maxRetries: 0 }), recordingDeps());

@@ -20,8 +20,16 @@ afterEach(async () => {
 });
 
 const rec = (role: string, status: CallRecord['status'], latencyMs: number, retries = 0, tokens: [number, number] | null = [10, 2]): CallRecord => ({
-  ts: '2026-01-01T00:00:00.000Z', role, endpoint: 'http://h/v1/chat/completions', model: 'm', status, latencyMs,
-  promptTokens: tokens?.[0] ?? null, completionTokens: tokens?.[1] ?? null, retries, error: status === 'ok' || status === 'cached' ? null : 'x',
+  ts: '2026-01-01T00:00:00.000Z',
+  role,
+  endpoint: 'http://h/v1/chat/completions',
+  model: 'm',
+  status,
+  latencyMs,
+  promptTokens: tokens?.[0] ?? null,
+  completionTokens: tokens?.[1] ?? null,
+  retries,
+  error: status === 'ok' || status === 'cached' ? null : 'x',
 });
 
 describe('percentiles and metrics, worked by hand', () => {
@@ -37,23 +45,43 @@ describe('percentiles and metrics, worked by hand', () => {
 
   it('summarizes per role: calls, errors, retries, cached, tokens, latency', () => {
     const m = summarizeCalls([
-      rec('simulator', 'http_429', 40, 0, null), rec('simulator', 'ok', 10, 1), rec('simulator', 'ok', 30),
-      rec('simulator', 'reply_error:schema', 20, 0), rec('simulator', 'ok', 50, 1), rec('simulator', 'cached', 0, 0, null),
+      rec('simulator', 'http_429', 40, 0, null),
+      rec('simulator', 'ok', 10, 1),
+      rec('simulator', 'ok', 30),
+      rec('simulator', 'reply_error:schema', 20, 0),
+      rec('simulator', 'ok', 50, 1),
+      rec('simulator', 'cached', 0, 0, null),
       rec('judge', 'ok', 7),
     ]);
     // simulator sent 5 (the cached one was not sent); 2 failed; 2 were retries; latencies 10,20,30,40,50
     expect(m).toEqual({
-      'llm/simulator/calls': 5, 'llm/simulator/errors': 2, 'llm/simulator/retries': 2, 'llm/simulator/cached': 1,
-      'llm/simulator/prompt_tokens': 40, 'llm/simulator/completion_tokens': 8,
-      'llm/simulator/latency_p50_ms': 30, 'llm/simulator/latency_p95_ms': 50,
-      'llm/judge/calls': 1, 'llm/judge/errors': 0, 'llm/judge/retries': 0, 'llm/judge/cached': 0,
-      'llm/judge/prompt_tokens': 10, 'llm/judge/completion_tokens': 2, 'llm/judge/latency_p50_ms': 7, 'llm/judge/latency_p95_ms': 7,
+      'llm/simulator/calls': 5,
+      'llm/simulator/errors': 2,
+      'llm/simulator/retries': 2,
+      'llm/simulator/cached': 1,
+      'llm/simulator/prompt_tokens': 40,
+      'llm/simulator/completion_tokens': 8,
+      'llm/simulator/latency_p50_ms': 30,
+      'llm/simulator/latency_p95_ms': 50,
+      'llm/judge/calls': 1,
+      'llm/judge/errors': 0,
+      'llm/judge/retries': 0,
+      'llm/judge/cached': 0,
+      'llm/judge/prompt_tokens': 10,
+      'llm/judge/completion_tokens': 2,
+      'llm/judge/latency_p50_ms': 7,
+      'llm/judge/latency_p95_ms': 7,
     });
   });
 
   it('a role with only cache hits has no latency metrics', () => {
     expect(Object.keys(summarizeCalls([rec('builder', 'cached', 0, 0, null)]))).toEqual([
-      'llm/builder/calls', 'llm/builder/errors', 'llm/builder/retries', 'llm/builder/cached', 'llm/builder/prompt_tokens', 'llm/builder/completion_tokens',
+      'llm/builder/calls',
+      'llm/builder/errors',
+      'llm/builder/retries',
+      'llm/builder/cached',
+      'llm/builder/prompt_tokens',
+      'llm/builder/completion_tokens',
     ]);
   });
 });
@@ -68,9 +96,16 @@ describe('records of real calls', () => {
     const agg = new CallAggregator();
     let clock = Date.UTC(2026, 0, 1);
     const ep = createEndpoint(options(server.baseUrl, { apiKeyEnv: 'GSTEER_TEST_RECORD_KEY' }), {
-      sink: teeSinks(new JsonlCallSink(file), agg), sleep: async () => {}, now: () => (clock += 5), // every reading of the clock advances 5 ms
+      sink: teeSinks(new JsonlCallSink(file), agg),
+      sleep: async () => {},
+      now: () => (clock += 5), // every reading of the clock advances 5 ms
     });
-    const prompt = { messages: [{ role: 'system' as const, content: 'PROMPT-CANARY-91 you are a user' }, { role: 'user' as const, content: 'q' }] };
+    const prompt = {
+      messages: [
+        { role: 'system' as const, content: 'PROMPT-CANARY-91 you are a user' },
+        { role: 'user' as const, content: 'q' },
+      ],
+    };
     await ep.chat(prompt); // request 0: 429, request 1: ok
     await ep.chat(prompt); // request 2: 500, request 3: ok
     expect(server.requests.every((r) => r.authorization === 'Bearer sk-SECRET-4242')).toBe(true);
@@ -78,12 +113,28 @@ describe('records of real calls', () => {
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('SECRET');
     expect(text).not.toContain('PROMPT-CANARY');
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as CallRecord);
-    expect(lines.map((r) => [r.status, r.retries])).toEqual([['http_429', 0], ['ok', 1], ['http_500', 0], ['ok', 1]]);
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as CallRecord);
+    expect(lines.map((r) => [r.status, r.retries])).toEqual([
+      ['http_429', 0],
+      ['ok', 1],
+      ['http_500', 0],
+      ['ok', 1],
+    ]);
     const usage = server.requests.filter((r) => r.outcome === 'ok').map((r) => [r.usage!.prompt_tokens, r.usage!.completion_tokens]);
     expect(lines.filter((r) => r.status === 'ok').map((r) => [r.promptTokens, r.completionTokens])).toEqual(usage);
-    expect(lines[0]).toMatchObject({ role: 'simulator', model: 'Qwen/Qwen3-32B', endpoint: `${server.baseUrl}/chat/completions`, promptTokens: null, error: '429 Too many requests' });
-    expect(Object.keys(lines[0]!).sort()).toEqual(['completionTokens', 'endpoint', 'error', 'latencyMs', 'model', 'promptTokens', 'retries', 'role', 'status', 'ts'].sort());
+    expect(lines[0]).toMatchObject({
+      role: 'simulator',
+      model: 'Qwen/Qwen3-32B',
+      endpoint: `${server.baseUrl}/chat/completions`,
+      promptTokens: null,
+      error: '429 Too many requests',
+    });
+    expect(Object.keys(lines[0]!).sort()).toEqual(
+      ['completionTokens', 'endpoint', 'error', 'latencyMs', 'model', 'promptTokens', 'retries', 'role', 'status', 'ts'].sort(),
+    );
     // The attempt's clock is read at its start and once when it ends: 5 ms each.
     expect(lines.map((r) => r.latencyMs)).toEqual([5, 5, 5, 5]);
 

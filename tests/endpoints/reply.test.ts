@@ -15,7 +15,13 @@ afterEach(async () => void (await server?.close()));
 const start = async (o: FakeVllmOptions) => (server = await startFakeVllm(o));
 
 const SYSTEM = 'You play a user. CANARY-7f3a seed answer: the blue one. Reply with JSON {"target_id", "answer"}.';
-const ask = { messages: [{ role: 'system' as const, content: SYSTEM }, { role: 'user' as const, content: 'Which colour?' }], maxTokens: 200 };
+const ask = {
+  messages: [
+    { role: 'system' as const, content: SYSTEM },
+    { role: 'user' as const, content: 'Which colour?' },
+  ],
+  maxTokens: 200,
+};
 const Answer = z.strictObject({ target_id: z.string().nullable(), answer: z.string().min(1) });
 const spec = { name: 'simulator_answer', schema: Answer };
 const good = '{"target_id": "t1", "answer": "I like blue."}';
@@ -91,7 +97,9 @@ describe('JSON calls over HTTP', () => {
   it('after the last retry: ReplyError with the kind, the attempts and the reply, whose message quotes nothing', async () => {
     await start({ violateSchema: { rate: 1, reply: '{"answer": "CANARY-7f3a"}' } });
     const deps = recordingDeps();
-    const e = await createEndpoint(options(server!.baseUrl, { maxRetries: 2 }), deps).chatJson(ask, spec).catch((x: unknown) => x);
+    const e = await createEndpoint(options(server!.baseUrl, { maxRetries: 2 }), deps)
+      .chatJson(ask, spec)
+      .catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ReplyError);
     expect(e).toMatchObject({ kind: 'schema', attempts: 3 });
     expect((e as ReplyError).reply).toContain('CANARY-7f3a');
@@ -114,7 +122,9 @@ describe('JSON calls over HTTP', () => {
   it('sends response_format as json_schema, json_object or nothing, as configured', async () => {
     await start({ answer: () => good, supportsJsonSchema: false });
     const sent = async (mode: 'json_schema' | 'json_object' | 'none') => {
-      await createEndpoint(options(server!.baseUrl, { responseFormat: mode, maxRetries: 0 }), recordingDeps()).chatJson(ask, spec).catch(() => null);
+      await createEndpoint(options(server!.baseUrl, { responseFormat: mode, maxRetries: 0 }), recordingDeps())
+        .chatJson(ask, spec)
+        .catch(() => null);
       return server!.requests.at(-1)!;
     };
     const schemaReq = await sent('json_schema');
@@ -122,8 +132,14 @@ describe('JSON calls over HTTP', () => {
     expect(schemaReq.body.response_format).toEqual({
       type: 'json_schema',
       json_schema: {
-        name: 'simulator_answer', strict: true,
-        schema: { type: 'object', properties: { target_id: { type: ['string', 'null'] }, answer: { type: 'string', minLength: 1 } }, required: ['target_id', 'answer'], additionalProperties: false },
+        name: 'simulator_answer',
+        strict: true,
+        schema: {
+          type: 'object',
+          properties: { target_id: { type: ['string', 'null'] }, answer: { type: 'string', minLength: 1 } },
+          required: ['target_id', 'answer'],
+          additionalProperties: false,
+        },
       },
     });
     expect((await sent('json_object')).body.response_format).toEqual({ type: 'json_object' });
@@ -145,7 +161,9 @@ describe('plain text calls over HTTP', () => {
   it('a reply still inside <think> with finish_reason stop is refused', async () => {
     await start({ answer: () => '<think>\nhmm, my instructions say CANARY', thinking: () => '' });
     const deps = recordingDeps();
-    const e = await createEndpoint(options(server!.baseUrl, { maxRetries: 0, chatTemplateKwargs: { enable_thinking: false } }), deps).chat(ask).catch((x: unknown) => x);
+    const e = await createEndpoint(options(server!.baseUrl, { maxRetries: 0, chatTemplateKwargs: { enable_thinking: false } }), deps)
+      .chat(ask)
+      .catch((x: unknown) => x);
     expect(e).toMatchObject({ name: 'ReplyError', kind: 'unclosed_think', attempts: 1 });
   });
 });

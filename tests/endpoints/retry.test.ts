@@ -99,7 +99,9 @@ describe('never retried', () => {
     const deps = recordingDeps();
     const call = createEndpoint(options(server!.baseUrl, { chatTemplateKwargs: { enable_thinking: false } }), deps).chat(ask);
     await expect(call).rejects.toThrow(InputError);
-    await expect(call).rejects.toThrow(/rejected the request with HTTP 400: .*chat_template_kwargs.*not retried: .*chatTemplateKwargs \(null for servers that reject unknown fields/);
+    await expect(call).rejects.toThrow(
+      /rejected the request with HTTP 400: .*chat_template_kwargs.*not retried: .*chatTemplateKwargs \(null for servers that reject unknown fields/,
+    );
     expect(server!.requests.length).toBe(1);
     expect(deps.sleeps).toEqual([]);
   });

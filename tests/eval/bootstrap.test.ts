@@ -6,7 +6,10 @@ import { viewResult } from '../../eval/spread.ts';
 import type { ScoredEpisode } from '../../eval/score.ts';
 import { episode, HIT } from './scored-fixture.ts';
 
-const fixed = (rs: number[][]): Resampler => () => rs;
+const fixed =
+  (rs: number[][]): Resampler =>
+  () =>
+    rs;
 
 describe('quantile and summarize', () => {
   it('type-7 quantiles, worked by hand', () => {
@@ -32,15 +35,42 @@ describe('quantile and summarize', () => {
 });
 
 // Two instances: A covers weight 1 of 2, B 3 of 4 (one target each side, essential).
-const A = episode('A', 'seen', [[1, true, true], [1, false, false]], [true]);
-const B = episode('B', 'seen', [[3, true, true], [1, false, false]], [true, false]);
+const A = episode(
+  'A',
+  'seen',
+  [
+    [1, true, true],
+    [1, false, false],
+  ],
+  [true],
+);
+const B = episode(
+  'B',
+  'seen',
+  [
+    [3, true, true],
+    [1, false, false],
+  ],
+  [true, false],
+);
 
 describe('bootstrap over instances', () => {
   it('all four ordered resamples of two instances, worked by hand', () => {
     // WCov of AA = 2/4, AB = BA = 4/6, BB = 6/8; in 24ths: 12, 16, 16, 18; mean 15.5
     // deviations -3.5, 0.5, 0.5, 2.5 -> squares 12.25 + 0.25 + 0.25 + 6.25 = 19 (/ 24^2)
     // SE = sqrt(19 / 576 / 3) = sqrt(19 / 1728); the pooled value is 4/6
-    const r = viewResult([A, B], 0.55, 'overall', fixed([[0, 0], [0, 1], [1, 0], [1, 1]]), 0.95);
+    const r = viewResult(
+      [A, B],
+      0.55,
+      'overall',
+      fixed([
+        [0, 0],
+        [0, 1],
+        [1, 0],
+        [1, 1],
+      ]),
+      0.95,
+    );
     expect(r.instances).toEqual(['A', 'B']);
     expect(r.est.wcov.value).toBeCloseTo(4 / 6, 12);
     expect(r.est.wcov.se).toBeCloseTo(Math.sqrt(19 / 1728), 12);
@@ -54,8 +84,25 @@ describe('bootstrap over instances', () => {
 
   it('an instance with several episodes is one cluster: its episodes are drawn together', () => {
     // A twice (two episodes), B once. Resample [A, A]: counts of A's two episodes, twice over.
-    const A2 = episode('A', 'seen', [[1, true, false], [1, false, false]], [false]);
-    const r = viewResult([A, B, A2], 0.55, 'overall', fixed([[0, 0], [1, 1]]), 0.95);
+    const A2 = episode(
+      'A',
+      'seen',
+      [
+        [1, true, false],
+        [1, false, false],
+      ],
+      [false],
+    );
+    const r = viewResult(
+      [A, B, A2],
+      0.55,
+      'overall',
+      fixed([
+        [0, 0],
+        [1, 1],
+      ]),
+      0.95,
+    );
     // pooled: covered 1 + 3 + 0 = 4 of 2 + 4 + 2 = 8 -> 0.5; [A, A]: (1 + 0) * 2 / (4 * 2) = 0.25; [B, B] = 0.75
     expect(r.metrics.wcov).toBeCloseTo(0.5, 12);
     expect(r.reps.map((m) => m.wcov)).toEqual([0.25, 0.75]);
@@ -74,12 +121,18 @@ describe('bootstrap over instances', () => {
 
   it('converges to the ideal bootstrap SE, enumerated here over all 27 resamples of three instances', () => {
     const C = episode('C', 'seen', [[3, true, false]], []);
-    const inst = [[1, 2], [3, 4], [0, 3]]; // [covered weight, weight] of A, B, C
+    const inst = [
+      [1, 2],
+      [3, 4],
+      [0, 3],
+    ]; // [covered weight, weight] of A, B, C
     const ratios: number[] = [];
-    for (const i of [0, 1, 2]) for (const j of [0, 1, 2]) for (const k of [0, 1, 2]) {
-      const [x, y, z] = [inst[i]!, inst[j]!, inst[k]!];
-      ratios.push((x[0]! + y[0]! + z[0]!) / (x[1]! + y[1]! + z[1]!));
-    }
+    for (const i of [0, 1, 2])
+      for (const j of [0, 1, 2])
+        for (const k of [0, 1, 2]) {
+          const [x, y, z] = [inst[i]!, inst[j]!, inst[k]!];
+          ratios.push((x[0]! + y[0]! + z[0]!) / (x[1]! + y[1]! + z[1]!));
+        }
     const mean = ratios.reduce((s, r) => s + r, 0) / 27;
     const ideal = Math.sqrt(ratios.reduce((s, r) => s + (r - mean) ** 2, 0) / 27); // B -> infinity
     const r = viewResult([A, B, C], 0.55, 'overall', seededResampler(7, 20_000), 0.95);
@@ -91,41 +144,139 @@ describe('bootstrap over instances', () => {
 
   it('every metric agrees with a straightforward implementation on seeded resamples (combined view, repeated episodes)', () => {
     const eps: ScoredEpisode[] = [
-      episode('s1', 'seen', [[2, true, true], [1, false, false]], [true, false, true], 2, 1),
-      episode('u1', 'unseen_user', [[3, true, false], [1, false, true]], [true], 1, 0),
-      episode('u1', 'unseen_user', [[3, true, true], [1, false, true]], [true, true], 3, 2),
+      episode(
+        's1',
+        'seen',
+        [
+          [2, true, true],
+          [1, false, false],
+        ],
+        [true, false, true],
+        2,
+        1,
+      ),
+      episode(
+        'u1',
+        'unseen_user',
+        [
+          [3, true, false],
+          [1, false, true],
+        ],
+        [true],
+        1,
+        0,
+      ),
+      episode(
+        'u1',
+        'unseen_user',
+        [
+          [3, true, true],
+          [1, false, true],
+        ],
+        [true, true],
+        3,
+        2,
+      ),
       episode('t1', 'unseen_task', [[2, true, true]], [false, false], 0, 1),
-      episode('b1', 'both_unseen', [[1, true, false], [2, false, false]], [], 4, 0),
-      episode('b2', 'both_unseen', [[2, false, true], [2, true, true]], [true], 1, 1),
-      episode('b2', 'both_unseen', [[2, false, false], [2, true, true]], [false, true], 2, 0),
+      episode(
+        'b1',
+        'both_unseen',
+        [
+          [1, true, false],
+          [2, false, false],
+        ],
+        [],
+        4,
+        0,
+      ),
+      episode(
+        'b2',
+        'both_unseen',
+        [
+          [2, false, true],
+          [2, true, true],
+        ],
+        [true],
+        1,
+        1,
+      ),
+      episode(
+        'b2',
+        'both_unseen',
+        [
+          [2, false, false],
+          [2, true, true],
+        ],
+        [false, true],
+        2,
+        0,
+      ),
     ];
     const rs = seededResampler(5, 300);
-    for (const [view, members] of [['overall', ['b1', 'b2', 's1', 't1', 'u1']], ['unseen_user_combined', ['b1', 'b2', 'u1']]] as const) {
+    for (const [view, members] of [
+      ['overall', ['b1', 'b2', 's1', 't1', 'u1']],
+      ['unseen_user_combined', ['b1', 'b2', 'u1']],
+    ] as const) {
       const got = viewResult(eps, 0.55, view, rs, 0.9);
       expect(got.instances).toEqual(members);
       // the reference: for each resample, walk the drawn instances' episodes and count
       const reps = rs(view, members.length).map((draw) => {
-        let w = 0, cw = 0, ew = 0, ecw = 0, t = 0, ct = 0, f = 0, mf = 0, asks = 0, rets = 0, n = 0;
+        let w = 0,
+          cw = 0,
+          ew = 0,
+          ecw = 0,
+          t = 0,
+          ct = 0,
+          f = 0,
+          mf = 0,
+          asks = 0,
+          rets = 0,
+          n = 0;
         for (const i of draw)
           for (const e of eps.filter((x) => x.instanceId === members[i])) {
-            n++; asks += e.askCount; rets += e.retrieveCount;
+            n++;
+            asks += e.askCount;
+            rets += e.retrieveCount;
             for (const x of e.targets) {
               const c = (x.bestCosine as number) >= 0.55;
-              t++; w += x.weight; if (c) { ct++; cw += x.weight; }
-              if (x.essential) { ew += x.weight; if (c) ecw += x.weight; }
+              t++;
+              w += x.weight;
+              if (c) {
+                ct++;
+                cw += x.weight;
+              }
+              if (x.essential) {
+                ew += x.weight;
+                if (c) ecw += x.weight;
+              }
             }
-            for (const x of e.factors) { f++; if (x.bestCosine === HIT) mf++; }
+            for (const x of e.factors) {
+              f++;
+              if (x.bestCosine === HIT) mf++;
+            }
           }
         const p = f ? mf / f : null;
         const r = ct / t;
-        return { wcov: cw / w, ewcov: ew ? ecw / ew : null, precision: p, recall: r, f1: p === null ? null : p + r ? (2 * p * r) / (p + r) : 0, meanAsk: asks / n, meanRetrieve: rets / n };
+        return {
+          wcov: cw / w,
+          ewcov: ew ? ecw / ew : null,
+          precision: p,
+          recall: r,
+          f1: p === null ? null : p + r ? (2 * p * r) / (p + r) : 0,
+          meanAsk: asks / n,
+          meanRetrieve: rets / n,
+        };
       });
       for (const k of ['wcov', 'ewcov', 'precision', 'recall', 'f1', 'meanAsk', 'meanRetrieve'] as const) {
         const xs = reps.map((r) => r[k]).filter((x): x is number => x !== null);
         const m = xs.reduce((s, x) => s + x, 0) / xs.length;
         const se = Math.sqrt(xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1));
         const sorted = [...xs].sort((a, b) => a - b);
-        const q = (p: number) => { const h = (sorted.length - 1) * p, lo = Math.floor(h); return sorted[lo]! + (h - lo) * ((sorted[Math.min(lo + 1, sorted.length - 1)]!) - sorted[lo]!); };
+        const q = (p: number) => {
+          const h = (sorted.length - 1) * p,
+            lo = Math.floor(h);
+          return sorted[lo]! + (h - lo) * (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!);
+        };
         expect(got.est[k].defined, `${view} ${k}`).toBe(xs.length);
         expect(got.est[k].se, `${view} ${k}`).toBeCloseTo(se, 12);
         expect(got.est[k].lo, `${view} ${k}`).toBeCloseTo(q(0.05), 12);

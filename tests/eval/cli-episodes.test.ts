@@ -36,7 +36,10 @@ const SCRIPTS: Record<string, string[]> = {
 };
 
 let server: ScriptedServer | null = null;
-afterEach(async () => { await server?.close(); server = null; });
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
 
 /** Replies by (query, turn) read from the prompt, so concurrent episodes get their own script. */
 async function scriptedPolicy(): Promise<ScriptedServer> {
@@ -63,7 +66,11 @@ async function quiet<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-const readTrajs = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Trajectory);
+const readTrajs = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Trajectory);
 
 describe('gsteer eval (episodes)', () => {
   it('runs one episode per test instance in the shared environment and pools the metrics', async () => {
@@ -74,7 +81,9 @@ describe('gsteer eval (episodes)', () => {
 
     const trajs = readTrajs(join(ds.dir, 'gsteer.trajectories.jsonl'));
     expect(trajs.map((t) => [t.instanceId, t.termination, t.askCount, t.retrieveCount])).toEqual([
-      ['seen-1', 'stop', 1, 1], ['uu-1', 'stop', 0, 1], ['ut-1', 'stop', 1, 0],
+      ['seen-1', 'stop', 1, 1],
+      ['uu-1', 'stop', 0, 1],
+      ['ut-1', 'stop', 1, 0],
     ]);
     // frozen states: u1 reads its memory; u2 (no train instance) starts empty
     const mem = (t: Trajectory) => (t.turns[0]!.observation.kind === 'memory' ? t.turns[0]!.observation.results.map((r) => r.value) : null);
@@ -93,7 +102,18 @@ describe('gsteer eval (episodes)', () => {
     expect(report.method).toEqual({ baseline: 'gsteer', label: 'G-STEER', model: 'base-x', source: 'episodes' });
     const r = report.results[0]!;
     expect(r.threshold).toBe(0.55);
-    expect(r.overall).toMatchObject({ episodes: 3, stopped: 3, targets: 6, coveredTargets: 3, factors: 4, matchedFactors: 3, precision: 0.75, recall: 0.5, wcov: 0.5, ewcov: 0.5 });
+    expect(r.overall).toMatchObject({
+      episodes: 3,
+      stopped: 3,
+      targets: 6,
+      coveredTargets: 3,
+      factors: 4,
+      matchedFactors: 3,
+      precision: 0.75,
+      recall: 0.5,
+      wcov: 0.5,
+      ewcov: 0.5,
+    });
     expect(r.overall.f1).toBeCloseTo(0.6, 12);
     expect(r.overall.meanAsk).toBeCloseTo(2 / 3, 12);
     expect(r.overall.meanRetrieve).toBeCloseTo(2 / 3, 12);
@@ -112,7 +132,9 @@ describe('gsteer eval (episodes)', () => {
     const trajs = readTrajs(join(ds.dir, 'clarify.trajectories.jsonl'));
     // seen-1 and uu-1 start with RETRIEVE, which Clarification (Ask/Stop) does not have
     expect(trajs.map((t) => [t.instanceId, t.termination, t.invalidReason ?? null, t.turns.length])).toEqual([
-      ['seen-1', 'invalid', 'unknown_action', 1], ['uu-1', 'invalid', 'unknown_action', 1], ['ut-1', 'stop', null, 2],
+      ['seen-1', 'invalid', 'unknown_action', 1],
+      ['uu-1', 'invalid', 'unknown_action', 1],
+      ['ut-1', 'stop', null, 2],
     ]);
     expect(trajs[0]!.turns[0]!.parsed).toEqual({ ok: false, reason: 'unknown_action', detail: "action RETRIEVE is not in this agent's menu (ASK, STOP)" });
     const prompt = tok.decode(server.requests[0]!.body.prompt as number[]);
@@ -130,7 +152,14 @@ describe('gsteer eval (episodes)', () => {
     const out = join(ds.dir, 'two.json');
     await quiet(() => run(['--config', ds.config, '--label', 'G-STEER x2', '--out', out]));
     const trajs = readTrajs(join(ds.dir, 'two.trajectories.jsonl'));
-    expect(trajs.map((t) => [t.instanceId, t.index])).toEqual([['seen-1', 0], ['seen-1', 1], ['uu-1', 0], ['uu-1', 1], ['ut-1', 0], ['ut-1', 1]]);
+    expect(trajs.map((t) => [t.instanceId, t.index])).toEqual([
+      ['seen-1', 0],
+      ['seen-1', 1],
+      ['uu-1', 0],
+      ['uu-1', 1],
+      ['ut-1', 0],
+      ['ut-1', 1],
+    ]);
     const twoSeeds = server.requests.map((r) => r.body.seed as number);
     await server.close();
     server = await scriptedPolicy();
@@ -154,7 +183,9 @@ describe('gsteer eval (episodes)', () => {
 
   it('refuses an unknown baseline and conflicting policy options with the fix', async () => {
     const ds = writeDataset();
-    await expect(run(['--config', ds.config, '--baseline', 'oracle'])).rejects.toThrow('--baseline "oracle" is not a known method; use one of gsteer, direct, memory_rag, clarify, memory_clarify');
+    await expect(run(['--config', ds.config, '--baseline', 'oracle'])).rejects.toThrow(
+      '--baseline "oracle" is not a known method; use one of gsteer, direct, memory_rag, clarify, memory_clarify',
+    );
     await expect(run(['--config', ds.config, '--trajectories', ds.dir, '--baseline', 'direct'])).rejects.toThrow('only apply when running episodes');
     await expect(run(['--config', ds.config, '--threshold', '1.5', '--trajectories', ds.dir])).rejects.toThrow('--threshold must be a cosine in [-1, 1]');
   });

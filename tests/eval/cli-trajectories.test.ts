@@ -37,7 +37,15 @@ async function quiet<T>(f: () => Promise<T>): Promise<{ value: T; out: string }>
 function writeTrajectories(dir: string): string {
   const root = join(dir, 'trajectories');
   mkdirSync(join(root, 'g1'), { recursive: true });
-  const seen = { ...trajectory(0, [], []), instanceId: 'seen-1', userId: 'u1', askCount: 2, askedQuestions: ['q1?', 'q2?'], retrieveCount: 1, refinedQuery: Q_SEEN };
+  const seen = {
+    ...trajectory(0, [], []),
+    instanceId: 'seen-1',
+    userId: 'u1',
+    askCount: 2,
+    askedQuestions: ['q1?', 'q2?'],
+    retrieveCount: 1,
+    refinedQuery: Q_SEEN,
+  };
   writeFileSync(join(root, 'g1', 't0.json'), JSON.stringify(seen));
   const rest = [
     { instanceId: 'uu-1', termination: 'max_turns', refinedQuery: null, askCount: 3, retrieveCount: 0 },
@@ -51,15 +59,20 @@ describe('gsteer eval --trajectories', () => {
   it('premise: only the identical factor/target pairs clear 0.45 under the hashed encoder', async () => {
     const enc = new HashedEncoder(512);
     const insts = INSTANCES.map((i) => InstanceSchema.parse(i));
-    for (const [id, factors] of [['seen-1', F_SEEN], ['ut-1', F_FLAT]] as const) {
+    for (const [id, factors] of [
+      ['seen-1', F_SEEN],
+      ['ut-1', F_FLAT],
+    ] as const) {
       const inst = insts.find((i) => i.id === id)!;
       const tv = await enc.embed(inst.targets.map(targetText));
       const fv = await enc.embed([...factors]);
-      inst.targets.forEach((t, i) => factors.forEach((f, j) => {
-        const c = cosine(tv[i]!, fv[j]!);
-        if (targetText(t) === f) expect(c).toBeCloseTo(1, 5);
-        else expect(c, `${t.id} vs ${f}`).toBeLessThan(0.45);
-      }));
+      inst.targets.forEach((t, i) =>
+        factors.forEach((f, j) => {
+          const c = cosine(tv[i]!, fv[j]!);
+          if (targetText(t) === f) expect(c).toBeCloseTo(1, 5);
+          else expect(c, `${t.id} vs ${f}`).toBeLessThan(0.45);
+        }),
+      );
     }
   });
 
@@ -74,10 +87,27 @@ describe('gsteer eval --trajectories', () => {
     expect(report.extractor).toBe('rule');
     expect(report.results.map((r) => r.threshold)).toEqual([0.45, 0.5, 0.55, 0.6, 0.65, 0.7]);
     expect(report.episodes.map((e) => [e.instanceId, e.group, e.factors.map((f) => f.text)])).toEqual([
-      ['seen-1', 'seen', F_SEEN], ['uu-1', 'unseen_user', []], ['ut-1', 'unseen_task', F_FLAT],
+      ['seen-1', 'seen', F_SEEN],
+      ['uu-1', 'unseen_user', []],
+      ['ut-1', 'unseen_task', F_FLAT],
     ]);
     const r = report.results.find((x) => x.threshold === 0.55)!;
-    expect(r.overall).toMatchObject({ episodes: 3, stopped: 2, targets: 6, coveredTargets: 3, factors: 4, matchedFactors: 3, weight: 10, coveredWeight: 5, essentialWeight: 8, essentialCoveredWeight: 4, precision: 0.75, recall: 0.5, wcov: 0.5, ewcov: 0.5 });
+    expect(r.overall).toMatchObject({
+      episodes: 3,
+      stopped: 2,
+      targets: 6,
+      coveredTargets: 3,
+      factors: 4,
+      matchedFactors: 3,
+      weight: 10,
+      coveredWeight: 5,
+      essentialWeight: 8,
+      essentialCoveredWeight: 4,
+      precision: 0.75,
+      recall: 0.5,
+      wcov: 0.5,
+      ewcov: 0.5,
+    });
     expect(r.overall.f1).toBeCloseTo(0.6, 12);
     expect(r.overall.meanAsk).toBeCloseTo(5 / 3, 12);
     expect(r.overall.meanRetrieve).toBeCloseTo(1 / 3, 12);
@@ -94,16 +124,26 @@ describe('gsteer eval --trajectories', () => {
   it('--split test drops the train trajectories; a bad record is refused with file, line and field', async () => {
     const ds = writeDataset();
     const bad = join(ds.dir, 'bad.jsonl');
-    writeFileSync(bad, `${JSON.stringify({ instanceId: 'ut-1', termination: 'stop', refinedQuery: Q_FLAT, askCount: 0, retrieveCount: 0 })}\n${JSON.stringify({ instanceId: 'ut-1', termination: 'stop', refinedQuery: Q_FLAT, askCount: -1, retrieveCount: 0 })}\n`);
+    writeFileSync(
+      bad,
+      `${JSON.stringify({ instanceId: 'ut-1', termination: 'stop', refinedQuery: Q_FLAT, askCount: 0, retrieveCount: 0 })}\n${JSON.stringify({ instanceId: 'ut-1', termination: 'stop', refinedQuery: Q_FLAT, askCount: -1, retrieveCount: 0 })}\n`,
+    );
     await expect(run(['--config', ds.config, '--trajectories', bad])).rejects.toThrow(`${bad}:2: askCount:`);
     const unknown = join(ds.dir, 'unknown.jsonl');
     writeFileSync(unknown, `${JSON.stringify({ instanceId: 'nope', termination: 'invalid', refinedQuery: null, askCount: 0, retrieveCount: 0 })}\n`);
-    await expect(quiet(() => run(['--config', ds.config, '--trajectories', unknown]))).rejects.toThrow(`${unknown}:1: instanceId "nope" is not in the configured instances`);
+    await expect(quiet(() => run(['--config', ds.config, '--trajectories', unknown]))).rejects.toThrow(
+      `${unknown}:1: instanceId "nope" is not in the configured instances`,
+    );
     const mixed = join(ds.dir, 'mixed.jsonl');
-    writeFileSync(mixed, [
-      { instanceId: 'train-1', termination: 'stop', refinedQuery: 'Get a tablet.', askCount: 1, retrieveCount: 0 },
-      { instanceId: 'ut-1', termination: 'stop', refinedQuery: Q_FLAT, askCount: 0, retrieveCount: 0 },
-    ].map((x) => `${JSON.stringify(x)}\n`).join(''));
+    writeFileSync(
+      mixed,
+      [
+        { instanceId: 'train-1', termination: 'stop', refinedQuery: 'Get a tablet.', askCount: 1, retrieveCount: 0 },
+        { instanceId: 'ut-1', termination: 'stop', refinedQuery: Q_FLAT, askCount: 0, retrieveCount: 0 },
+      ]
+        .map((x) => `${JSON.stringify(x)}\n`)
+        .join(''),
+    );
     const out = join(ds.dir, 'split.json');
     await quiet(() => run(['--config', ds.config, '--trajectories', mixed, '--split', 'test', '--out', out]));
     const report = JSON.parse(readFileSync(out, 'utf8')) as EvalReport;

@@ -61,7 +61,15 @@ describe('gsteer eval compare', () => {
     const dir = tempDir();
     const f = writeFixture(dir);
     const out = join(dir, 'compare');
-    await compare({ files: [{ file: f.direct, ablation: false }, { file: f.gsteer, ablation: false }], sweep: [], spread: handSpread, out });
+    await compare({
+      files: [
+        { file: f.direct, ablation: false },
+        { file: f.gsteer, ablation: false },
+      ],
+      sweep: [],
+      spread: handSpread,
+      out,
+    });
     expect(readFileSync(join(out, 'table2.md'), 'utf8')).toBe(`## Table 2: intrinsic evaluation (threshold 0.55)
 
 | Method | WCov | E-WCov | Prec. | Rec. | F1 | Unseen User WCov | Unseen User F1 | Unseen Task WCov | Unseen Task F1 | Both Unseen WCov | Both Unseen F1 | Ask | Ret. |
@@ -75,10 +83,55 @@ ${COMBINED}
 - Direct Rewrite: ${f.direct} (5 episodes of 5 instances; encoder embedded-hash, extractor rule)
 - G-STEER: ${f.gsteer} (6 episodes of 5 instances; encoder embedded-hash, extractor rule)
 `);
-    const head = ['method', ...['overall.wcov', 'overall.ewcov', 'overall.precision', 'overall.recall', 'overall.f1', 'unseen_user_combined.wcov', 'unseen_user_combined.f1', 'unseen_task_combined.wcov', 'unseen_task_combined.f1', 'both_unseen.wcov', 'both_unseen.f1', 'overall.meanAsk', 'overall.meanRetrieve'].flatMap((k) => [k, `${k}.se`, `${k}.lo`, `${k}.hi`])].join(',');
+    const head = [
+      'method',
+      ...[
+        'overall.wcov',
+        'overall.ewcov',
+        'overall.precision',
+        'overall.recall',
+        'overall.f1',
+        'unseen_user_combined.wcov',
+        'unseen_user_combined.f1',
+        'unseen_task_combined.wcov',
+        'unseen_task_combined.f1',
+        'both_unseen.wcov',
+        'both_unseen.f1',
+        'overall.meanAsk',
+        'overall.meanRetrieve',
+      ].flatMap((k) => [k, `${k}.se`, `${k}.lo`, `${k}.hi`]),
+    ].join(',');
     // (pooled, b2 alone) per column, from the header's working
-    const direct = [[7 / 15, 0.5], [0.6, 1], [2 / 3, 1], [4 / 9, 0.5], [8 / 15, 2 / 3], [0.3, 0.5], [0.5, 2 / 3], [0.5, 0.5], [0.5, 2 / 3], [1 / 3, 0.5], [0.4, 2 / 3], [0, 0], [0, 0]];
-    const gsteer = [[14 / 17, 1], [10 / 11, 1], [8 / 11, 1], [8 / 11, 1], [8 / 11, 1], [0.75, 1], [2 / 3, 1], [0.8, 1], [10 / 13, 1], [0.75, 1], [8 / 11, 1], [14 / 6, 2], [0.5, 0]];
+    const direct = [
+      [7 / 15, 0.5],
+      [0.6, 1],
+      [2 / 3, 1],
+      [4 / 9, 0.5],
+      [8 / 15, 2 / 3],
+      [0.3, 0.5],
+      [0.5, 2 / 3],
+      [0.5, 0.5],
+      [0.5, 2 / 3],
+      [1 / 3, 0.5],
+      [0.4, 2 / 3],
+      [0, 0],
+      [0, 0],
+    ];
+    const gsteer = [
+      [14 / 17, 1],
+      [10 / 11, 1],
+      [8 / 11, 1],
+      [8 / 11, 1],
+      [8 / 11, 1],
+      [0.75, 1],
+      [2 / 3, 1],
+      [0.8, 1],
+      [10 / 13, 1],
+      [0.75, 1],
+      [8 / 11, 1],
+      [14 / 6, 2],
+      [0.5, 0],
+    ];
     const row = (name: string, cells: number[][]) => [name, ...cells.map(([v, b]) => csvCell(v!, b!))].join(',');
     expect(readFileSync(join(out, 'table2.csv'), 'utf8')).toBe(`${head}\n${row('Direct Rewrite', direct)}\n${row('G-STEER', gsteer)}\n`);
   });
@@ -87,14 +140,26 @@ ${COMBINED}
     const dir = tempDir();
     const f = writeFixture(dir);
     const out = join(dir, 'compare');
-    const r = await compare({ files: [{ file: f.direct, ablation: false }, { file: f.gsteer, ablation: false }], sweep: [0.95, 0.5], spread: handSpread, out });
+    const r = await compare({
+      files: [
+        { file: f.direct, ablation: false },
+        { file: f.gsteer, ablation: false },
+      ],
+      sweep: [0.95, 0.5],
+      spread: handSpread,
+      out,
+    });
     expect(r.tables.map((t) => t.id)).toEqual(['table2', 'table2-groups', 'table9', 'figure3']);
     const md = (id: string) => readFileSync(join(out, `${id}.md`), 'utf8').split('\n');
     // G-STEER's both-unseen row: 2 instances, 3 episodes (b1 twice); E-WCov 3/4, P 4/5, R 4/6 vs b2's 1;
     // Ask 8/3 vs 2: SE (2/3)/√2 = .47; Ret. 1/3 vs 0: .24
-    expect(md('table2-groups')).toContain('| G-STEER | Both Unseen | 2 | 3 | 0.7500 ± 0.1768 | 0.7500 ± 0.1768 | 0.8000 ± 0.1414 | 0.6667 ± 0.2357 | 0.7273 ± 0.1928 | 2.67 ± 0.47 | 0.33 ± 0.24 |');
+    expect(md('table2-groups')).toContain(
+      '| G-STEER | Both Unseen | 2 | 3 | 0.7500 ± 0.1768 | 0.7500 ± 0.1768 | 0.8000 ± 0.1414 | 0.6667 ± 0.2357 | 0.7273 ± 0.1928 | 2.67 ± 0.47 | 0.33 ± 0.24 |',
+    );
     // user-only unseen is u1 alone: every resample is u1, so no spread (Direct: 1/4, 0/3, P 1, R 1/2, F1 2/3)
-    expect(md('table2-groups')).toContain('| Direct Rewrite | User-only Unseen | 1 | 1 | 0.2500 ± 0.0000 | 0.0000 ± 0.0000 | 1.0000 ± 0.0000 | 0.5000 ± 0.0000 | 0.6667 ± 0.0000 | 0.00 ± 0.00 | 0.00 ± 0.00 |');
+    expect(md('table2-groups')).toContain(
+      '| Direct Rewrite | User-only Unseen | 1 | 1 | 0.2500 ± 0.0000 | 0.0000 ± 0.0000 | 1.0000 ± 0.0000 | 0.5000 ± 0.0000 | 0.6667 ± 0.0000 | 0.00 ± 0.00 | 0.00 ± 0.00 |',
+    );
     // at 0.95 nothing is covered or matched (best cosines are 0.9): every ratio 0; at 0.5 as at 0.55
     expect(md('table9')).toContain('| G-STEER | 0.95 | 0.0000 ± 0.0000 | 0.0000 ± 0.0000 | 0.0000 ± 0.0000 |');
     expect(md('table9')).toContain('| G-STEER | 0.50 | 0.8235 ± 0.1248 | 0.9091 ± 0.0643 | 0.7273 ± 0.1928 |');
@@ -135,7 +200,9 @@ ${COMBINED}
     // Table 4, Original: goal = P + 1, content = P - 1, presentation = actionability = P; depth = Q, logic = Q + 1, clarity = Q - 1
     const t4 = readFileSync(join(out, 'table4.md'), 'utf8').split('\n');
     expect(t4[2]).toBe('| Downstream DRA | Method | P | Goal | Content | Presentation | Actionability | Q | Depth | Logic | Clarity |');
-    expect(t4[4]).toBe('| OpenAI DR (o4-mini-deep-research) | Original Query | 3.50 ± 0.71 | 4.50 ± 0.71 | 2.50 ± 0.71 | 3.50 ± 0.71 | 3.50 ± 0.71 | 5.75 ± 0.18 | 5.75 ± 0.18 | 6.75 ± 0.18 | 4.75 ± 0.18 |');
+    expect(t4[4]).toBe(
+      '| OpenAI DR (o4-mini-deep-research) | Original Query | 3.50 ± 0.71 | 4.50 ± 0.71 | 2.50 ± 0.71 | 3.50 ± 0.71 | 3.50 ± 0.71 | 5.75 ± 0.18 | 5.75 ± 0.18 | 6.75 ± 0.18 | 4.75 ± 0.18 |',
+    );
   });
 });
 
@@ -153,14 +220,33 @@ describe('gsteer eval compare (command line)', () => {
   it('labels follow their file, ablations go to Table 3, the default folder is beside the results, the SEs are the saved ones', async () => {
     const dir = tempDir();
     const f = writeFixture(dir, { samples: 300 });
-    const { value: code, out } = await quiet(() => run(['compare', f.direct, f.gsteer, '--label', 'G-STEER (ours)', '--ablation', f.gsteer, '--label', 'Full G-STEER', '--ablation', f.direct, f.downstream, '--bootstrap', '300']));
+    const { value: code, out } = await quiet(() =>
+      run([
+        'compare',
+        f.direct,
+        f.gsteer,
+        '--label',
+        'G-STEER (ours)',
+        '--ablation',
+        f.gsteer,
+        '--label',
+        'Full G-STEER',
+        '--ablation',
+        f.direct,
+        f.downstream,
+        '--bootstrap',
+        '300',
+      ]),
+    );
     expect(code).toBe(0);
     const outDir = join(dir, 'compare');
     expect(out).toContain(`wrote 17 files to ${outDir} (Figure 3: figure3.svg, figure3.png)`);
     const t2 = readFileSync(join(outDir, 'table2.md'), 'utf8');
     expect(t2).toContain('| Direct Rewrite | 0.4667 ± ');
     expect(t2).toContain('| G-STEER (ours) | 0.8235 ± ');
-    const t3 = readFileSync(join(outDir, 'table3.md'), 'utf8').split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Method') && !l.startsWith('| ---'));
+    const t3 = readFileSync(join(outDir, 'table3.md'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| Method') && !l.startsWith('| ---'));
     expect(t3.map((l) => l.split(' | ')[0])).toEqual(['| Full G-STEER', '| Direct Rewrite']);
     // the same seed (42) and B as the saved results: compare's SEs are the ones gsteer eval saved
     const saved = (JSON.parse(readFileSync(f.gsteer, 'utf8')) as EvalReport).spread.results[0]!.views;

@@ -24,12 +24,22 @@ beforeAll(async () => {
       const body = JSON.parse(raw) as Record<string, unknown>;
       bodies.push(body);
       if (req.url !== '/v1/responses') return void res.writeHead(404).end();
-      if (n === 1) return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' }).end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit' } }));
+      if (n === 1)
+        return void res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' })
+          .end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit' } }));
       const text = body.input === 'empty please' ? [] : [{ type: 'output_text', text: `Report on: ${String(body.input)}`, annotations: [] }];
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
-          id: `resp_${n}`, object: 'response', status: 'completed', model: body.model, created_at: 0,
-          output: [{ type: 'web_search_call', id: 'ws_1', status: 'completed' }, ...(text.length ? [{ type: 'message', id: 'm_1', role: 'assistant', status: 'completed', content: text }] : [])],
+          id: `resp_${n}`,
+          object: 'response',
+          status: 'completed',
+          model: body.model,
+          created_at: 0,
+          output: [
+            { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+            ...(text.length ? [{ type: 'message', id: 'm_1', role: 'assistant', status: 'completed', content: text }] : []),
+          ],
           usage: { input_tokens: 12, output_tokens: 34, total_tokens: 46 },
         }),
       );
@@ -47,8 +57,16 @@ describe('responses agent', () => {
     const c = DownstreamAgentSchema.parse({ kind: 'responses', baseUrl, maxRetries: 2 });
     const agent = agentFrom(c, { sink: { record: (r) => records.push(r) }, cacheDir: '/nonexistent' });
     expect(await agent.research('Which laptop, under 1200 EUR?')).toBe('Report on: Which laptop, under 1200 EUR?');
-    expect(bodies.at(-1)).toEqual({ model: 'o4-mini-deep-research-2025-06-26', input: 'Which laptop, under 1200 EUR?', tools: [{ type: 'web_search_preview' }], max_tool_calls: 15 });
-    expect(records.map((r) => [r.role, r.status, r.promptTokens, r.completionTokens])).toEqual([['agent', 'http_429', null, null], ['agent', 'ok', 12, 34]]);
+    expect(bodies.at(-1)).toEqual({
+      model: 'o4-mini-deep-research-2025-06-26',
+      input: 'Which laptop, under 1200 EUR?',
+      tools: [{ type: 'web_search_preview' }],
+      max_tool_calls: 15,
+    });
+    expect(records.map((r) => [r.role, r.status, r.promptTokens, r.completionTokens])).toEqual([
+      ['agent', 'http_429', null, null],
+      ['agent', 'ok', 12, 34],
+    ]);
     expect([agent.standIn, agent.model]).toEqual([false, 'o4-mini-deep-research-2025-06-26']);
   });
 

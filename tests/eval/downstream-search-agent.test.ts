@@ -55,19 +55,34 @@ describe('gsteer eval downstream with the search agent', () => {
     const instances = join(dir, 'instances.jsonl');
     writeFileSync(instances, INSTANCES.map((i) => `${JSON.stringify(i)}\n`).join(''));
     const config = join(dir, 'c.yaml');
-    writeFileSync(config, [
-      `runName: ds`, `runDir: ${dir}/runs`, `data:`, `  instances: [${instances}]`,
-      `qref:`, `  search:`, `    kind: http`, `    topK: 2`,
-      `    http: {url: "${web.url}/search", queryParam: q, topKParam: num, results: organic, id: link, title: title, text: snippet, score: score}`,
-      `eval:`, `  bootstrap: {samples: 20}`, `  downstream:`,
-      `    agent: {kind: search, name: Search Agent, baseUrl: ${llm.baseUrl}, model: Qwen/Qwen3-8B, maxRetries: 0, maxSearches: 8, maxReads: 8, reader: {kind: http, prefix: "${web.url}/read/"}}`,
-      `    judge: {kind: embedded, rounds: 1}`,
-    ].join('\n'));
+    writeFileSync(
+      config,
+      [
+        `runName: ds`,
+        `runDir: ${dir}/runs`,
+        `data:`,
+        `  instances: [${instances}]`,
+        `qref:`,
+        `  search:`,
+        `    kind: http`,
+        `    topK: 2`,
+        `    http: {url: "${web.url}/search", queryParam: q, topKParam: num, results: organic, id: link, title: title, text: snippet, score: score}`,
+        `eval:`,
+        `  bootstrap: {samples: 20}`,
+        `  downstream:`,
+        `    agent: {kind: search, name: Search Agent, baseUrl: ${llm.baseUrl}, model: Qwen/Qwen3-8B, maxRetries: 0, maxSearches: 8, maxReads: 8, reader: {kind: http, prefix: "${web.url}/read/"}}`,
+        `    judge: {kind: embedded, rounds: 1}`,
+      ].join('\n'),
+    );
     const result = join(dir, 'g.json');
     const ep = (id: string, q: string) => ({ ...episode(id, id === 's1' ? 'seen' : 'unseen_user', [[1, true, true]], [true]), refinedQuery: q });
     writeFileSync(result, JSON.stringify(resultOf([ep('s1', 'quiet lakeside hotel rooms'), ep('u1', 'cheap mountain hut pass')], 'gsteer', 'G-STEER')));
     const out = join(dir, 'scores.json');
-    const quiet = [vi.spyOn(console, 'log').mockImplementation(() => {}), vi.spyOn(console, 'error').mockImplementation(() => {}), vi.spyOn(process.stderr, 'write').mockImplementation(() => true)];
+    const quiet = [
+      vi.spyOn(console, 'log').mockImplementation(() => {}),
+      vi.spyOn(console, 'error').mockImplementation(() => {}),
+      vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+    ];
     let rc: number;
     try {
       rc = await runDownstreamCommand([result, '--config', config, '--out', out]);
@@ -84,12 +99,18 @@ describe('gsteer eval downstream with the search agent', () => {
     expect(report('original-query', 's1')).toBe('REPORT on "quiet lakeside hotel": The Reed Inn');
     expect(report('g-steer', 'u1')).toBe('REPORT on "cheap mountain hut pass": Col Hut');
     // every call recorded: per query 3 agent steps, 1 search, 1 read (and nothing else)
-    const calls = readFileSync(join(base, 'llm_calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { role: string; status: string });
+    const calls = readFileSync(join(base, 'llm_calls.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { role: string; status: string });
     const count = (role: string) => calls.filter((c) => c.role === role).length;
     expect([count('agent'), count('search'), count('reader')]).toEqual([12, 4, 4]);
     expect(calls).toHaveLength(20);
     expect(calls.every((c) => c.status === 'ok')).toBe(true);
-    const runs = readFileSync(join(base, 'agent_runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { end: string; steps: { action: string }[] });
+    const runs = readFileSync(join(base, 'agent_runs.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { end: string; steps: { action: string }[] });
     expect(runs.map((r) => [r.end, r.steps.map((s) => s.action).join(',')])).toEqual(Array(4).fill(['answer', 'search,visit,answer']));
   });
 });

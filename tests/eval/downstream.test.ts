@@ -78,13 +78,32 @@ beforeAll(async () => {
   );
   const ep = (id: string, group: 's1' | 'u1' | 't1' | 'b1', q: string | null) => ({
     ...episode(id, ({ s1: 'seen', u1: 'unseen_user', t1: 'unseen_task', b1: 'both_unseen' } as const)[group], [[1, true, true]], [true]),
-    refinedQuery: q, termination: q === null ? ('invalid' as const) : ('stop' as const),
+    refinedQuery: q,
+    termination: q === null ? ('invalid' as const) : ('stop' as const),
   });
   direct = join(dir, 'direct.json');
   gsteer = join(dir, 'gsteer.json');
-  writeFileSync(direct, JSON.stringify(resultOf(['s1', 'u1', 't1', 'b1'].map((id) => ep(id, id as 's1', `direct ${id}`)), 'direct', 'Direct Rewrite')));
+  writeFileSync(
+    direct,
+    JSON.stringify(
+      resultOf(
+        ['s1', 'u1', 't1', 'b1'].map((id) => ep(id, id as 's1', `direct ${id}`)),
+        'direct',
+        'Direct Rewrite',
+      ),
+    ),
+  );
   // G-STEER: two episodes of s1 (the second scores one more), no q* for u1 (the original's report is scored).
-  writeFileSync(gsteer, JSON.stringify(resultOf([ep('s1', 's1', 'gsteer s1 e0'), ep('s1', 's1', 'gsteer s1 e1'), ep('u1', 'u1', null), ep('t1', 't1', 'gsteer t1'), ep('b1', 'b1', 'gsteer b1')], 'gsteer', 'G-STEER')));
+  writeFileSync(
+    gsteer,
+    JSON.stringify(
+      resultOf(
+        [ep('s1', 's1', 'gsteer s1 e0'), ep('s1', 's1', 'gsteer s1 e1'), ep('u1', 'u1', null), ep('t1', 't1', 'gsteer t1'), ep('b1', 'b1', 'gsteer b1')],
+        'gsteer',
+        'G-STEER',
+      ),
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -97,7 +116,11 @@ const quiet = async (argv: string[]) => {
   const err = vi.spyOn(console, 'error').mockImplementation(() => {});
   const errWrite = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
   try {
-    return { rc: await runDownstreamCommand(argv), out: log.mock.calls.map((c) => c.join(' ')).join('\n'), err: err.mock.calls.map((c) => c.join(' ')).join('\n') };
+    return {
+      rc: await runDownstreamCommand(argv),
+      out: log.mock.calls.map((c) => c.join(' ')).join('\n'),
+      err: err.mock.calls.map((c) => c.join(' ')).join('\n'),
+    };
   } finally {
     log.mockRestore();
     err.mockRestore();
@@ -119,20 +142,45 @@ describe('gsteer eval downstream over HTTP', () => {
   it('sends each distinct query once to the agent; plans each instance once; scores every report 3 rounds x (P, Q) with seeds 0..2', () => {
     const agentCalls = server.requests.filter((q) => !q.body.response_format);
     // orig x4, direct x4, gsteer s1 e0, s1 e1, t1, b1 (u1 has no q*: the original's report, shared)
-    expect(agentCalls.map((q) => (q.body.messages as { content: string }[]).at(-1)?.content).sort()).toEqual(
-      ['direct b1', 'direct s1', 'direct t1', 'direct u1', 'gsteer b1', 'gsteer s1 e0', 'gsteer s1 e1', 'gsteer t1', 'orig b1', 'orig s1', 'orig t1', 'orig u1'],
-    );
+    expect(agentCalls.map((q) => (q.body.messages as { content: string }[]).at(-1)?.content).sort()).toEqual([
+      'direct b1',
+      'direct s1',
+      'direct t1',
+      'direct u1',
+      'gsteer b1',
+      'gsteer s1 e0',
+      'gsteer s1 e1',
+      'gsteer t1',
+      'orig b1',
+      'orig s1',
+      'orig t1',
+      'orig u1',
+    ]);
     const judgeCalls = server.requests.filter((q) => q.body.response_format);
     const named = (suffix: string) => judgeCalls.filter((q) => (q.body.response_format as { json_schema: { name: string } }).json_schema.name.endsWith(suffix));
     // the plan: per evaluated instance (4) P weights + 4 P criteria + Q weights + 3 Q criteria, once (shared by every method's report)
     expect(named('_weights').length + named('_criteria').length).toBe(4 * 9);
     expect(named('_weights').every((q) => q.body.seed === undefined)).toBe(true);
     // P's plan reads the persona, Q's does not
-    expect(named('_criteria').every((q) => JSON.stringify(q.body.messages).includes('USER PERSONA') === (q.body.response_format as { json_schema: { name: string } }).json_schema.name.startsWith('pqr_p'))).toBe(true);
+    expect(
+      named('_criteria').every(
+        (q) =>
+          JSON.stringify(q.body.messages).includes('USER PERSONA') ===
+          (q.body.response_format as { json_schema: { name: string } }).json_schema.name.startsWith('pqr_p'),
+      ),
+    ).toBe(true);
     // 13 scored reports, 12 distinct (G-STEER's u1 is the original's report: its scorer calls are cache hits) x 3 rounds x (P, Q)
     expect(named('_scores').length).toBe(12 * 3 * 2);
-    expect(named('_scores').map((q) => q.body.seed).sort()).toEqual([...Array(24).fill(0), ...Array(24).fill(1), ...Array(24).fill(2)]);
-    expect(scores.methods.map((m) => [m.name, m.original])).toEqual([['Original Query', true], ['Direct Rewrite', false], ['G-STEER', false]]);
+    expect(
+      named('_scores')
+        .map((q) => q.body.seed)
+        .sort(),
+    ).toEqual([...Array(24).fill(0), ...Array(24).fill(1), ...Array(24).fill(2)]);
+    expect(scores.methods.map((m) => [m.name, m.original])).toEqual([
+      ['Original Query', true],
+      ['Direct Rewrite', false],
+      ['G-STEER', false],
+    ]);
     expect(scores.agent).toEqual({ name: 'Fake DR', model: 'Qwen/Qwen3-32B', standIn: false });
     expect(scores.judge).toEqual({ model: 'Qwen/Qwen3-32B', standIn: false, rounds: 3 });
   });
@@ -148,8 +196,18 @@ describe('gsteer eval downstream over HTTP', () => {
     // report P = B + I + episode + 1. Original: s1 2, u1 3, t1 4, b1 5. Direct: 3, 4, 5, 6.
     // G-STEER: s1 4 and 5, u1 3 (original's report), t1 6, b1 7.
     const P = (m: string, v: View) => view(m, v).est.p.value;
-    expect([P('Original Query', 'overall'), P('Original Query', 'unseen_user_combined'), P('Original Query', 'unseen_task_combined'), P('Original Query', 'both_unseen')]).toEqual([3.5, 4, 4.5, 5]);
-    expect([P('Direct Rewrite', 'overall'), P('Direct Rewrite', 'seen'), P('Direct Rewrite', 'unseen_user_combined'), P('Direct Rewrite', 'unseen_task_combined')]).toEqual([4.5, 3, 5, 5.5]);
+    expect([
+      P('Original Query', 'overall'),
+      P('Original Query', 'unseen_user_combined'),
+      P('Original Query', 'unseen_task_combined'),
+      P('Original Query', 'both_unseen'),
+    ]).toEqual([3.5, 4, 4.5, 5]);
+    expect([
+      P('Direct Rewrite', 'overall'),
+      P('Direct Rewrite', 'seen'),
+      P('Direct Rewrite', 'unseen_user_combined'),
+      P('Direct Rewrite', 'unseen_task_combined'),
+    ]).toEqual([4.5, 3, 5, 5.5]);
     expect(P('G-STEER', 'overall')).toBeCloseTo(25 / 5, 12); // (4 + 5 + 3 + 6 + 7) / 5
     expect(P('G-STEER', 'seen')).toBeCloseTo(4.5, 12);
     expect(P('G-STEER', 'unseen_user_combined')).toBeCloseTo(5, 12); // (3 + 7) / 2
@@ -192,13 +250,25 @@ describe('gsteer eval downstream over HTTP', () => {
     // one round (seed 0, R = 0): Direct Rewrite P = 2 + I -> mean (2 + 3 + 4 + 5) / 4
     expect(downstreamView(s, 'Direct Rewrite', 'overall', seededResampler(1, 10), 0.95).est.p.value).toBe(3.5);
     await expect(runDownstreamCommand([gsteer, '--config', config, '--reports', ext])).rejects.toThrow(InputError);
-    await expect(runDownstreamCommand([gsteer, '--config', config, '--reports', ext])).rejects.toThrow(/no report for method "G-STEER", instance "b1", episode 0; expected .*g-steer\/b1\.e0\.md/);
+    await expect(runDownstreamCommand([gsteer, '--config', config, '--reports', ext])).rejects.toThrow(
+      /no report for method "G-STEER", instance "b1", episode 0; expected .*g-steer\/b1\.e0\.md/,
+    );
   });
 });
 
 describe('the embedded stand-ins', () => {
   it('say so on the terminal, in the score file and in the tables', async () => {
-    const r = await quiet([direct, '--config', config, '--set', 'eval.downstream.agent.kind=embedded', '--set', 'eval.downstream.judge.kind=embedded', '--out', join(dir, 'standin.json')]);
+    const r = await quiet([
+      direct,
+      '--config',
+      config,
+      '--set',
+      'eval.downstream.agent.kind=embedded',
+      '--set',
+      'eval.downstream.judge.kind=embedded',
+      '--out',
+      join(dir, 'standin.json'),
+    ]);
     expect(r.rc).toBe(0);
     expect(r.err).toMatch(/deep-research agent is the embedded stand-in.*not paper numbers/);
     expect(r.err).toMatch(/judge is the embedded stand-in/);
@@ -208,7 +278,14 @@ describe('the embedded stand-ins', () => {
   });
 
   const inst = {
-    id: 'i', userId: 'u', taskId: 't', split: 'test', query: 'Which laptop should I buy?', profile: '', persona: [], edges: [],
+    id: 'i',
+    userId: 'u',
+    taskId: 't',
+    split: 'test',
+    query: 'Which laptop should I buy?',
+    profile: '',
+    persona: [],
+    edges: [],
     targets: [
       { id: 'a', description: 'budget under 1200 EUR', seedQuestion: '?', seedAnswer: '.', weight: 3, essential: true, lateActivatable: false },
       { id: 'b', description: 'long battery life for fieldwork', seedQuestion: '?', seedAnswer: '.', weight: 1, essential: false, lateActivatable: false },

@@ -18,12 +18,16 @@ import { MISTRAL_INTERACT_SYSTEM, parseMistralInteract } from '../../eval/extern
 import type { EvalReport } from '../../eval/report.ts';
 import { removeDatasets, writeDataset } from './fixture.ts';
 
-interface Req { path: string; body: Record<string, unknown> }
+interface Req {
+  path: string;
+  body: Record<string, unknown>;
+}
 const requests: Req[] = [];
 let server: Server;
 let baseUrl = '';
 
-const FIRST = "[INITIAL THOUGHT] The task is vague: the user's budget is missing.\n- Budget: under 1000, under 1500\n[INQUIRY THOUGHT] Ask about the budget first.\n[INQUIRY] What about under 1200 EUR? Options: yes, no.";
+const FIRST =
+  "[INITIAL THOUGHT] The task is vague: the user's budget is missing.\n- Budget: under 1000, under 1500\n[INQUIRY THOUGHT] Ask about the budget first.\n[INQUIRY] What about under 1200 EUR? Options: yes, no.";
 const SUMMARY = '[SUMMARY THOUGHT] The user gave one constraint.\n- Budget under 1200 EUR.\n[SUMMARY] The user wants a laptop under 1200 EUR.';
 
 /** Mistral-Interact: ask once, then summarize; never summarizes for "Which laptop is best for me?"; once a reply without tags for the flat. */
@@ -37,7 +41,10 @@ function mistral(body: Record<string, unknown>): string {
     flatTagless = false;
     return 'I would like to help you find a flat.';
   }
-  if (task === 'Where should I rent a flat?') return answers === 0 ? '[INQUIRY THOUGHT] Noise matters.\n[INQUIRY] What about with a quiet neighbourhood?' : '[SUMMARY] Find a flat, with a quiet neighbourhood.';
+  if (task === 'Where should I rent a flat?')
+    return answers === 0
+      ? '[INQUIRY THOUGHT] Noise matters.\n[INQUIRY] What about with a quiet neighbourhood?'
+      : '[SUMMARY] Find a flat, with a quiet neighbourhood.';
   return answers === 0 ? FIRST : SUMMARY;
 }
 
@@ -51,7 +58,8 @@ function chat(body: Record<string, unknown>): string {
     return answers.length ? `${query}, ${answers.join(', ')}.` : `${query}.`;
   }
   const last = messages.at(-1)!.content;
-  if (last.endsWith('Question:')) return /Where should I rent a flat/.test(messages[1]!.content) ? 'What about with a quiet neighbourhood?' : 'What about under 1200 EUR?';
+  if (last.endsWith('Question:'))
+    return /Where should I rent a flat/.test(messages[1]!.content) ? 'What about with a quiet neighbourhood?' : 'What about under 1200 EUR?';
   return last.includes("{'assistant':") ? 'No. The request is clear now.' : 'Yes, the user did not say what matters to them.';
 }
 
@@ -65,9 +73,27 @@ beforeAll(async () => {
       const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
       res.writeHead(200, { 'content-type': 'application/json' });
       if (req.url?.endsWith('/completions') && !req.url.includes('chat')) {
-        res.end(JSON.stringify({ id: 'c', object: 'text_completion', created: 0, model: body.model, choices: [{ index: 0, text: mistral(body), finish_reason: 'stop' }], usage }));
+        res.end(
+          JSON.stringify({
+            id: 'c',
+            object: 'text_completion',
+            created: 0,
+            model: body.model,
+            choices: [{ index: 0, text: mistral(body), finish_reason: 'stop' }],
+            usage,
+          }),
+        );
       } else {
-        res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: chat(body) }, finish_reason: 'stop' }], usage }));
+        res.end(
+          JSON.stringify({
+            id: 'c',
+            object: 'chat.completion',
+            created: 0,
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: chat(body) }, finish_reason: 'stop' }],
+            usage,
+          }),
+        );
       }
     });
   });
@@ -80,29 +106,45 @@ afterAll(async () => {
 });
 
 async function quiet<T>(f: () => Promise<T>): Promise<T> {
-  const spies = [vi.spyOn(console, 'log').mockImplementation(() => {}), vi.spyOn(console, 'error').mockImplementation(() => {}), vi.spyOn(process.stderr, 'write').mockImplementation(() => true)];
+  const spies = [
+    vi.spyOn(console, 'log').mockImplementation(() => {}),
+    vi.spyOn(console, 'error').mockImplementation(() => {}),
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true),
+  ];
   try {
     return await f();
   } finally {
     for (const s of spies) s.mockRestore();
   }
 }
-const trajs = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Trajectory);
+const trajs = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Trajectory);
 
 describe('native formats', () => {
   it("map as their releases parse them: Mistral-Interact's tags, CEP's first yes/no, the Python list of the conversation", () => {
-    expect(parseMistralInteract(FIRST)).toMatchObject({ action: 'ASK', execute: 'What about under 1200 EUR? Options: yes, no.', thought: 'Ask about the budget first.' });
+    expect(parseMistralInteract(FIRST)).toMatchObject({
+      action: 'ASK',
+      execute: 'What about under 1200 EUR? Options: yes, no.',
+      thought: 'Ask about the budget first.',
+    });
     expect(parseMistralInteract(SUMMARY)).toMatchObject({ action: 'STOP', execute: 'The user wants a laptop under 1200 EUR.' });
     expect(parseMistralInteract('[INITIAL THOUGHT] clear task')).toBeNull();
     expect([needsClarification('Yes.'), needsClarification('No, yes'), needsClarification('It is clear.')]).toEqual([true, false, false]);
-    expect(cepConversation("Rent a flat?", [{ question: "What's your budget?", answer: 'Under 900.', raw: '' }])).toBe(`[{'user': 'Rent a flat?'}, {'assistant': "What's your budget?"}, {'user': 'Under 900.'}]`);
+    expect(cepConversation('Rent a flat?', [{ question: "What's your budget?", answer: 'Under 900.', raw: '' }])).toBe(
+      `[{'user': 'Rent a flat?'}, {'assistant': "What's your budget?"}, {'user': 'Under 900.'}]`,
+    );
   });
 });
 
 describe('gsteer eval --baseline mistral_interact | cep_rewrite', () => {
   let ds: ReturnType<typeof writeDataset>;
   beforeAll(() => {
-    ds = writeDataset(`rollout:\n  maxTurns: 3\neval:\n  concurrency: 1\n  bootstrap: {samples: 20}\n  baselines:\n    mistralInteract: {baseUrl: ${baseUrl}, maxRetries: 0}\n    cep: {baseUrl: ${baseUrl}, maxRetries: 0, rewriter: {baseUrl: ${baseUrl}, maxRetries: 0}}\n`);
+    ds = writeDataset(
+      `rollout:\n  maxTurns: 3\neval:\n  concurrency: 1\n  bootstrap: {samples: 20}\n  baselines:\n    mistralInteract: {baseUrl: ${baseUrl}, maxRetries: 0}\n    cep: {baseUrl: ${baseUrl}, maxRetries: 0, rewriter: {baseUrl: ${baseUrl}, maxRetries: 0}}\n`,
+    );
   });
 
   it('Mistral-Interact: its prompt, its sampling; [INQUIRY] asks the simulator, [SUMMARY] is q*; a tagless reply is sampled again', async () => {
@@ -114,10 +156,17 @@ describe('gsteer eval --baseline mistral_interact | cep_rewrite', () => {
       ['uu-1', 'max_turns', 3, null], // it never summarized within 3 turns
       ['ut-1', 'stop', 1, 'Find a flat, with a quiet neighbourhood.'],
     ]);
-    expect(t[0]!.turns[0]!.observation).toMatchObject({ kind: 'answer', question: 'What about under 1200 EUR? Options: yes, no.', answer: 'Yes: under 1200 EUR.', targetId: 'a' });
+    expect(t[0]!.turns[0]!.observation).toMatchObject({
+      kind: 'answer',
+      question: 'What about under 1200 EUR? Options: yes, no.',
+      answer: 'Yes: under 1200 EUR.',
+      targetId: 'a',
+    });
     const calls = requests.filter((r) => r.path.endsWith('/completions') && !r.path.includes('chat'));
     // seen-1 turn 2: the release's prompt with its own first reply and the simulator's answer
-    expect(calls[1]!.body.prompt).toBe(`<s>User: ${MISTRAL_INTERACT_SYSTEM}\n\nHere is the task:\nWhich laptop should I buy?\nAgent: ${FIRST}\nUser: Yes: under 1200 EUR.\nAgent: `);
+    expect(calls[1]!.body.prompt).toBe(
+      `<s>User: ${MISTRAL_INTERACT_SYSTEM}\n\nHere is the task:\nWhich laptop should I buy?\nAgent: ${FIRST}\nUser: Yes: under 1200 EUR.\nAgent: `,
+    );
     expect(calls[1]!.body).toMatchObject({ model: 'mistral-interact', temperature: 0.2, top_p: 0.95, repetition_penalty: 1.2, max_tokens: 1024 });
     expect(calls.length).toBe(2 + 3 + 3); // seen-1 2; uu-1 3; ut-1: a tagless reply, its resample, then the summary
     const report = JSON.parse(readFileSync(out, 'utf8')) as EvalReport;

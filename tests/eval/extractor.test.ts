@@ -14,12 +14,17 @@ describe('rule-based factor extractor', () => {
   it('keeps the user-specific constraint clauses and drops the restatement', () => {
     // "Recommend a laptop": content words {laptop} (recommend is a generic request verb), all
     // in the query -> restatement. The three constraint clauses share no content word with it.
-    expect(ruleFactors('Recommend a laptop under 1200 EUR for an ecology PhD student who flies to the UK and the US twice a year.', 'Which laptop should I buy for my research?'))
-      .toEqual(['under 1200 EUR', 'for an ecology PhD student', 'who flies to the UK and the US twice a year']);
+    expect(
+      ruleFactors(
+        'Recommend a laptop under 1200 EUR for an ecology PhD student who flies to the UK and the US twice a year.',
+        'Which laptop should I buy for my research?',
+      ),
+    ).toEqual(['under 1200 EUR', 'for an ecology PhD student', 'who flies to the UK and the US twice a year']);
   });
 
   it('splits sentences and clauses; numbers and "City, State" stay whole', () => {
-    const q = "Research a one-week family summer vacation in July. For two adults and two kids aged 9 and 6, with a total budget of about $3,000; vegetarian-friendly food (one child has a peanut allergy), within a day's drive of Columbus, Ohio.";
+    const q =
+      "Research a one-week family summer vacation in July. For two adults and two kids aged 9 and 6, with a total budget of about $3,000; vegetarian-friendly food (one child has a peanut allergy), within a day's drive of Columbus, Ohio.";
     expect(sentences(q)).toHaveLength(3);
     expect(ruleFactors(q, 'Can you research a summer vacation for my family? We want something fun for a week in July.')).toEqual([
       'For two adults and two kids aged 9 and 6',
@@ -47,7 +52,33 @@ describe('rule-based factor extractor', () => {
 });
 
 describe('rule-based factor extractor, properties', () => {
-  const text = fc.array(fc.constantFrom('laptop', 'under', '1200', 'EUR', 'for', 'with', 'Linux', 'and', 'who', 'travels', 'Ohio', 'Columbus', ',', '.', ';', '(', ')', ' - ', '$3,000', 'buy'), { maxLength: 25 }).map((ws) => ws.join(' '));
+  const text = fc
+    .array(
+      fc.constantFrom(
+        'laptop',
+        'under',
+        '1200',
+        'EUR',
+        'for',
+        'with',
+        'Linux',
+        'and',
+        'who',
+        'travels',
+        'Ohio',
+        'Columbus',
+        ',',
+        '.',
+        ';',
+        '(',
+        ')',
+        ' - ',
+        '$3,000',
+        'buy',
+      ),
+      { maxLength: 25 },
+    )
+    .map((ws) => ws.join(' '));
   it('never throws; every factor is a distinct piece of q* that is not a restatement of the query', () => {
     fc.assert(
       fc.property(text, text, (q, query) => {
@@ -67,10 +98,16 @@ describe('rule-based factor extractor, properties', () => {
 
 describe('LLM factor extractor', () => {
   let server: ScriptedServer | null = null;
-  afterEach(async () => { await server?.close(); server = null; });
+  afterEach(async () => {
+    await server?.close();
+    server = null;
+  });
 
   it('reads a strict {"factors": [...]} object, de-duplicated', () => {
-    expect(factorListSchema.parse({ factors: ['budget under 1200 EUR', ' flies abroad ', 'Budget under 1200 EUR', ' '] })).toEqual(['budget under 1200 EUR', 'flies abroad']);
+    expect(factorListSchema.parse({ factors: ['budget under 1200 EUR', ' flies abroad ', 'Budget under 1200 EUR', ' '] })).toEqual([
+      'budget under 1200 EUR',
+      'flies abroad',
+    ]);
     expect(factorListSchema.parse({ factors: [] })).toEqual([]);
     expect(factorListSchema.safeParse(['a']).success).toBe(false); // a bare list is not the schema
     expect(factorListSchema.safeParse({ factors: ['a', 3] }).success).toBe(false);
@@ -82,7 +119,11 @@ describe('LLM factor extractor', () => {
     server = await startScriptedServer((_body, n) => ({ body: chatBody(replies[n] ?? '[]') }));
     const logs: string[] = [];
     const deps = recordingDeps();
-    const ex = new LlmFactorExtractor({ endpoint: createEndpoint(options(server.baseUrl, { role: 'extractor', model: 'gpt-test', maxRetries: 0 }), deps), maxTokens: 1024, log: (m) => logs.push(m) });
+    const ex = new LlmFactorExtractor({
+      endpoint: createEndpoint(options(server.baseUrl, { role: 'extractor', model: 'gpt-test', maxRetries: 0 }), deps),
+      maxTokens: 1024,
+      log: (m) => logs.push(m),
+    });
     const inst = { id: 'i1', query: 'Which laptop?' };
     expect(await ex.extract('Recommend a laptop under 1200 EUR.', inst)).toEqual(['under 1200 EUR', 'ecology PhD student']);
     expect(await ex.extract('Recommend a laptop.', inst)).toEqual([]);
@@ -94,7 +135,10 @@ describe('LLM factor extractor', () => {
     expect(server.requests[0]!.path).toBe('/v1/chat/completions');
     expect(body.model).toBe('gpt-test');
     expect(body.temperature).toBe(0);
-    expect((body as unknown as { response_format: { type: string; json_schema: { name: string } } }).response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'framing_factors' } });
+    expect((body as unknown as { response_format: { type: string; json_schema: { name: string } } }).response_format).toMatchObject({
+      type: 'json_schema',
+      json_schema: { name: 'framing_factors' },
+    });
     expect(body.messages).toEqual([
       { role: 'system', content: EXTRACTOR_SYSTEM_PROMPT },
       { role: 'user', content: 'ORIGINAL REQUEST: Which laptop?\nREFINED QUERY: Recommend a laptop under 1200 EUR.' },
@@ -105,7 +149,9 @@ describe('LLM factor extractor', () => {
 describe('extractor from the run config', () => {
   it('rule by default; llm needs eval.extractor.baseUrl (the rule and the fix)', () => {
     expect(extractorFrom(loadConfig([], []).eval.extractor).name).toBe('rule');
-    expect(extractorFrom(loadConfig([], ['eval.extractor.kind=llm', 'eval.extractor.baseUrl=http://127.0.0.1:9/v1']).eval.extractor).name).toBe('llm:gpt-5.4-2026-03-05');
+    expect(extractorFrom(loadConfig([], ['eval.extractor.kind=llm', 'eval.extractor.baseUrl=http://127.0.0.1:9/v1']).eval.extractor).name).toBe(
+      'llm:gpt-5.4-2026-03-05',
+    );
     expect(() => loadConfig([], ['eval.extractor.kind=llm'])).toThrow('eval.extractor.kind is "llm" but eval.extractor.baseUrl is not set');
   });
 });

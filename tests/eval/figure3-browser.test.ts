@@ -40,9 +40,23 @@ async function figureRun(): Promise<{ run: string; out: string }> {
   mkdirSync(evalDir, { recursive: true });
   const f = writeFixture(evalDir);
   const clarify = join(evalDir, 'clarify.json');
-  writeFileSync(clarify, JSON.stringify(resultOf(DIRECT.map((e) => ({ ...e, askCount: 3 })), 'clarify', 'Clarification Agent')));
+  writeFileSync(
+    clarify,
+    JSON.stringify(
+      resultOf(
+        DIRECT.map((e) => ({ ...e, askCount: 3 })),
+        'clarify',
+        'Clarification Agent',
+      ),
+    ),
+  );
   const out = runLayout(run.dir).compare;
-  await compare({ files: [f.direct, f.gsteer, clarify].map((file) => ({ file, ablation: false })), sweep: [], spread: { resample: seededResampler(3, 100), samples: 100, level: 0.95, seed: 3 }, out });
+  await compare({
+    files: [f.direct, f.gsteer, clarify].map((file) => ({ file, ablation: false })),
+    sweep: [],
+    spread: { resample: seededResampler(3, 100), samples: 100, level: 0.95, seed: 3 },
+    out,
+  });
   return { run: run.dir, out };
 }
 
@@ -63,7 +77,12 @@ describe('Figure 3 in chromium', () => {
   it(`has one point per method, a bar per asking method, the axis titles, and shows on the run page${skipNote}`, async (t) => {
     if (!present) return t.skip();
     const { run, out } = await figureRun();
-    ctx = await chromium.launchPersistentContext(mkdtempSync(join(root, 'profile-')), { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 1000 } });
+    ctx = await chromium.launchPersistentContext(mkdtempSync(join(root, 'profile-')), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1400, height: 1000 },
+    });
     const page = await ctx.newPage();
     await page.goto(pathToFileURL(join(out, 'figure3.svg')).href);
     const facts = await figureFacts(page);
@@ -94,23 +113,26 @@ describe('Figure 3 in chromium', () => {
     const bare = svgToPng(svg.replace(/<text[^>]*>[^<]*<\/text>/g, ''));
     const png = readFileSync(join(out, 'figure3.png'));
     await page.goto('about:blank');
-    const diff = await page.evaluate(async ([a, b]) => {
-      const g = globalThis as any;
-      const pixels = async (b64: string) => {
-        const img = new g.Image();
-        img.src = `data:image/png;base64,${b64}`;
-        await img.decode();
-        const c = g.document.createElement('canvas');
-        [c.width, c.height] = [img.width, img.height];
-        const x = c.getContext('2d');
-        x.drawImage(img, 0, 0);
-        return { w: img.width, h: img.height, d: x.getImageData(0, 0, img.width, img.height).data as Uint8ClampedArray };
-      };
-      const [p, q] = [await pixels(a as string), await pixels(b as string)];
-      let n = 0;
-      for (let i = 0; i < p.d.length; i += 4) if (Math.abs(p.d[i]! - q.d[i]!) > 64) n++;
-      return { n, w: p.w, h: p.h };
-    }, [png.toString('base64'), bare.toString('base64')]);
+    const diff = await page.evaluate(
+      async ([a, b]) => {
+        const g = globalThis as any;
+        const pixels = async (b64: string) => {
+          const img = new g.Image();
+          img.src = `data:image/png;base64,${b64}`;
+          await img.decode();
+          const c = g.document.createElement('canvas');
+          [c.width, c.height] = [img.width, img.height];
+          const x = c.getContext('2d');
+          x.drawImage(img, 0, 0);
+          return { w: img.width, h: img.height, d: x.getImageData(0, 0, img.width, img.height).data as Uint8ClampedArray };
+        };
+        const [p, q] = [await pixels(a as string), await pixels(b as string)];
+        let n = 0;
+        for (let i = 0; i < p.d.length; i += 4) if (Math.abs(p.d[i]! - q.d[i]!) > 64) n++;
+        return { n, w: p.w, h: p.h };
+      },
+      [png.toString('base64'), bare.toString('base64')],
+    );
     const [w, h] = [Number(/width="(\d+)"/.exec(svg)![1]), Number(/height="(\d+)"/.exec(svg)![1])];
     expect([diff.w, diff.h]).toEqual([2 * w, 2 * h]); // rendered at 2x
     expect(diff.n).toBeGreaterThan(2000); // titles, labels and tick numbers: thousands of pixels

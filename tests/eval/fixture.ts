@@ -10,21 +10,63 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const target = (id: string, description: string, weight: number, essential: boolean) =>
-  ({ id, description, seedQuestion: `What about ${description}?`, seedAnswer: `Yes: ${description}.`, weight, essential });
+const target = (id: string, description: string, weight: number, essential: boolean) => ({
+  id,
+  description,
+  seedQuestion: `What about ${description}?`,
+  seedAnswer: `Yes: ${description}.`,
+  weight,
+  essential,
+});
 
 export const INSTANCES = [
-  { id: 'train-1', userId: 'u1', taskId: 'laptop', split: 'train', query: 'Which tablet should I get?', profile: 'Ecologist.', targets: [target('x', 'screen size preference', 1, true)] },
   {
-    id: 'seen-1', userId: 'u1', taskId: 'laptop', split: 'test', query: 'Which laptop should I buy?', profile: 'Ecologist.',
-    targets: [target('a', 'under 1200 EUR', 2, true), target('b', 'for an ecology PhD student', 1, false), target('c', 'long battery life during fieldwork', 1, true)],
+    id: 'train-1',
+    userId: 'u1',
+    taskId: 'laptop',
+    split: 'train',
+    query: 'Which tablet should I get?',
+    profile: 'Ecologist.',
+    targets: [target('x', 'screen size preference', 1, true)],
   },
-  { id: 'uu-1', userId: 'u2', taskId: 'laptop', split: 'test', query: 'Which laptop is best for me?', targets: [target('d', 'vegetarian meals only', 3, true), target('e', 'travels with two kids', 1, false)] },
-  { id: 'ut-1', userId: 'u1', taskId: 'flat', split: 'test', query: 'Where should I rent a flat?', profile: 'Ecologist.', targets: [target('f', 'with a quiet neighbourhood', 2, true)] },
+  {
+    id: 'seen-1',
+    userId: 'u1',
+    taskId: 'laptop',
+    split: 'test',
+    query: 'Which laptop should I buy?',
+    profile: 'Ecologist.',
+    targets: [
+      target('a', 'under 1200 EUR', 2, true),
+      target('b', 'for an ecology PhD student', 1, false),
+      target('c', 'long battery life during fieldwork', 1, true),
+    ],
+  },
+  {
+    id: 'uu-1',
+    userId: 'u2',
+    taskId: 'laptop',
+    split: 'test',
+    query: 'Which laptop is best for me?',
+    targets: [target('d', 'vegetarian meals only', 3, true), target('e', 'travels with two kids', 1, false)],
+  },
+  {
+    id: 'ut-1',
+    userId: 'u1',
+    taskId: 'flat',
+    split: 'test',
+    query: 'Where should I rent a flat?',
+    profile: 'Ecologist.',
+    targets: [target('f', 'with a quiet neighbourhood', 2, true)],
+  },
 ];
 
 export const USER_STATES = [
-  { userId: 'u1', profile: 'Works in the field a lot.', memories: [{ name: 'budget', purpose: 'spending limit', value: 'under 1200 EUR', sourceInstance: 'train-1' }] },
+  {
+    userId: 'u1',
+    profile: 'Works in the field a lot.',
+    memories: [{ name: 'budget', purpose: 'spending limit', value: 'under 1200 EUR', sourceInstance: 'train-1' }],
+  },
   // u2 has no train instance: evaluation must start it empty although the file has a state.
   { userId: 'u2', profile: 'Vegetarian.', memories: [{ name: 'diet', purpose: 'meals', value: 'vegetarian meals only' }] },
 ];
@@ -50,6 +92,9 @@ export function writeDataset(extraConfig = ''): { dir: string; config: string; i
   writeFileSync(instances, INSTANCES.map((i) => `${JSON.stringify(i)}\n`).join(''));
   writeFileSync(states, USER_STATES.map((s) => `${JSON.stringify(s)}\n`).join(''));
   const config = join(dir, 'eval.yaml');
-  writeFileSync(config, `runName: eval-test\nrunDir: ${dir}/runs\ndata:\n  instances: [${instances}]\n  userStates: ${states}\ngrpo:\n  initialUserStates: ${states}\nencoder:\n  kind: embedded\n${extraConfig}`);
+  writeFileSync(
+    config,
+    `runName: eval-test\nrunDir: ${dir}/runs\ndata:\n  instances: [${instances}]\n  userStates: ${states}\ngrpo:\n  initialUserStates: ${states}\nencoder:\n  kind: embedded\n${extraConfig}`,
+  );
   return { dir, config, instances, states };
 }

@@ -31,25 +31,43 @@ import { TableEncoder } from '../reward/fake-encoder.ts';
 
 const r75 = Math.sqrt(0.75);
 const enc = new TableEncoder({
-  'budget limit': [1, 0, 0], 'travel frequency': [0, 1, 0], 'diet needs': [0, 0, 1],
-  'B one': [1, 0, 0], 'B two': [0, 1, 0], 'C only': [0, 1, 0],
-  fa1: [0.6, 0.8, 0], fa2: [0.5, 0, -r75], fc1: [0, 1, 0], fc2: [1, 0, 0],
+  'budget limit': [1, 0, 0],
+  'travel frequency': [0, 1, 0],
+  'diet needs': [0, 0, 1],
+  'B one': [1, 0, 0],
+  'B two': [0, 1, 0],
+  'C only': [0, 1, 0],
+  fa1: [0.6, 0.8, 0],
+  fa2: [0.5, 0, -r75],
+  fc1: [0, 1, 0],
+  fc2: [1, 0, 0],
 });
 
 const inst = (id: string, userId: string, targets: [string, string, number, boolean][]): Instance =>
   InstanceSchema.parse({
-    id, userId, taskId: 'task', split: 'test', query: 'q',
+    id,
+    userId,
+    taskId: 'task',
+    split: 'test',
+    query: 'q',
     targets: targets.map(([tid, description, weight, essential]) => ({ id: tid, description, seedQuestion: '?', seedAnswer: 'a', weight, essential })),
   });
-const A = inst('A', 'ua', [['t1', 'budget limit', 3, true], ['t2', 'travel frequency', 1, false], ['t3', 'diet needs', 2, true]]);
-const B = inst('B', 'ub', [['u1', 'B one', 1, true], ['u2', 'B two', 1, false]]);
+const A = inst('A', 'ua', [
+  ['t1', 'budget limit', 3, true],
+  ['t2', 'travel frequency', 1, false],
+  ['t3', 'diet needs', 2, true],
+]);
+const B = inst('B', 'ub', [
+  ['u1', 'B one', 1, true],
+  ['u2', 'B two', 1, false],
+]);
 const C = inst('C', 'uc', [['v1', 'C only', 4, true]]);
 
 /** Test double: the factors each q* is declared to contain. */
 const table: FactorExtractor = {
   name: 'table',
   async extract(q) {
-    return ({ 'qA': ['fa1', 'fa2'], 'qC': ['fc1', 'fc2'] } as Record<string, string[]>)[q] ?? [];
+    return ({ qA: ['fa1', 'fa2'], qC: ['fc1', 'fc2'] } as Record<string, string[]>)[q] ?? [];
   },
 };
 
@@ -66,7 +84,10 @@ describe('eval metrics (method §8), golden by hand', () => {
     const [a, b, c] = await scored();
     expect(a!.targets.map((t) => t.bestCosine)).toEqual([expect.closeTo(0.6, 6), expect.closeTo(0.8, 6), expect.closeTo(0, 6)]);
     expect(a!.targets.map((t) => t.bestFactor)).toEqual(['fa1', 'fa1', 'fa1']); // t3: 0 (fa1) beats -0.866 (fa2)
-    expect(a!.factors.map((f) => [f.text, f.bestTarget])).toEqual([['fa1', 't2'], ['fa2', 't1']]);
+    expect(a!.factors.map((f) => [f.text, f.bestTarget])).toEqual([
+      ['fa1', 't2'],
+      ['fa2', 't1'],
+    ]);
     expect(a!.factors[1]!.bestCosine).toBeCloseTo(0.5, 6);
     expect(b!.factors).toEqual([]);
     expect(b!.targets.every((t) => t.bestCosine === null && t.bestFactor === null)).toBe(true);
@@ -75,7 +96,18 @@ describe('eval metrics (method §8), golden by hand', () => {
 
   it('pooled overall and per group at 0.55', async () => {
     const r = thresholdResult(await scored(), 0.55);
-    expect(r.overall).toMatchObject({ episodes: 3, stopped: 2, targets: 6, coveredTargets: 3, factors: 4, matchedFactors: 2, weight: 12, coveredWeight: 8, essentialWeight: 10, essentialCoveredWeight: 7 });
+    expect(r.overall).toMatchObject({
+      episodes: 3,
+      stopped: 2,
+      targets: 6,
+      coveredTargets: 3,
+      factors: 4,
+      matchedFactors: 2,
+      weight: 12,
+      coveredWeight: 8,
+      essentialWeight: 10,
+      essentialCoveredWeight: 7,
+    });
     expect(r.overall.precision).toBeCloseTo(0.5, 12);
     expect(r.overall.recall).toBeCloseTo(0.5, 12);
     expect(r.overall.f1).toBeCloseTo(0.5, 12);
@@ -109,8 +141,21 @@ describe('eval metrics (method §8), golden by hand', () => {
   });
 
   it('rowBest / colBest on a [2, 3] matrix', () => {
-    expect(rowBest([[0.1, 0.9, 0.3], [0.2, 0.0, 0.4]])).toEqual([0.9, 0.4]);
-    expect(colBest([[0.1, 0.9, 0.3], [0.2, 0.0, 0.4]], 3)).toEqual([0.2, 0.9, 0.4]);
+    expect(
+      rowBest([
+        [0.1, 0.9, 0.3],
+        [0.2, 0.0, 0.4],
+      ]),
+    ).toEqual([0.9, 0.4]);
+    expect(
+      colBest(
+        [
+          [0.1, 0.9, 0.3],
+          [0.2, 0.0, 0.4],
+        ],
+        3,
+      ),
+    ).toEqual([0.2, 0.9, 0.4]);
     expect(rowBest([[]])).toEqual([null]);
   });
 });
@@ -118,7 +163,10 @@ describe('eval metrics (method §8), golden by hand', () => {
 // Random episodes for the properties.
 const cos = fc.double({ min: -1, max: 1, noNaN: true });
 const episode: fc.Arbitrary<EpisodeSims> = fc.record({
-  targets: fc.array(fc.record({ weight: fc.double({ min: 0, max: 5, noNaN: true }), essential: fc.boolean(), best: fc.option(cos, { nil: null }) }), { minLength: 1, maxLength: 6 }),
+  targets: fc.array(fc.record({ weight: fc.double({ min: 0, max: 5, noNaN: true }), essential: fc.boolean(), best: fc.option(cos, { nil: null }) }), {
+    minLength: 1,
+    maxLength: 6,
+  }),
   factorBest: fc.array(cos, { maxLength: 6 }),
   askCount: fc.nat(12),
   retrieveCount: fc.nat(12),

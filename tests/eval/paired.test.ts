@@ -8,7 +8,12 @@ import { episode } from './scored-fixture.ts';
 // one target of weight 1 per instance; covered or not
 const eps = (cov: boolean[]) => cov.map((c, i) => episode(`i${i}`, 'seen', [[1, true, c]], [c]));
 // resamples of the 3 instances: [0,1,2], [0,0,0], [1,1,2], [2,2,2]
-const plan = () => [[0, 1, 2], [0, 0, 0], [1, 1, 2], [2, 2, 2]];
+const plan = () => [
+  [0, 1, 2],
+  [0, 0, 0],
+  [1, 1, 2],
+  [2, 2, 2],
+];
 
 describe('pairedDifference', () => {
   it('takes b - a per resample, from the same resamples', () => {
@@ -25,7 +30,13 @@ describe('pairedDifference', () => {
 
   it('no SE when the instances differ; above noise at 2 SE or more', () => {
     const a = viewResult(eps([true, false, false]), 0.55, 'overall', plan, 0.95);
-    const c = viewResult([...eps([true, false, false]), episode('i9', 'seen', [[1, true, true]], [true])], 0.55, 'overall', (_v, n) => [Array.from({ length: n }, (_, i) => i), Array.from({ length: n }, () => 0)], 0.95);
+    const c = viewResult(
+      [...eps([true, false, false]), episode('i9', 'seen', [[1, true, true]], [true])],
+      0.55,
+      'overall',
+      (_v, n) => [Array.from({ length: n }, (_, i) => i), Array.from({ length: n }, () => 0)],
+      0.95,
+    );
     expect(pairedDifference(a, c, 'wcov', 0.95).se).toBeNull();
     expect(verdict({ value: 0.1, se: 0.04, lo: null, hi: null, defined: 10, samples: 10 })).toBe('+0.1000 ± 0.0400 (2.5 SE: above noise)');
   });

@@ -16,19 +16,61 @@ import { startFakeVllm, type FakeChatRequest, type FakeVllm } from '../helpers/f
 // Weights as a model writes them (they sum to 2 and to 1.6): divided by their sum.
 const WEIGHTS = { p: { goal: 0.8, content: 0.6, presentation: 0.2, actionability: 0.4 }, q: { depth: 0.8, logic: 0.48, clarity: 0.32 } };
 const CRITERIA: Record<string, { criterion: string; explanation: string; weight: number }[]> = {
-  goal: [{ criterion: 'serves the budget goal', explanation: 'x', weight: 0.75 }, { criterion: 'serves the travel goal', explanation: 'y', weight: 0.25 }],
+  goal: [
+    { criterion: 'serves the budget goal', explanation: 'x', weight: 0.75 },
+    { criterion: 'serves the travel goal', explanation: 'y', weight: 0.25 },
+  ],
   content: [{ criterion: 'content for a PhD student', explanation: '', weight: 1 }],
   presentation: [{ criterion: 'compact', explanation: '', weight: 1 }],
-  actionability: [{ criterion: 'shop links', explanation: '', weight: 0.5 }, { criterion: 'price ranges', explanation: '', weight: 0.5 }],
-  depth: [{ criterion: 'compares models', explanation: '', weight: 0.6 }, { criterion: 'explains trade-offs', explanation: '', weight: 0.4 }],
+  actionability: [
+    { criterion: 'shop links', explanation: '', weight: 0.5 },
+    { criterion: 'price ranges', explanation: '', weight: 0.5 },
+  ],
+  depth: [
+    { criterion: 'compares models', explanation: '', weight: 0.6 },
+    { criterion: 'explains trade-offs', explanation: '', weight: 0.4 },
+  ],
   logic: [{ criterion: 'argued', explanation: '', weight: 1 }],
   clarity: [{ criterion: 'readable', explanation: '', weight: 1 }],
 };
 // The scorer's integer scores per round (seed).
 const SCORES: Record<number, Record<string, number>> = {
-  0: { 'goal.1': 8, 'goal.2': 4, 'content.1': 6, 'presentation.1': 10, 'actionability.1': 3, 'actionability.2': 5, 'depth.1': 5, 'depth.2': 10, 'logic.1': 8, 'clarity.1': 9 },
-  1: { 'goal.1': 6, 'goal.2': 6, 'content.1': 8, 'presentation.1': 9, 'actionability.1': 5, 'actionability.2': 5, 'depth.1': 7, 'depth.2': 7, 'logic.1': 7, 'clarity.1': 7 },
-  2: { 'goal.1': 7, 'goal.2': 7, 'content.1': 7, 'presentation.1': 7, 'actionability.1': 7, 'actionability.2': 7, 'depth.1': 7, 'depth.2': 7, 'logic.1': 7, 'clarity.1': 7 },
+  0: {
+    'goal.1': 8,
+    'goal.2': 4,
+    'content.1': 6,
+    'presentation.1': 10,
+    'actionability.1': 3,
+    'actionability.2': 5,
+    'depth.1': 5,
+    'depth.2': 10,
+    'logic.1': 8,
+    'clarity.1': 9,
+  },
+  1: {
+    'goal.1': 6,
+    'goal.2': 6,
+    'content.1': 8,
+    'presentation.1': 9,
+    'actionability.1': 5,
+    'actionability.2': 5,
+    'depth.1': 7,
+    'depth.2': 7,
+    'logic.1': 7,
+    'clarity.1': 7,
+  },
+  2: {
+    'goal.1': 7,
+    'goal.2': 7,
+    'content.1': 7,
+    'presentation.1': 7,
+    'actionability.1': 7,
+    'actionability.2': 7,
+    'depth.1': 7,
+    'depth.2': 7,
+    'logic.1': 7,
+    'clarity.1': 7,
+  },
 };
 
 let lastCriteriaDim = '';
@@ -38,7 +80,11 @@ function answer(req: FakeChatRequest): string {
   if (name === 'pqr_p_weights') return JSON.stringify({ rationale: 'budget first', weights: WEIGHTS.p });
   if (name === 'pqr_q_weights') return JSON.stringify({ rationale: 'depth first', weights: WEIGHTS.q });
   if (name.endsWith('_criteria')) {
-    const d = Object.keys(CRITERIA).find((k) => system.includes(`one dimension, ${({ goal: 'Goal Alignment', content: 'Content Alignment', presentation: 'Presentation Fit', actionability: 'Actionability', depth: 'Depth', logic: 'Logical', clarity: 'Clarity' } as Record<string, string>)[k]}`))!;
+    const d = Object.keys(CRITERIA).find((k) =>
+      system.includes(
+        `one dimension, ${({ goal: 'Goal Alignment', content: 'Content Alignment', presentation: 'Presentation Fit', actionability: 'Actionability', depth: 'Depth', logic: 'Logical', clarity: 'Clarity' } as Record<string, string>)[k]}`,
+      ),
+    )!;
     lastCriteriaDim = d;
     return JSON.stringify({ criteria: CRITERIA[d] });
   }
@@ -58,13 +104,22 @@ afterAll(async () => {
 });
 
 const inst = InstanceSchema.parse({
-  id: 'i1', userId: 'u', taskId: 't', split: 'test', query: 'Which laptop should I buy?', profile: 'PhD student.', persona: ['flies to conferences'],
+  id: 'i1',
+  userId: 'u',
+  taskId: 't',
+  split: 'test',
+  query: 'Which laptop should I buy?',
+  profile: 'PhD student.',
+  persona: ['flies to conferences'],
   targets: [{ id: 'a', description: 'budget', seedQuestion: '?', seedAnswer: '.', weight: 1 }],
 });
 
 describe('the PQR judge', () => {
   it('scores a report as worked by hand: weights normalized, criteria averaged per dimension, dimensions by weight, per round', async () => {
-    const judge = judgeFrom(DownstreamJudgeSchema.parse({ kind: 'llm', baseUrl: server.baseUrl, model: 'Qwen/Qwen3-32B', maxRetries: 0 }), { sink: nullSink, cacheDir: cache });
+    const judge = judgeFrom(DownstreamJudgeSchema.parse({ kind: 'llm', baseUrl: server.baseUrl, model: 'Qwen/Qwen3-32B', maxRetries: 0 }), {
+      sink: nullSink,
+      cacheDir: cache,
+    });
     const rounds = [0, 1, 2].map((k) => judge.score(inst, 'REPORT', k));
     const [r0, r1, r2] = await Promise.all(rounds);
     // P weights / 2: goal 0.4, content 0.3, presentation 0.1, actionability 0.2.
@@ -98,8 +153,28 @@ describe('the PQR judge', () => {
   });
 
   it('aggregate is the hierarchical weighted mean (a dimension without criteria scores 0)', () => {
-    const plan = { metric: 'q' as const, weights: { depth: 2, logic: 1, clarity: 1 }, criteria: { depth: [{ id: 'depth.1', text: 'x', weight: 3 }, { id: 'depth.2', text: 'y', weight: 1 }], logic: [{ id: 'logic.1', text: 'z', weight: 1 }], clarity: [] } };
+    const plan = {
+      metric: 'q' as const,
+      weights: { depth: 2, logic: 1, clarity: 1 },
+      criteria: {
+        depth: [
+          { id: 'depth.1', text: 'x', weight: 3 },
+          { id: 'depth.2', text: 'y', weight: 1 },
+        ],
+        logic: [{ id: 'logic.1', text: 'z', weight: 1 }],
+        clarity: [],
+      },
+    };
     // depth (3 x 4 + 1 x 8) / 4 = 5; logic 6; clarity 0; Q = (2 x 5 + 6 + 0) / 4 = 4
-    expect(aggregate(plan, new Map([['depth.1', 4], ['depth.2', 8], ['logic.1', 6]]))).toEqual({ depth: 5, logic: 6, clarity: 0, overall: 4 });
+    expect(
+      aggregate(
+        plan,
+        new Map([
+          ['depth.1', 4],
+          ['depth.2', 8],
+          ['logic.1', 6],
+        ]),
+      ),
+    ).toEqual({ depth: 5, logic: 6, clarity: 0, overall: 4 });
   });
 });

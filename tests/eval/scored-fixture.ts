@@ -9,18 +9,40 @@ export const HIT = 0.9;
 export const MISS = 0.1;
 
 /** targets: [weight, essential, covered]; factors: matched or not. */
-export function episode(instanceId: string, group: EvalGroup | null, targets: [number, boolean, boolean][], factors: boolean[], asks = 0, retrieves = 0): ScoredEpisode {
+export function episode(
+  instanceId: string,
+  group: EvalGroup | null,
+  targets: [number, boolean, boolean][],
+  factors: boolean[],
+  asks = 0,
+  retrieves = 0,
+): ScoredEpisode {
   return {
-    instanceId, group, termination: 'stop', refinedQuery: `q* of ${instanceId}`, askCount: asks, retrieveCount: retrieves,
+    instanceId,
+    group,
+    termination: 'stop',
+    refinedQuery: `q* of ${instanceId}`,
+    askCount: asks,
+    retrieveCount: retrieves,
     factors: factors.map((m, j) => ({ text: `factor ${j}`, bestCosine: m ? HIT : MISS, bestTarget: 't0' })),
     targets: targets.map(([weight, essential, cov], i) => ({ id: `t${i}`, weight, essential, bestCosine: cov ? HIT : MISS, bestFactor: 'factor 0' })),
   };
 }
 
 /** A saved eval result (v2) of these episodes, as gsteer eval writes it. */
-export function resultOf(episodes: ScoredEpisode[], baseline: string, label: string, o: { threshold?: number; sweep?: number[]; seed?: number; samples?: number } = {}): EvalReport {
+export function resultOf(
+  episodes: ScoredEpisode[],
+  baseline: string,
+  label: string,
+  o: { threshold?: number; sweep?: number[]; seed?: number; samples?: number } = {},
+): EvalReport {
   return buildReport(episodes, {
-    threshold: o.threshold ?? 0.55, sweep: o.sweep ?? [], method: { baseline, label, model: 'gsteer-eval', source: 'episodes' },
-    encoder: 'embedded-hash', extractor: 'rule', episodesPerInstance: 1, bootstrap: { samples: o.samples ?? 200, level: 0.95, seed: o.seed ?? 42 },
+    threshold: o.threshold ?? 0.55,
+    sweep: o.sweep ?? [],
+    method: { baseline, label, model: 'gsteer-eval', source: 'episodes' },
+    encoder: 'embedded-hash',
+    extractor: 'rule',
+    episodesPerInstance: 1,
+    bootstrap: { samples: o.samples ?? 200, level: 0.95, seed: o.seed ?? 42 },
   });
 }

@@ -13,7 +13,8 @@ beforeAll(() => {
 afterAll(() => rmSync(m.root, { recursive: true, force: true }));
 
 describe('invalidReason', () => {
-  const turn = 'STATE:\n- budget | purpose: trip budget | status: covered | source: dialogue | value: $3,000\nPLAN: ask next\nACTION: ASK\nEXECUTE: When do you travel?';
+  const turn =
+    'STATE:\n- budget | purpose: trip budget | status: covered | source: dialogue | value: $3,000\nPLAN: ask next\nACTION: ASK\nEXECUTE: When do you travel?';
   it('a canonical turn that ended with <|im_end|> is valid; the same text cut at maxTokens is not', () => {
     expect(invalidReason(turn, 'stop')).toBeNull();
     expect(invalidReason(turn, 'length')).toBe('truncated');
@@ -51,8 +52,18 @@ describe('sft eval', () => {
 
   it('a random policy cut at maxTokens is counted as truncated, never valid', async () => {
     const r = await evalValidTurns({
-      model: m.modelDir, adapter: null, examples: m.examples, n: 2, seed: 1, splitSeed: 5, heldOutFraction: 0.5,
-      temperature: 1, topP: 1, maxTokens: 6, backend: 'cpu', progress: false,
+      model: m.modelDir,
+      adapter: null,
+      examples: m.examples,
+      n: 2,
+      seed: 1,
+      splitSeed: 5,
+      heldOutFraction: 0.5,
+      temperature: 1,
+      topP: 1,
+      maxTokens: 6,
+      backend: 'cpu',
+      progress: false,
     });
     expect(r.n).toBe(2);
     // A 6-token completion cannot hold STATE/PLAN/ACTION/EXECUTE: it is invalid either way.

@@ -65,5 +65,11 @@ export function cyclicIeg(req: FakeChatRequest): string {
   const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
   const ids = [...user.matchAll(/^(c\d+)/gm)].map((m) => m[1] as string);
   const [a, b] = [ids[0] ?? 'c1', ids[1] ?? ids[0] ?? 'c1'];
-  return JSON.stringify({ edges: [{ parent: a, child: b }, { parent: b, child: a }], lateActivatable: [] });
+  return JSON.stringify({
+    edges: [
+      { parent: a, child: b },
+      { parent: b, child: a },
+    ],
+    lateActivatable: [],
+  });
 }

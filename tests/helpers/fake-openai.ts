@@ -15,19 +15,45 @@ export interface FakeOpenAi {
 
 /** Chat Completions body fields the API knows (others: "Unrecognized request argument supplied"). */
 const KNOWN = new Set([
-  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'stop', 'response_format', 'n',
-  'frequency_penalty', 'presence_penalty', 'logprobs', 'top_logprobs', 'reasoning_effort', 'stream', 'tools', 'tool_choice', 'user', 'metadata', 'store',
+  'model',
+  'messages',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'max_completion_tokens',
+  'seed',
+  'stop',
+  'response_format',
+  'n',
+  'frequency_penalty',
+  'presence_penalty',
+  'logprobs',
+  'top_logprobs',
+  'reasoning_effort',
+  'stream',
+  'tools',
+  'tool_choice',
+  'user',
+  'metadata',
+  'store',
 ]);
 
 /** The 400 body of one refused field, or null when the body is accepted. */
 function refusal(body: Record<string, unknown>): { message: string; param: string; code: string } | null {
-  for (const k of Object.keys(body))
-    if (!KNOWN.has(k)) return { message: `Unrecognized request argument supplied: ${k}`, param: k, code: 'unknown_parameter' };
+  for (const k of Object.keys(body)) if (!KNOWN.has(k)) return { message: `Unrecognized request argument supplied: ${k}`, param: k, code: 'unknown_parameter' };
   if ('max_tokens' in body)
-    return { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", param: 'max_tokens', code: 'unsupported_parameter' };
+    return {
+      message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      param: 'max_tokens',
+      code: 'unsupported_parameter',
+    };
   for (const k of ['temperature', 'top_p'])
     if (k in body && body[k] !== 1)
-      return { message: `Unsupported value: '${k}' does not support ${String(body[k])} with this model. Only the default (1) value is supported.`, param: k, code: 'unsupported_value' };
+      return {
+        message: `Unsupported value: '${k}' does not support ${String(body[k])} with this model. Only the default (1) value is supported.`,
+        param: k,
+        code: 'unsupported_value',
+      };
   return null;
 }
 
@@ -44,11 +70,16 @@ export async function startFakeOpenAi(answer: (body: Record<string, unknown>) =>
       res.writeHead(status, { 'content-type': 'application/json' });
       if (bad) return void res.end(JSON.stringify({ error: { ...bad, type: 'invalid_request_error' } }));
       const content = answer(body);
-      res.end(JSON.stringify({
-        id: 'chatcmpl-fake', object: 'chat.completion', created: 0, model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 3 } },
-      }));
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-fake',
+          object: 'chat.completion',
+          created: 0,
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, completion_tokens_details: { reasoning_tokens: 3 } },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

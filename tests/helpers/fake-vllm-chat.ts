@@ -56,7 +56,10 @@ export function buildChat(req: FakeChatRequest, shape: ChatShape): BuiltChat {
   return {
     tags,
     body: {
-      id: `chatcmpl-fake`, object: 'chat.completion', created: 0, model: req.model,
+      id: `chatcmpl-fake`,
+      object: 'chat.completion',
+      created: 0,
+      model: req.model,
       choices: [{ index: 0, message, logprobs: null, finish_reason: finish, stop_reason: null }],
       usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     },

@@ -83,7 +83,26 @@ export interface FakeVllm {
   close(): Promise<void>;
 }
 
-const OPENAI_CHAT_FIELDS = new Set(['model', 'messages', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'stop', 'response_format', 'n', 'stream', 'logprobs', 'top_logprobs', 'presence_penalty', 'frequency_penalty', 'user', 'tools', 'tool_choice']);
+const OPENAI_CHAT_FIELDS = new Set([
+  'model',
+  'messages',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'max_completion_tokens',
+  'seed',
+  'stop',
+  'response_format',
+  'n',
+  'stream',
+  'logprobs',
+  'top_logprobs',
+  'presence_penalty',
+  'frequency_penalty',
+  'user',
+  'tools',
+  'tool_choice',
+]);
 
 const defaultThinking = (req: FakeChatRequest) => {
   const sys = req.messages.find((m) => m.role === 'system')?.content ?? '';
@@ -112,7 +131,8 @@ export async function startFakeVllm(o: FakeVllmOptions = {}): Promise<FakeVllm> 
       const unknown = Object.keys(req).filter((k) => !OPENAI_CHAT_FIELDS.has(k));
       if (unknown.length) return error(400, 'invalid_request_error', `Unrecognized request argument supplied: ${unknown.join(', ')}`);
     }
-    if (o.supportsJsonSchema === false && req.response_format?.type === 'json_schema') return error(400, 'BadRequestError', 'response_format json_schema is not supported');
+    if (o.supportsJsonSchema === false && req.response_format?.type === 'json_schema')
+      return error(400, 'BadRequestError', 'response_format json_schema is not supported');
     const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
     let content: string;
     if (draw('echoSystemPrompt', o.echoSystemPrompt)) (content = system), bump('echoed');
@@ -123,8 +143,11 @@ export async function startFakeVllm(o: FakeVllmOptions = {}): Promise<FakeVllm> 
     const thinks = req.chat_template_kwargs?.enable_thinking !== false;
     bump(thinks ? 'thinking' : 'thinking_off');
     const built = buildChat(req, {
-      content, fence, think: thinks ? (o.thinking ?? defaultThinking)(req) : null,
-      cutAt: draw('truncate', o.truncate) ? (o.truncate?.atTokens ?? null) : null, reasoningField: o.reasoningParser || null,
+      content,
+      fence,
+      think: thinks ? (o.thinking ?? defaultThinking)(req) : null,
+      cutAt: draw('truncate', o.truncate) ? (o.truncate?.atTokens ?? null) : null,
+      reasoningField: o.reasoningParser || null,
     });
     built.tags.forEach(bump);
     return { status: 200, body: built.body };
@@ -132,7 +155,8 @@ export async function startFakeVllm(o: FakeVllmOptions = {}): Promise<FakeVllm> 
 
   function embeddings(body: Record<string, unknown>) {
     const input = typeof body.input === 'string' ? [body.input] : body.input;
-    if (!Array.isArray(input) || !input.every((t) => typeof t === 'string')) return error(400, 'BadRequestError', 'input must be a string or a list of strings');
+    if (!Array.isArray(input) || !input.every((t) => typeof t === 'string'))
+      return error(400, 'BadRequestError', 'input must be a string or a list of strings');
     const dim = o.embeddingDim ?? 32;
     const data = input.map((t, index) => ({ object: 'embedding', index, embedding: Array.from(hashedEmbedding(t, dim)) }));
     const tokens = input.reduce((s, t) => s + qwen3Tokenizer().encode(t).length, 0);
@@ -162,7 +186,10 @@ export async function startFakeVllm(o: FakeVllmOptions = {}): Promise<FakeVllm> 
       if (holding) await new Promise<void>((r) => waiters.push(r));
       const delay = typeof o.delayMs === 'function' ? o.delayMs(n) : (o.delayMs ?? 0);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      const out = path === '/v1/chat/completions' || path === '/v1/embeddings' ? await answer(path, entry.body, entry.authorization, n) : error(404, 'NotFoundError', `no route ${path}`);
+      const out =
+        path === '/v1/chat/completions' || path === '/v1/embeddings'
+          ? await answer(path, entry.body, entry.authorization, n)
+          : error(404, 'NotFoundError', `no route ${path}`);
       if (res.destroyed || req.socket.destroyed) return void (entry.outcome = 'client_gone');
       entry.outcome = out.status === 200 ? 'ok' : `http_${out.status}`;
       entry.usage = (out.body as { usage?: FakeRequest['usage'] }).usage;
@@ -185,7 +212,9 @@ export async function startFakeVllm(o: FakeVllmOptions = {}): Promise<FakeVllm> 
     req.on('end', () => {
       if (req.method === 'GET' && req.url === '/v1/models') {
         bump('ok');
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', root: model, max_model_len: 40960 }] }));
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', root: model, max_model_len: 40960 }] }));
       }
       void handlePost(req, res, raw);
     });
@@ -198,11 +227,20 @@ export async function startFakeVllm(o: FakeVllmOptions = {}): Promise<FakeVllm> 
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     counts,
     requests,
-    get inFlight() { return inFlight; },
-    get maxInFlight() { return maxInFlight; },
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
     hold: () => void (holding = true),
     release: (k = 1) => waiters.splice(0, k).forEach((w) => w()),
     releaseAll,
-    close: () => new Promise<void>((r) => { releaseAll(); for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        releaseAll();
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }

@@ -66,12 +66,17 @@ export async function startRedisCluster(masters = 3): Promise<LocalCluster> {
   const ports: number[] = [];
   const taken = new Set<number>();
   const stop = async () => {
-    await Promise.all(procs.map((p) => new Promise<void>((resolve) => {
-      if (p.exitCode !== null || p.signalCode !== null) return resolve();
-      const force = setTimeout(() => p.kill('SIGKILL'), 5000);
-      p.once('exit', () => (clearTimeout(force), resolve()));
-      p.kill('SIGTERM');
-    })));
+    await Promise.all(
+      procs.map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            if (p.exitCode !== null || p.signalCode !== null) return resolve();
+            const force = setTimeout(() => p.kill('SIGKILL'), 5000);
+            p.once('exit', () => (clearTimeout(force), resolve()));
+            p.kill('SIGTERM');
+          }),
+      ),
+    );
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -79,15 +84,39 @@ export async function startRedisCluster(masters = 3): Promise<LocalCluster> {
       const port = await freeClusterPort(taken);
       taken.add(port).add(port + 10000);
       ports.push(port);
-      procs.push(spawn('redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--cluster-enabled', 'yes',
-        '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000', '--save', '', '--appendonly', 'no',
-      ], { stdio: 'ignore' }));
+      procs.push(
+        spawn(
+          'redis-server',
+          [
+            '--port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--dir',
+            dir,
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            '--cluster-node-timeout',
+            '5000',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+          ],
+          { stdio: 'ignore' },
+        ),
+      );
     }
     for (const p of ports) await until(`node ${p} did not answer PING`, 10_000, async () => (await ask(p, 'PING')) === 'PONG');
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed (exit ${create.status}): ${create.stdout}${create.stderr}`);
-    for (const p of ports) await until(`node ${p} did not reach cluster_state:ok`, 30_000, async () => (await ask(p, 'CLUSTER', 'INFO')).includes('cluster_state:ok'));
+    for (const p of ports)
+      await until(`node ${p} did not reach cluster_state:ok`, 30_000, async () => (await ask(p, 'CLUSTER', 'INFO')).includes('cluster_state:ok'));
     return { url: `redis://127.0.0.1:${ports[0]}?cluster=true`, ports, stop };
   } catch (e) {
     await stop();

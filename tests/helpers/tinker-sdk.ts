@@ -26,8 +26,15 @@ export function findTinkerSdk(): TinkerSdk | { missing: string } {
   const src = candidates().find((c) => existsSync(join(c, 'tinker', '__init__.py')));
   if (!src) return { missing: `the Tinker SDK 0.25.0 is not at any of ${candidates().join(', ')}; set TINKER_SDK_SRC to its src/ folder` };
   const env = { ...process.env, PYTHONPATH: src };
-  const probe = spawnSync('python3', ['-c', "import sys; sys.path.append('/usr/lib/python3/dist-packages'); import tinker, zstandard; print(tinker.__version__)"], { env, encoding: 'utf8' });
-  if (probe.status !== 0) return { missing: `python3 cannot import the Tinker SDK from ${src}: ${(probe.stderr || String(probe.error)).trim().split('\n').pop()} (install the Debian packages shared/peers/README.md names; .ci/run does)` };
+  const probe = spawnSync(
+    'python3',
+    ['-c', "import sys; sys.path.append('/usr/lib/python3/dist-packages'); import tinker, zstandard; print(tinker.__version__)"],
+    { env, encoding: 'utf8' },
+  );
+  if (probe.status !== 0)
+    return {
+      missing: `python3 cannot import the Tinker SDK from ${src}: ${(probe.stderr || String(probe.error)).trim().split('\n').pop()} (install the Debian packages shared/peers/README.md names; .ci/run does)`,
+    };
   return { src, env };
 }
 

@@ -46,7 +46,8 @@ export class ToyEngine implements TrainingEngine {
   async forwardBackward(data: readonly EngineDatum[], o: ForwardBackwardOptions): Promise<ForwardBackwardResult> {
     if (this.gate) await this.gate;
     this.log.push(o.forwardOnly ? 'forward' : `forward_backward:${o.lossFn}`);
-    if (o.lossFn !== 'cross_entropy' && o.lossFn !== 'importance_sampling') throw new InputError(`the toy engine computes cross_entropy and importance_sampling only, not ${o.lossFn}`);
+    if (o.lossFn !== 'cross_entropy' && o.lossFn !== 'importance_sampling')
+      throw new InputError(`the toy engine computes cross_entropy and importance_sampling only, not ${o.lossFn}`);
     let total = 0;
     const outputs = data.map((d) => {
       const logprobs: number[] = [];
@@ -132,10 +133,11 @@ export class ToySampler implements Sampler {
         const lp = toyLogprobs(W, prev);
         let u = rng.next();
         let next = TOY_VOCAB - 1;
-        for (let j = 0; j < TOY_VOCAB; j++) if ((u -= Math.exp(lp[j] as number)) < 0) {
-          next = j;
-          break;
-        }
+        for (let j = 0; j < TOY_VOCAB; j++)
+          if ((u -= Math.exp(lp[j] as number)) < 0) {
+            next = j;
+            break;
+          }
         tokens.push(next);
         logprobs.push(lp[next] as number);
         prev = next;

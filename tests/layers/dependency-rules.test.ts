@@ -21,7 +21,10 @@ function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'gsteer-layers-'));
   dirs.push(dir);
   copyFileSync(join(REPO, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'));
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, noEmit: true } }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true, noEmit: true } }),
+  );
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
@@ -76,7 +79,10 @@ describe('layer rules', () => {
   it('each planted import fails, naming the rule, the importing and the imported file; nothing else does', () => {
     const r = cruise(tree(PLANTED));
     expect(r.code).not.toBe(0);
-    const named = r.out.split('\n').map((l) => l.trim()).filter((l) => /^error (layer-|no-unknown-folder)/.test(l));
+    const named = r.out
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^error (layer-|no-unknown-folder)/.test(l));
     expect(named.sort()).toEqual([
       'error layer-checkpoints: checkpoints/planted.ts → trainer/step.ts',
       'error layer-configs: configs/planted.ts → serve/server.ts',
@@ -94,7 +100,9 @@ describe('layer rules', () => {
     const text = readFileSync(join(dir, '.dependency-cruiser.cjs'), 'utf8');
     expect(text).toContain('  util: [],\n');
     writeFileSync(join(dir, 'cyclic.cjs'), text.replace('  util: [],\n', "  util: ['configs'],\n"));
-    expect(() => createRequire(join(dir, 'x.cjs'))('./cyclic.cjs')).toThrow(/the allow-lists form a cycle \((util -> configs -> util|configs -> util -> configs)\)/);
+    expect(() => createRequire(join(dir, 'x.cjs'))('./cyclic.cjs')).toThrow(
+      /the allow-lists form a cycle \((util -> configs -> util|configs -> util -> configs)\)/,
+    );
   });
 
   it('the repository as it is passes', () => {

@@ -42,9 +42,12 @@ describe('averageModels', () => {
       for (let i = 0; i < xo!.length; i += 7) expect(xo![i]).toBeCloseTo(0.125 * xa![i]! + 0.375 * xb![i]! + 0.5 * xc![i]!, 6);
     }
     // config and vocabulary come along; the first model's training record does not; the sources are recorded
-    for (const f of ['config.json', 'generation_config.json', 'vocab_map.json']) expect(readFileSync(join(out, f), 'utf8')).toBe(readFileSync(join(a, f), 'utf8'));
+    for (const f of ['config.json', 'generation_config.json', 'vocab_map.json'])
+      expect(readFileSync(join(out, f), 'utf8')).toBe(readFileSync(join(a, f), 'utf8'));
     const rec = JSON.parse(readFileSync(join(out, 'average.json'), 'utf8')) as { sources: { dir: string; weight: number; sha256: string }[] };
-    expect(rec.sources.map((s) => [s.dir, s.weight, s.sha256])).toEqual([a, b, c].map((d, k) => [d, [0.125, 0.375, 0.5][k], sha256File(join(d, 'model.safetensors'))]));
+    expect(rec.sources.map((s) => [s.dir, s.weight, s.sha256])).toEqual(
+      [a, b, c].map((d, k) => [d, [0.125, 0.375, 0.5][k], sha256File(join(d, 'model.safetensors'))]),
+    );
   });
 
   it('the mean of a model with itself is that model, byte for byte, and scores the same tokens alike', async () => {

@@ -25,11 +25,15 @@ describe('selectBackend', () => {
   });
 
   it.skipIf(hasGpu)('gpu fails with install instructions when @tensorflow/tfjs-node-gpu is absent', async () => {
-    await expect(selectBackend('gpu', () => {})).rejects.toThrow(/@tensorflow\/tfjs-node-gpu is not installed; install it with npm i .*CUDA 11\.2 and cuDNN 8\.1/);
+    await expect(selectBackend('gpu', () => {})).rejects.toThrow(
+      /@tensorflow\/tfjs-node-gpu is not installed; install it with npm i .*CUDA 11\.2 and cuDNN 8\.1/,
+    );
   });
 
   it.skipIf(hasNode)('node fails with install instructions when @tensorflow/tfjs-node is absent', async () => {
-    await expect(selectBackend('node', () => {})).rejects.toThrow(/@tensorflow\/tfjs-node is not installed; install it with npm i --save-exact @tensorflow\/tfjs-node@4\.22\.0/);
+    await expect(selectBackend('node', () => {})).rejects.toThrow(
+      /@tensorflow\/tfjs-node is not installed; install it with npm i --save-exact @tensorflow\/tfjs-node@4\.22\.0/,
+    );
   });
 
   it.skipIf(hasGpu || hasNode)('auto picks wasm when no native backend is installed, and logs it', async () => {

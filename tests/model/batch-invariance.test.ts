@@ -17,7 +17,10 @@ import { Rng } from '../../util/rng.ts';
 const sameBits = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.from(a).every((v, i) => Object.is(v, b[i]));
 
 function randn(rng: Rng, shape: number[]): tf.Tensor {
-  return tf.tensor(Float32Array.from({ length: shape.reduce((p, d) => p * d, 1) }, () => rng.normal()), shape);
+  return tf.tensor(
+    Float32Array.from({ length: shape.reduce((p, d) => p * d, 1) }, () => rng.normal()),
+    shape,
+  );
 }
 
 /** Rows (of M = ms) of f(x[:M]) that differ from f(x[i:i+1]) computed alone. */
@@ -36,8 +39,20 @@ function rowsThatDiffer(rng: Rng, K: number, N: number, f: (x: tf.Tensor) => tf.
 
 const ALL_M = Array.from({ length: 16 }, (_, i) => i + 1);
 // [K, N] of the projections and lm_head: models/tiny-demo (D 64, F 192, 3,062 kept rows), Qwen3-0.6B (D 1024, q 2048, kv 1024, F 3072)
-const TINY_SHAPES = [[64, 64], [64, 32], [64, 192], [192, 64], [64, 3062]] as const;
-const QWEN_06B_SHAPES = [[1024, 2048], [1024, 1024], [2048, 1024], [1024, 3072], [3072, 1024]] as const;
+const TINY_SHAPES = [
+  [64, 64],
+  [64, 32],
+  [64, 192],
+  [192, 64],
+  [64, 3062],
+] as const;
+const QWEN_06B_SHAPES = [
+  [1024, 2048],
+  [1024, 1024],
+  [2048, 1024],
+  [1024, 3072],
+  [3072, 1024],
+] as const;
 
 for (const backend of ['wasm', 'cpu'] as const) {
   describe(`tfjs ${backend}: batched rows`, () => {
@@ -46,7 +61,10 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const rng = new Rng(3);
       // cpu is ~10x slower (method §14.1): the 0.6B shapes on a few M there
       const bigMs = backend === 'cpu' ? [1, 3, 16] : ALL_M;
-      for (const [shapes, ms] of [[TINY_SHAPES, ALL_M], [QWEN_06B_SHAPES, bigMs]] as const) {
+      for (const [shapes, ms] of [
+        [TINY_SHAPES, ALL_M],
+        [QWEN_06B_SHAPES, bigMs],
+      ] as const) {
         for (const [K, N] of shapes) {
           const W = randn(rng, [K, N]);
           const A = randn(rng, [8, K]); // a LoRA A factor [r, in], used as x A^T
@@ -91,7 +109,8 @@ for (const backend of ['wasm', 'cpu'] as const) {
             if (!sameBits(tf.matMul(P, V).dataSync(), tf.matMul(Pp, Vp).dataSync())) pvDiffers++;
             const P2 = tf.reshape(tf.slice(P, [0, 0, 0], [1, 4, L]), [4, L]);
             const V2 = tf.reshape(tf.slice(V, [0, 0, 0], [1, L, 16]), [L, 16]);
-            if (!sameBits(tf.matMul(P2, V2).dataSync(), tf.matMul(tf.concat([P2, tf.zeros([4, pad])], 1), tf.concat([V2, tf.zeros([pad, 16])], 0)).dataSync())) pvDiffers++;
+            if (!sameBits(tf.matMul(P2, V2).dataSync(), tf.matMul(tf.concat([P2, tf.zeros([4, pad])], 1), tf.concat([V2, tf.zeros([pad, 16])], 0)).dataSync()))
+              pvDiffers++;
           }
         }
       });

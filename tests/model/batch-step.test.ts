@@ -16,7 +16,11 @@ import { Rng } from '../../util/rng.ts';
 
 /** log softmax of row logits [rows] at the row of token id (ids outside a vocab map are scored as unk, like the reference). */
 function logprobAt(model: Qwen3Model, rowLogits: Float32Array, id: number): number {
-  const row = model.vocab ? ((model.vocab.rowOf[id] as number) >= 0 ? (model.vocab.rowOf[id] as number) : (model.vocab.rowOf[model.vocab.unkId] as number)) : id;
+  const row = model.vocab
+    ? (model.vocab.rowOf[id] as number) >= 0
+      ? (model.vocab.rowOf[id] as number)
+      : (model.vocab.rowOf[model.vocab.unkId] as number)
+    : id;
   let mx = -Infinity;
   for (const x of rowLogits) mx = Math.max(mx, x);
   let s = 0;
@@ -50,7 +54,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
       for (let step = 0; seqs.some((s) => s.fed < s.ids.length); step++) {
         const live = seqs.filter((s) => s.fed < s.ids.length);
         const feeds = live.map((s) => (step === 0 ? s.ids.slice(0, split(s.ids.length)) : [s.ids[s.fed] as number]));
-        const entries: BatchEntry[] = live.map((s, i) => ({ cache: s.cache, adapter: s.withAdapter ? adapter : null, ids: feeds[i] as number[], logits: true }));
+        const entries: BatchEntry[] = live.map((s, i) => ({
+          cache: s.cache,
+          adapter: s.withAdapter ? adapter : null,
+          ids: feeds[i] as number[],
+          logits: true,
+        }));
         const out = forwardBatch(model, entries, 3);
         live.forEach((s, i) => {
           s.fed += (feeds[i] as number[]).length;
@@ -78,7 +87,12 @@ for (const backend of ['wasm', 'cpu'] as const) {
         for (const n of feedsOf) {
           const ids = fed < target.length ? target.slice(fed, fed + n) : [idOf(fed)];
           const entries: BatchEntry[] = [
-            ...extra.map(({ cache: c, o }, i) => ({ cache: c, adapter: o.withAdapter ? adapter : null, ids: Array.from({ length: c.length ? 1 : o.len }, (_, t) => idOf(7 * i + t)), logits: i % 2 === 0 })),
+            ...extra.map(({ cache: c, o }, i) => ({
+              cache: c,
+              adapter: o.withAdapter ? adapter : null,
+              ids: Array.from({ length: c.length ? 1 : o.len }, (_, t) => idOf(7 * i + t)),
+              logits: i % 2 === 0,
+            })),
             { cache, adapter: targetAdapter ? adapter : null, ids, logits: true },
           ];
           const out = forwardBatch(model, entries, 8);
@@ -120,7 +134,8 @@ for (const backend of ['wasm', 'cpu'] as const) {
           const cache = createKvCache(model);
           let out: Float32Array | null = null;
           let fed = 0;
-          for (const k of chunks) (out = forwardBatch(model, [{ cache, adapter: null, ids: ids.slice(fed, fed + k), logits: true }], 8)[0] as Float32Array), (fed += k);
+          for (const k of chunks)
+            (out = forwardBatch(model, [{ cache, adapter: null, ids: ids.slice(fed, fed + k), logits: true }], 8)[0] as Float32Array), (fed += k);
           cache.dispose();
           return out;
         };
@@ -153,8 +168,15 @@ for (const backend of ['wasm', 'cpu'] as const) {
 
 describe('segmentsOf', () => {
   it('cuts at the multiples of align, in absolute positions', () => {
-    expect(segmentsOf(0, 10, 4)).toEqual([{ start: 0, end: 4 }, { start: 4, end: 8 }, { start: 8, end: 10 }]);
-    expect(segmentsOf(6, 9, 4)).toEqual([{ start: 6, end: 8 }, { start: 8, end: 9 }]);
+    expect(segmentsOf(0, 10, 4)).toEqual([
+      { start: 0, end: 4 },
+      { start: 4, end: 8 },
+      { start: 8, end: 10 },
+    ]);
+    expect(segmentsOf(6, 9, 4)).toEqual([
+      { start: 6, end: 8 },
+      { start: 8, end: 9 },
+    ]);
     expect(segmentsOf(5, 6, 4)).toEqual([{ start: 5, end: 6 }]);
     expect(segmentsOf(0, 7, Infinity)).toEqual([{ start: 0, end: 7 }]);
   });

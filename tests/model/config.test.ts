@@ -56,7 +56,9 @@ describe('parseQwen3Config', () => {
 
   it('names bad fields with their values and the rule', () => {
     expect(() => parseQwen3Config({ ...QWEN3_8B, hidden_size: 0, num_key_value_heads: 5 }, 'c')).toThrow(/hidden_size = 0 must be a positive integer/);
-    expect(() => parseQwen3Config({ ...QWEN3_8B, num_key_value_heads: 5 }, 'c')).toThrow(/num_attention_heads \(32\) must be a multiple of num_key_value_heads \(5\)/);
+    expect(() => parseQwen3Config({ ...QWEN3_8B, num_key_value_heads: 5 }, 'c')).toThrow(
+      /num_attention_heads \(32\) must be a multiple of num_key_value_heads \(5\)/,
+    );
     expect(() => parseQwen3Config({ ...QWEN3_8B, rope_scaling: { rope_type: 'yarn', factor: 4 } }, 'c')).toThrow(/rope_scaling .*yarn.* is not supported/);
   });
 });

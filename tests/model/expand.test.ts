@@ -37,7 +37,10 @@ async function logprobsOf(dir: string, ids: number[][]): Promise<number[][]> {
 
 describe('layerMap', () => {
   it('puts a copy after the last layer of each of G equal groups', () => {
-    const show = (l: number, g: number) => layerMap(l, g).map((m) => (m.copy ? `${m.from}*` : `${m.from}`)).join(' ');
+    const show = (l: number, g: number) =>
+      layerMap(l, g)
+        .map((m) => (m.copy ? `${m.from}*` : `${m.from}`))
+        .join(' ');
     expect(show(2, 1)).toBe('0 1 1*');
     expect(show(2, 2)).toBe('0 0* 1 1*');
     expect(show(4, 2)).toBe('0 1 1* 2 3 3*');
@@ -98,21 +101,48 @@ describe('expandModel', () => {
 
   it('training moves the new layer: its zero projections get gradients', async () => {
     const tok = qwen3Tokenizer();
-    const kept = [...baseKeptIds(), ...tok.encode('<|im_start|>system\nuser\nassistant\n<think>\n\n</think>\n\nAnswer in the turn format.QUERY: trip 0 1 2 STATE:\n- budget | purpose: Money | status: covered | source: memory | value: 900\nPLAN: done\nACTION: STOP\nEXECUTE: Trip for 900')];
+    const kept = [
+      ...baseKeptIds(),
+      ...tok.encode(
+        '<|im_start|>system\nuser\nassistant\n<think>\n\n</think>\n\nAnswer in the turn format.QUERY: trip 0 1 2 STATE:\n- budget | purpose: Money | status: covered | source: memory | value: 900\nPLAN: done\nACTION: STOP\nEXECUTE: Trip for 900',
+      ),
+    ];
     const src = fresh();
     initModel(src, CFG, { seed: 2, keptIds: kept });
     const out = fresh();
     expandModel(src, out, 1);
     const file = path('examples.jsonl');
     const ex = (i: number): SftExample => ({
-      instanceId: `i${i}`, userId: 'u', trajectoryId: `i${i}/s0/o0/dialogue`, kind: 'dialogue', step: 0, steps: 1, action: 'STOP',
-      input: [{ role: 'system', content: 'Answer in the turn format.' }, { role: 'user', content: `QUERY: trip ${i}` }],
+      instanceId: `i${i}`,
+      userId: 'u',
+      trajectoryId: `i${i}/s0/o0/dialogue`,
+      kind: 'dialogue',
+      step: 0,
+      steps: 1,
+      action: 'STOP',
+      input: [
+        { role: 'system', content: 'Answer in the turn format.' },
+        { role: 'user', content: `QUERY: trip ${i}` },
+      ],
       target: 'STATE:\n- budget | purpose: Money | status: covered | source: memory | value: 900\nPLAN: done\nACTION: STOP\nEXECUTE: Trip for 900',
     });
     writeFileSync(file, [0, 1, 2].map((i) => JSON.stringify(ex(i))).join('\n'));
     await pretrainModel(out, file, tok, {
-      context: 8, maxLen: 512, splitSeed: 1, heldOutFraction: 0, seed: 5, steps: 3, seconds: 60, batchSize: 3, lr: 1e-2, warmup: 1,
-      weightDecay: 0, maxGradNorm: 1, augment: 0, progress: false, log: () => {},
+      context: 8,
+      maxLen: 512,
+      splitSeed: 1,
+      heldOutFraction: 0,
+      seed: 5,
+      steps: 3,
+      seconds: 60,
+      batchSize: 3,
+      lr: 1e-2,
+      warmup: 1,
+      weightDecay: 0,
+      maxGradNorm: 1,
+      augment: 0,
+      progress: false,
+      log: () => {},
     });
     const w = weightsOf(out);
     for (const name of ['model.layers.2.self_attn.o_proj.weight', 'model.layers.2.mlp.down_proj.weight'])

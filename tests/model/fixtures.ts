@@ -8,8 +8,17 @@ import { selectBackend } from '../../model/backend.ts';
 import type { Qwen3Config } from '../../model/index.ts';
 
 export const SMALL_CFG: Qwen3Config = {
-  vocabSize: 151936, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1,
-  headDim: 16, rmsNormEps: 1e-6, ropeTheta: 1_000_000, tieWordEmbeddings: false, maxPositionEmbeddings: 4096,
+  vocabSize: 151936,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 1,
+  numAttentionHeads: 2,
+  numKeyValueHeads: 1,
+  headDim: 16,
+  rmsNormEps: 1e-6,
+  ropeTheta: 1_000_000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 4096,
 };
 
 /** Registers beforeAll/afterAll: a fresh temp folder (removed afterwards) and the wasm backend. */

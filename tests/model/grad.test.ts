@@ -63,7 +63,16 @@ for (const backend of ['wasm', 'cpu'] as const) {
       const originals = vars.map((v) => v.dataSync().slice() as Float32Array);
       const eps = 1e-2;
       const shifted = (sign: number): number => {
-        tf.tidy(() => vars.forEach((v, i) => v.assign(tf.tensor(originals[i]!.map((x, k) => x + (sign * eps * dirs[i]![k]!) / norm), v.shape))));
+        tf.tidy(() =>
+          vars.forEach((v, i) =>
+            v.assign(
+              tf.tensor(
+                originals[i]!.map((x, k) => x + (sign * eps * dirs[i]![k]!) / norm),
+                v.shape,
+              ),
+            ),
+          ),
+        );
         const l = loss(model, adapter);
         const out = l.dataSync()[0] as number;
         l.dispose();

@@ -62,7 +62,12 @@ describe('gsteer model CLI', () => {
     err.mockRestore();
     const got = JSON.parse(printed) as number[][];
     const model = await loadModel(out);
-    const { logprobs } = tokenLogprobs(model, null, { inputIds: [[151644, 9707, 1879], [9707, 11]] });
+    const { logprobs } = tokenLogprobs(model, null, {
+      inputIds: [
+        [151644, 9707, 1879],
+        [9707, 11],
+      ],
+    });
     const want = logprobs.arraySync();
     expect(got[0]).toEqual(want[0]);
     expect(got[1]).toEqual(want[1]!.slice(0, 2));
@@ -70,8 +75,15 @@ describe('gsteer model CLI', () => {
     model.dispose();
   });
 
-  it('--layers overrides the preset\'s layer count (a cut Qwen3-0.6B shape for benchmarks)', async () => {
-    expect(PRESETS['qwen3-0.6b']).toMatchObject({ hiddenSize: 1024, intermediateSize: 3072, numHiddenLayers: 28, numAttentionHeads: 16, numKeyValueHeads: 8, headDim: 128 });
+  it("--layers overrides the preset's layer count (a cut Qwen3-0.6B shape for benchmarks)", async () => {
+    expect(PRESETS['qwen3-0.6b']).toMatchObject({
+      hiddenSize: 1024,
+      intermediateSize: 3072,
+      numHiddenLayers: 28,
+      numAttentionHeads: 16,
+      numKeyValueHeads: 8,
+      headDim: 128,
+    });
     await run(['init', '--out', join(tmp, 'l1'), '--preset', 'tiny', '--layers', '1', '--vocab-from', join(tmp, 'words.txt')]);
     expect(JSON.parse(readFileSync(join(tmp, 'l1', 'config.json'), 'utf8'))).toMatchObject({ num_hidden_layers: 1, hidden_size: 64 });
   });

@@ -73,7 +73,7 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       model.dispose();
     });
 
-    it('logprobs and entropies equal the raw distribution renormalised over each position\'s allowed ids', () => {
+    it("logprobs and entropies equal the raw distribution renormalised over each position's allowed ids", () => {
       // the bias path and the sparse one (the small mask on its allowed side, the large one on its complement)
       const outs = (['gather', 'sparse'] as const).map((maskPath) =>
         tf.tidy(() => {
@@ -95,7 +95,9 @@ for (const fixture of ['tiny', 'gqa'] as const) {
     it('masking removes mass exactly where the mask drops ids: masked >= raw, equal for an all-allowed mask', () => {
       const all = bitmask(emittable(model), model.config.vocabSize);
       const everything = seqs.map((s) => ({ table: [all], index: s.map((_, t) => (t === 0 ? -1 : 0)) }));
-      const [raw, full, masked] = tf.tidy(() => [undefined, everything, masks].map((m) => tokenLogprobs(model, adapter, { inputIds: seqs, masks: m }).logprobs.arraySync()));
+      const [raw, full, masked] = tf.tidy(() =>
+        [undefined, everything, masks].map((m) => tokenLogprobs(model, adapter, { inputIds: seqs, masks: m }).logprobs.arraySync()),
+      );
       seqs.forEach((s, b) => {
         for (let t = 1; t < s.length; t++) {
           expect(full![b]![t]).toBe(raw![b]![t]); // + 0 bias everywhere: the same numbers
@@ -106,7 +108,9 @@ for (const fixture of ['tiny', 'gqa'] as const) {
     });
 
     it('unconstrained rows of a mixed batch are scored bit for bit as without masks', () => {
-      const [plain, mixed] = tf.tidy(() => [undefined, [null, masks[1]!]].map((m) => tokenLogprobs(model, adapter, { inputIds: seqs, masks: m }, { withEntropy: true }).logprobs.arraySync()));
+      const [plain, mixed] = tf.tidy(() =>
+        [undefined, [null, masks[1]!]].map((m) => tokenLogprobs(model, adapter, { inputIds: seqs, masks: m }, { withEntropy: true }).logprobs.arraySync()),
+      );
       expect(mixed![0]).toEqual(plain![0]);
       expect(mixed![1]).not.toEqual(plain![1]);
     });
@@ -129,7 +133,16 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       const originals = vars.map((v) => v.dataSync().slice() as Float32Array);
       const eps = 1e-2;
       const at = (sign: number) => {
-        tf.tidy(() => vars.forEach((v, i) => v.assign(tf.tensor(originals[i]!.map((x, k) => x + (sign * eps * dirs[i]![k]!) / norm), v.shape))));
+        tf.tidy(() =>
+          vars.forEach((v, i) =>
+            v.assign(
+              tf.tensor(
+                originals[i]!.map((x, k) => x + (sign * eps * dirs[i]![k]!) / norm),
+                v.shape,
+              ),
+            ),
+          ),
+        );
         const l = loss();
         const out = l.dataSync()[0]!;
         l.dispose();
@@ -166,7 +179,10 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       for (const withScored of [false, true]) {
         const ref = run('gather', withScored);
         expect(Math.max(...ref.g.flat().map(Math.abs))).toBeGreaterThan(1e-4); // the gradients are not all zero
-        for (const [path, tol] of [['matmul', 1e-6], ['sparse', 1e-5]] as const) {
+        for (const [path, tol] of [
+          ['matmul', 1e-6],
+          ['sparse', 1e-5],
+        ] as const) {
           const other = run(path, withScored);
           expect(maxDiff(other.lp, ref.lp)).toBeLessThan(tol);
           expect(maxDiff(other.ent, ref.ent)).toBeLessThan(tol);
@@ -189,7 +205,10 @@ for (const fixture of ['tiny', 'gqa'] as const) {
       const denied = new Set(ranked.filter((v) => v !== s[t]).slice(0, Math.floor(0.4 * ranked.length)));
       const removed = [...denied].reduce((sum, v) => sum + Math.exp(raw.get(v)!), 0);
       expect(removed).toBeGreaterThan(COMPLEMENT_MAX);
-      const mask = bitmask(emittable(model).filter((v) => !denied.has(v)), model.config.vocabSize);
+      const mask = bitmask(
+        emittable(model).filter((v) => !denied.has(v)),
+        model.config.vocabSize,
+      );
       const m: TokenMasks = { table: [mask, masks[0]!.table[1]!], index: s.map((_, i) => (i === t ? 0 : i === 2 ? 1 : -1)) };
       const run = (maskPath: MaskVia) => {
         const f = () => tf.sum(tokenLogprobs(model, adapter, { inputIds: [s], masks: [m] }, { withEntropy: true, maskPath }).logprobs) as tf.Scalar;
@@ -209,7 +228,10 @@ for (const fixture of ['tiny', 'gqa'] as const) {
 
     it('refuses masks that do not hold the sampled token, or that do not fit the batch', () => {
       const s = seqs[0]!;
-      const without = bitmask(emittable(model).filter((v) => v !== s[4]), model.config.vocabSize);
+      const without = bitmask(
+        emittable(model).filter((v) => v !== s[4]),
+        model.config.vocabSize,
+      );
       const bad: TokenMasks = { table: [without], index: s.map((_, t) => (t === 4 ? 0 : -1)) };
       expect(() => tokenLogprobs(model, adapter, { inputIds: [s], masks: [bad] })).toThrow(InputError);
       expect(() => tokenLogprobs(model, adapter, { inputIds: [s], masks: [bad] })).toThrow(/token .* at position 4 is not in its allowed set/);
@@ -227,9 +249,16 @@ describe('the [N, rows] bias rows: gather and one-hot matmul give the same bits'
       const [K, rows, N] = [7, 3001, 40];
       const table = new Float32Array(K * rows).map((_, i) => (i < rows || rng.int(3) ? 0 : MASKED_LOGIT));
       const index = Int32Array.from({ length: N }, () => rng.int(K));
-      const [viaGather, viaMatmul] = (['gather', 'matmul'] as const).map((via) => tf.tidy(() => tableRows(tf.tensor2d(table, [K, rows]), index, via).dataSync().slice()));
+      const [viaGather, viaMatmul] = (['gather', 'matmul'] as const).map((via) =>
+        tf.tidy(() =>
+          tableRows(tf.tensor2d(table, [K, rows]), index, via)
+            .dataSync()
+            .slice(),
+        ),
+      );
       expect(Buffer.from(viaMatmul!.buffer).equals(Buffer.from(viaGather!.buffer))).toBe(true);
       // and the rows are the table's: spot-check against the table itself
-      for (const n of [0, 17, N - 1]) expect(Array.from(viaGather!.subarray(n * rows, (n + 1) * rows))).toEqual(Array.from(table.subarray(index[n]! * rows, (index[n]! + 1) * rows)));
+      for (const n of [0, 17, N - 1])
+        expect(Array.from(viaGather!.subarray(n * rows, (n + 1) * rows))).toEqual(Array.from(table.subarray(index[n]! * rows, (index[n]! + 1) * rows)));
     });
 });

@@ -70,7 +70,9 @@ describe('dashboard in chromium', () => {
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-    await page.addInitScript(() => (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP: ${e.violatedDirective} ${e.blockedURI}`)));
+    await page.addInitScript(() =>
+      (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP: ${e.violatedDirective} ${e.blockedURI}`)),
+    );
 
     // The recorded run: one point per update, the values of metrics.jsonl.
     await page.goto(`${dash.url}runs/run-a`);
@@ -123,7 +125,10 @@ describe('dashboard in chromium', () => {
     // Two runs overlaid; run-b's Redis does not answer, so its new update comes from metrics.jsonl.
     await page.goto(`${dash.url}runs/run-a?overlay=run-b`);
     await waitReward(page, [2, -1], 6); // a second run's column, over the union of steps
-    expect(await page.evaluate(() => (globalThis as any).gsteerDashboard.charts.reward.series.map((s: { label: string }) => s.label).slice(1))).toEqual(['run-a reward', 'run-b reward']);
+    expect(await page.evaluate(() => (globalThis as any).gsteerDashboard.charts.reward.series.map((s: { label: string }) => s.label).slice(1))).toEqual([
+      'run-a reward',
+      'run-b reward',
+    ]);
     expect((await chartData(page, 'reward'))[2]?.map((v) => v ?? null)).toEqual([...b.records.map((r) => r.reward), null, null, null]); // no point: a gap
     expect(await page.locator('#runinfo').innerText()).toMatch(/run-b 3 update\(s\).*watching metrics\.jsonl/);
     const bFour = fixtureRecord(4, 0);

@@ -18,7 +18,14 @@ function get(base: string, path: string): Promise<{ status: number; type: string
     const req = request({ host: u.hostname, port: u.port, path }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: Buffer.concat(chunks), csp: String(res.headers['content-security-policy']) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          type: String(res.headers['content-type']),
+          body: Buffer.concat(chunks),
+          csp: String(res.headers['content-security-policy']),
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -35,7 +42,15 @@ beforeAll(async () => {
   const evalDir = join(withCompare.dir, 'eval');
   mkdirSync(evalDir, { recursive: true });
   const f = writeFixture(evalDir);
-  await compare({ files: [{ file: f.direct, ablation: false }, { file: f.gsteer, ablation: false }], sweep: [], spread: { resample: seededResampler(1, 50), samples: 50, level: 0.95, seed: 1 }, out: runLayout(withCompare.dir).compare });
+  await compare({
+    files: [
+      { file: f.direct, ablation: false },
+      { file: f.gsteer, ablation: false },
+    ],
+    sweep: [],
+    spread: { resample: seededResampler(1, 50), samples: 50, level: 0.95, seed: 1 },
+    out: runLayout(withCompare.dir).compare,
+  });
   writeFileSync(join(runLayout(withCompare.dir).compare, 'notes.txt'), 'not a table');
   dash = await startDashboard({ runDirs: [withCompare.dir, without.dir], port: 0, log: () => undefined });
 });
@@ -44,7 +59,7 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('dashboard: a run\'s comparison', () => {
+describe("dashboard: a run's comparison", () => {
   it('lists the tables and figure, and serves each with its type under the page CSP', async () => {
     const list = JSON.parse((await get(dash.url, '/api/runs/run-c/compare')).body.toString('utf8'));
     expect(list).toEqual({
@@ -66,7 +81,12 @@ describe('dashboard: a run\'s comparison', () => {
   it('a run without one lists nothing; other names, traversal and unknown runs are refused', async () => {
     expect(JSON.parse((await get(dash.url, '/api/runs/run-d/compare')).body.toString('utf8')).files).toEqual([]);
     expect((await get(dash.url, '/api/runs/run-d/compare/figure3.svg')).status).toBe(404);
-    for (const p of ['/api/runs/run-c/compare/notes.txt', '/api/runs/run-c/compare/..%2F..%2Fconfig.yaml', '/api/runs/run-c/compare/%2e%2e', '/api/runs/run-c/compare/table9.md']) {
+    for (const p of [
+      '/api/runs/run-c/compare/notes.txt',
+      '/api/runs/run-c/compare/..%2F..%2Fconfig.yaml',
+      '/api/runs/run-c/compare/%2e%2e',
+      '/api/runs/run-c/compare/table9.md',
+    ]) {
       const r = await get(dash.url, p);
       expect(r.status, p).toBe(404);
       expect(r.body.toString('utf8'), p).not.toContain('runName');

@@ -23,7 +23,11 @@ describe('mergeRecord', () => {
 
   it('property: the stream of a run with resumes, with repeats, merges to exactly its final metrics.jsonl', () => {
     // A history is a list of events: run the next update, or resume from a checkpoint at or before the last update.
-    const event = fc.oneof(fc.constant({ kind: 'update' as const }), fc.record({ kind: fc.constant('resume' as const), back: fc.nat(5) }), fc.record({ kind: fc.constant('repeat' as const) }));
+    const event = fc.oneof(
+      fc.constant({ kind: 'update' as const }),
+      fc.record({ kind: fc.constant('resume' as const), back: fc.nat(5) }),
+      fc.record({ kind: fc.constant('repeat' as const) }),
+    );
     fc.assert(
       fc.property(fc.array(event, { maxLength: 60 }), (events) => {
         let file: MetricsRecord[] = []; // the reference: what metrics.jsonl holds (truncateLines on resume)
@@ -69,7 +73,20 @@ describe('chartPlan', () => {
     expect(byId.get('waiting')?.series.map((s) => s.key)).toEqual(['time/wait_rollouts_s', 'time/wait_trainer_s']);
     expect(byId.get('turns')?.series.map((s) => s.key)).toEqual(['turns/ask', 'turns/mean', 'turns/retrieve']);
     expect(byId.get('trajectories_per_second')?.series).toEqual([{ key: 'trajectories_per_second' }]);
-    for (const id of ['reward_std', 'frac_reward_zero_std', 'advantages', 'loss', 'clip_ratio', 'grad_norm', 'entropy', 'completions', 'rates', 'policy_lag', 'tokens_per_second']) expect(byId.has(id), id).toBe(true);
+    for (const id of [
+      'reward_std',
+      'frac_reward_zero_std',
+      'advantages',
+      'loss',
+      'clip_ratio',
+      'grad_norm',
+      'entropy',
+      'completions',
+      'rates',
+      'policy_lag',
+      'tokens_per_second',
+    ])
+      expect(byId.has(id), id).toBe(true);
   });
 
   it('groups keys it does not know by prefix, so new metrics get charts with no code change', () => {

@@ -45,7 +45,13 @@ async function watchEvents(url: string, run: string, view: { records: MetricsRec
   }
 }
 
-const sample = (text: string, name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name}{run="res"} `))?.split(' ')[1]);
+const sample = (text: string, name: string) =>
+  Number(
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`${name}{run="res"} `))
+      ?.split(' ')[1],
+  );
 
 describe('dashboard on a resumed run', () => {
   it('shows one point per update, none lost or doubled, in the API, the events and /metrics', async () => {

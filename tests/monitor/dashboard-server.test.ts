@@ -54,7 +54,10 @@ afterAll(async () => {
 describe('dashboard URLs', () => {
   it('serves the runs, their metrics, files and pages, uPlot from node_modules', async () => {
     const runs = JSON.parse((await get(dash.url, '/api/runs')).body);
-    expect(runs.runs.map((r: { name: string; updates: number }) => [r.name, r.updates])).toEqual([['run-a', 5], ['run-b', 3]]);
+    expect(runs.runs.map((r: { name: string; updates: number }) => [r.name, r.updates])).toEqual([
+      ['run-a', 5],
+      ['run-b', 3],
+    ]);
     expect(runs.runs[1].live).toBe('file');
     const m = JSON.parse((await get(dash.url, '/api/runs/run-a/metrics')).body);
     expect(m.records).toEqual(a.records);
@@ -70,7 +73,7 @@ describe('dashboard URLs', () => {
     expect(cfg.body).not.toContain('hunter2pass');
   });
 
-  it('gives the latest update\'s trajectories with their rewards and turns', async () => {
+  it("gives the latest update's trajectories with their rewards and turns", async () => {
     const t = JSON.parse((await get(dash.url, '/api/runs/run-a/trajectories')).body);
     expect(t.step).toBe(5);
     const g = fixtureGroup(5);
@@ -79,18 +82,36 @@ describe('dashboard URLs', () => {
     expect(t.groups[0].trajectories[1].turns.map((x: { action: string }) => x.action)).toEqual(['ASK', 'STOP']);
     // the LLM simulator's reply beside its answer (trajectories 1 and 2); none for the embedded one (0)
     expect(t.groups[0].trajectories.slice(0, 3).map((x: { turns: { simulatorReply?: string }[] }) => x.turns[0]!.simulatorReply)).toEqual([
-      undefined, '{"target_id": "budget", "answer": "about 500 euros"}', '(no reply accepted: reply_error:truncated after 4 attempt(s); answered non-committally)',
+      undefined,
+      '{"target_id": "budget", "answer": "about 500 euros"}',
+      '(no reply accepted: reply_error:truncated after 4 attempt(s); answered non-committally)',
     ]);
     expect(JSON.parse((await get(dash.url, '/api/runs/run-a/trajectories?step=2')).body).groups).toEqual([]); // not on disk
   });
 
   it('404s unknown runs and refuses .., %2f, absolute paths and NUL without reading a file', async () => {
-    for (const path of ['/runs/nope', '/api/runs/nope/metrics', '/api/runs/nope/config.yaml', '/api/events?run=nope']) expect((await get(dash.url, path)).status, path).toBe(404);
+    for (const path of ['/runs/nope', '/api/runs/nope/metrics', '/api/runs/nope/config.yaml', '/api/events?run=nope'])
+      expect((await get(dash.url, path)).status, path).toBe(404);
     const refused = [
-      '/runs/..', '/runs/%2e%2e', '/api/runs/..%2fsecret.txt/metrics', '/api/runs/%2E%2E%2F%2E%2E/config.yaml', '/api/runs/run-a%2f..%2f..%2fsecret.txt/run.json',
-      '/api/runs/%2Fetc%2Fpasswd/config.yaml', '/runs/run-a%00', '/api/runs/run%00-a/metrics', '/api/events?run=..%2Fsecret.txt',
-      '/api/runs/run-a/trajectories?step=..%2F..%2Fsecret', '/static/..%2F..%2Fsecret.txt', '/static/%2Fetc%2Fpasswd', '/../secret.txt', '/runs/../../secret.txt',
-      '/runs//etc/passwd', '/api/runs/%E0%A4%A/metrics', '/static/constructor', '/runs/__proto__', '/api/runs/constructor/metrics',
+      '/runs/..',
+      '/runs/%2e%2e',
+      '/api/runs/..%2fsecret.txt/metrics',
+      '/api/runs/%2E%2E%2F%2E%2E/config.yaml',
+      '/api/runs/run-a%2f..%2f..%2fsecret.txt/run.json',
+      '/api/runs/%2Fetc%2Fpasswd/config.yaml',
+      '/runs/run-a%00',
+      '/api/runs/run%00-a/metrics',
+      '/api/events?run=..%2Fsecret.txt',
+      '/api/runs/run-a/trajectories?step=..%2F..%2Fsecret',
+      '/static/..%2F..%2Fsecret.txt',
+      '/static/%2Fetc%2Fpasswd',
+      '/../secret.txt',
+      '/runs/../../secret.txt',
+      '/runs//etc/passwd',
+      '/api/runs/%E0%A4%A/metrics',
+      '/static/constructor',
+      '/runs/__proto__',
+      '/api/runs/constructor/metrics',
     ];
     for (const path of refused) {
       const r = await get(dash.url, path);
@@ -118,7 +139,9 @@ describe('runs sharing a stream', () => {
     try {
       await waitFor(() => other.runs[0]!.live === 'redis', 10_000, 'the same run alone going live');
       expect(d.runs.map((r) => r.live)).toEqual(['file', 'file', 'file']);
-      expect(logs).toEqual([`runs run-a, run-a-copy share the Redis stream ${prefix}:{run-a}:metrics (same run id and queue prefix); they follow their metrics.jsonl only`]);
+      expect(logs).toEqual([
+        `runs run-a, run-a-copy share the Redis stream ${prefix}:{run-a}:metrics (same run id and queue prefix); they follow their metrics.jsonl only`,
+      ]);
     } finally {
       await other.close();
       await d.close();
@@ -135,7 +158,13 @@ describe('Prometheus /metrics and the queue board', () => {
     const text = (await get(dash.url, '/metrics')).body;
     await q.close();
     redis.disconnect();
-    const value = (line: string) => Number(text.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1));
+    const value = (line: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${line} `))
+          ?.slice(line.length + 1),
+      );
     const last = a.records.at(-1)!;
     expect(value('gsteer_reward{run="run-a"}')).toBe(last.reward);
     expect(value('gsteer_rewards_r_align_mean{run="run-a"}')).toBe(last['rewards/r_align/mean']);
@@ -171,7 +200,9 @@ describe('an observer writes nothing to Redis', () => {
       for (let t = 0; t < 50 && api.queues.length === 0; t++, await sleep(100)) api = JSON.parse((await get(d.url, '/queues/api/queues')).body);
       expect(api.queues).toHaveLength(3); // its Redis answers: the board reads the three queues
       // the gauges read every queue's counts on the same connection, after anything a queue sent on connect
-      expect((await get(d.url, '/metrics')).body).toContain(`gsteer_queue_jobs{prefix="${queuePrefix(`${prefix}-c`, 'run-c')}",queue="updates",state="waiting"} 0`);
+      expect((await get(d.url, '/metrics')).body).toContain(
+        `gsteer_queue_jobs{prefix="${queuePrefix(`${prefix}-c`, 'run-c')}",queue="updates",state="waiting"} 0`,
+      );
       expect(await redis.keys(`${prefix}-c:*`)).toEqual([]);
     } finally {
       await d.close();
@@ -209,7 +240,9 @@ describe('token', () => {
   it('the CLI refuses --host 0.0.0.0 without a token (exit 2, the rule and the fix)', async () => {
     const x = await cli(['monitor', a.dir, '--serve', '--host', '0.0.0.0', '--port', '0'], { GSTEER_MONITOR_TOKEN: '' }).done;
     expect(x.code).toBe(2);
-    expect(x.stderr).toMatch(/--host 0\.0\.0\.0 .* without a token; the rule: any host other than 127\.0\.0\.1\/localhost needs --token T or GSTEER_MONITOR_TOKEN=T/);
+    expect(x.stderr).toMatch(
+      /--host 0\.0\.0\.0 .* without a token; the rule: any host other than 127\.0\.0\.1\/localhost needs --token T or GSTEER_MONITOR_TOKEN=T/,
+    );
     expect(x.stderr).toMatch(/openssl rand -hex 32/);
   }, 30_000);
 

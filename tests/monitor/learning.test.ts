@@ -33,7 +33,10 @@ describe('runGroupMeans', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsteer-learning-'));
     mkdirSync(join(dir, 'groups'));
     const group = (step: number, g: number, rewards: number[], dropped = false) =>
-      writeFileSync(join(dir, 'groups', `s${String(step).padStart(6, '0')}-g${g}.json`), JSON.stringify({ groupId: `s${String(step).padStart(6, '0')}-g${g}`, step, dropped, scores: rewards.map((reward) => ({ reward, components: {} })) }));
+      writeFileSync(
+        join(dir, 'groups', `s${String(step).padStart(6, '0')}-g${g}.json`),
+        JSON.stringify({ groupId: `s${String(step).padStart(6, '0')}-g${g}`, step, dropped, scores: rewards.map((reward) => ({ reward, components: {} })) }),
+      );
     group(10, 0, [1, 2]);
     group(2, 1, [0, 1]);
     group(2, 0, [4, 6]);

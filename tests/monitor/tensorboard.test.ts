@@ -56,7 +56,8 @@ describe('golden event file (tests/fixtures/tensorboard, bytes worked by hand)',
   //     0a 0b | 0a 04 "loss" 15 00 00 00 c0      11 bytes; float32 -2 = sign 1, exponent 128 -> 0xc0000000
   const ascii = (s: string) => Buffer.from(s).toString('hex');
   const R1 = '09' + '0000000000009040' + '1a0d' + ascii('brain.Event:2');
-  const R2 = '09' + '0000000000009840' + '1001' + '2a1c' + '0a0d' + '0a06' + ascii('reward') + '15' + '0000003f' + '0a0b' + '0a04' + ascii('loss') + '15' + '000000c0';
+  const R2 =
+    '09' + '0000000000009840' + '1001' + '2a1c' + '0a0d' + '0a06' + ascii('reward') + '15' + '0000003f' + '0a0b' + '0a04' + ascii('loss') + '15' + '000000c0';
   const golden = readFileSync(GOLDEN);
 
   it('has the hand-worked framing: u64 length, masked CRC of it, data, masked CRC of the data', () => {
@@ -67,15 +68,27 @@ describe('golden event file (tests/fixtures/tensorboard, bytes worked by hand)',
     expect(golden.subarray(52, 93).toString('hex')).toBe(R2);
     // The four CRCs as the table-driven reader computes them (a bitwise CRC-32C gave the same).
     expect([golden.readUInt32LE(8), golden.readUInt32LE(36), golden.readUInt32LE(48), golden.readUInt32LE(93)]).toEqual([
-      mask(crc32c(golden.subarray(0, 8))), mask(crc32c(golden.subarray(12, 36))), mask(crc32c(golden.subarray(40, 48))), mask(crc32c(golden.subarray(52, 93))),
+      mask(crc32c(golden.subarray(0, 8))),
+      mask(crc32c(golden.subarray(12, 36))),
+      mask(crc32c(golden.subarray(40, 48))),
+      mask(crc32c(golden.subarray(52, 93))),
     ]);
-    expect([golden.readUInt32LE(8), golden.readUInt32LE(36), golden.readUInt32LE(48), golden.readUInt32LE(93)]).toEqual([0x224b7fa3, 0x3bab58e3, 0x005fff37, 0xe48aa20d]);
+    expect([golden.readUInt32LE(8), golden.readUInt32LE(36), golden.readUInt32LE(48), golden.readUInt32LE(93)]).toEqual([
+      0x224b7fa3, 0x3bab58e3, 0x005fff37, 0xe48aa20d,
+    ]);
   });
 
   it('decodes with the independent reader', () => {
     expect(readEventFile(golden)).toEqual([
       { wallTime: 1024, step: 0, fileVersion: 'brain.Event:2', values: [] },
-      { wallTime: 1536, step: 1, values: [{ tag: 'reward', simpleValue: 0.5 }, { tag: 'loss', simpleValue: -2 }] },
+      {
+        wallTime: 1536,
+        step: 1,
+        values: [
+          { tag: 'reward', simpleValue: 0.5 },
+          { tag: 'loss', simpleValue: -2 },
+        ],
+      },
     ]);
   });
 
@@ -94,7 +107,13 @@ describe('golden event file (tests/fixtures/tensorboard, bytes worked by hand)',
 
 describe('the run sink writes exactly metrics.jsonl as TensorBoard scalars', () => {
   const rec = (step: number, k: number): MetricsRecord => ({
-    step, reward: k / 3, reward_std: 0.1 * k, 'rewards/coverage/mean': 1e-7 * k, loss: -k * 1234.5678, policy_version: step, note: 'strings are no scalars',
+    step,
+    reward: k / 3,
+    reward_std: 0.1 * k,
+    'rewards/coverage/mean': 1e-7 * k,
+    loss: -k * 1234.5678,
+    policy_version: step,
+    note: 'strings are no scalars',
   });
 
   it('one event per update, every numeric key a tag, float32 values, step = the record step', async () => {
@@ -138,7 +157,14 @@ describe('resume: truncate metrics.jsonl to the checkpoint, re-run the later upd
     const resumed = metricsSink(file, null, 'unused');
     for (let s = 4; s <= 6; s++) await resumed.write({ step: s, reward: 10 * s, loss: -10 * s }); // re-run values differ
     const series = scalarSeries(readRunEvents(dir));
-    expect(series.get('reward')).toEqual([[1, 1], [2, 2], [3, 3], [4, 40], [5, 50], [6, 60]]);
+    expect(series.get('reward')).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 40],
+      [5, 50],
+      [6, 60],
+    ]);
     expect(series).toEqual(seriesOfMetrics(readMetrics(file)));
   });
 
@@ -151,7 +177,14 @@ describe('resume: truncate metrics.jsonl to the checkpoint, re-run the later upd
     t += 5000;
     w1.append({ step: 2, reward: 2 });
     t = t0; // the clock reads the second w1's file is named after
-    const w2 = openEventWriter(dir, [{ step: 1, reward: 1 }, { step: 2, reward: 2 }], () => t);
+    const w2 = openEventWriter(
+      dir,
+      [
+        { step: 1, reward: 1 },
+        { step: 2, reward: 2 },
+      ],
+      () => t,
+    );
     expect(w1.file).toMatch(/tfevents\.1700000000\./);
     expect(w2.file).toMatch(/tfevents\.1700000001\./);
     // version event at the rewrite, then the points at their first writes

@@ -25,7 +25,12 @@ describe('sparkline', () => {
 
   it('averages buckets when there are more values than columns', () => {
     // 0..15 into 4 columns: means 1.5, 5.5, 9.5, 13.5; levels round((m - 1.5) / 12 * 7) = 0, 2 (2.33), 5 (4.67), 7
-    expect(sparkline(Array.from({ length: 16 }, (_, i) => i), 4)).toBe('▁▃▆█');
+    expect(
+      sparkline(
+        Array.from({ length: 16 }, (_, i) => i),
+        4,
+      ),
+    ).toBe('▁▃▆█');
   });
 
   it('is never wider than asked, and one column per value when they fit', () => {
@@ -67,7 +72,10 @@ describe('curves panel', () => {
   });
 
   it('fits the terminal width: every line at most `columns` long', () => {
-    const records = Array.from({ length: 500 }, (_, i): MetricsRecord => ({ step: i + 1, reward: Math.sin(i / 20), invalid_rate: i / 500, 'completions/mean_length': 40 + i }));
+    const records = Array.from(
+      { length: 500 },
+      (_, i): MetricsRecord => ({ step: i + 1, reward: Math.sin(i / 20), invalid_rate: i / 500, 'completions/mean_length': 40 + i }),
+    );
     for (const cols of [60, 80, 132, 300]) {
       const lines = curvesPanel(records, cols).split('\n');
       expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(cols);
@@ -77,11 +85,24 @@ describe('curves panel', () => {
 });
 
 describe('gsteer train lines', () => {
-  const rec: MetricsRecord = { step: 3, reward: 0.45214, reward_std: 0.12, frac_reward_zero_std: 0.25, invalid_rate: 0.125, 'turns/mean': 2.4, loss: -0.01234, grad_norm: 0.8123 };
+  const rec: MetricsRecord = {
+    step: 3,
+    reward: 0.45214,
+    reward_std: 0.12,
+    frac_reward_zero_std: 0.25,
+    invalid_rate: 0.125,
+    'turns/mean': 2.4,
+    loss: -0.01234,
+    grad_norm: 0.8123,
+  };
 
   it('one fixed-width line per update', () => {
-    expect(trainLine(rec, 20, 12.34)).toBe('step  3/20  reward  0.4521  std 0.1200  zero_std 0.250  invalid 0.125  turns  2.40  loss -0.0123  grad_norm  0.812  12.3s');
-    expect(trainLine({ step: 12 }, 20, undefined)).toBe('step 12/20  reward       -  std      -  zero_std     -  invalid     -  turns     -  loss       -  grad_norm      -  -');
+    expect(trainLine(rec, 20, 12.34)).toBe(
+      'step  3/20  reward  0.4521  std 0.1200  zero_std 0.250  invalid 0.125  turns  2.40  loss -0.0123  grad_norm  0.812  12.3s',
+    );
+    expect(trainLine({ step: 12 }, 20, undefined)).toBe(
+      'step 12/20  reward       -  std      -  zero_std     -  invalid     -  turns     -  loss       -  grad_norm      -  -',
+    );
   });
 
   const stream = (isTTY: boolean, log: [string, string][], name: string) =>
@@ -114,6 +135,10 @@ describe('gsteer train lines', () => {
     expect(log[at + 1]?.[1]).toMatch(/^grpo \[#{12}-{12}\] 1\/2 50% elapsed \S+ eta \S+$/);
     log.length = 0;
     p.note('gsteer: checkpoint step 1 written'); // stderr, above the bar too
-    expect(log).toEqual([['err', '\r\x1b[K'], ['err', 'gsteer: checkpoint step 1 written\n'], ['err', expect.stringMatching(/^grpo .* 1\/2 /)]]);
+    expect(log).toEqual([
+      ['err', '\r\x1b[K'],
+      ['err', 'gsteer: checkpoint step 1 written\n'],
+      ['err', expect.stringMatching(/^grpo .* 1\/2 /)],
+    ]);
   });
 });

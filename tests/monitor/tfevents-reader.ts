@@ -125,6 +125,7 @@ export function seriesOfMetrics(records: readonly Record<string, unknown>[]): Ma
 /** The one event file of a run directory, read (throws unless there is exactly one). */
 export function readRunEvents(runDir: string): TfEvent[] {
   const names = readdirSync(runDir).filter((n) => n.includes('tfevents'));
-  if (names.length !== 1 || !/^events\.out\.tfevents\.\d{10}\.\S+$/.test(names[0] as string)) throw new Error(`${runDir}: expected one events.out.tfevents.<secs>.<host> file, found ${JSON.stringify(names)}`);
+  if (names.length !== 1 || !/^events\.out\.tfevents\.\d{10}\.\S+$/.test(names[0] as string))
+    throw new Error(`${runDir}: expected one events.out.tfevents.<secs>.<host> file, found ${JSON.stringify(names)}`);
   return readEventFile(readFileSync(join(runDir, names[0] as string)));
 }

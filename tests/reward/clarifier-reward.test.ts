@@ -12,15 +12,23 @@ import { answer, trajectory } from '../rollout/helpers/trajectory.ts';
 import { TableEncoder } from './fake-encoder.ts';
 
 const cfg = RewardSchema.parse({}); // paper: alpha 1, beta 0.3, lambda_ask 0.04
-const target = (id: string, description: string): Target => ({ id, description, seedQuestion: '?', seedAnswer: 'a', weight: 1, essential: false, lateActivatable: false });
+const target = (id: string, description: string): Target => ({
+  id,
+  description,
+  seedQuestion: '?',
+  seedAnswer: 'a',
+  weight: 1,
+  essential: false,
+  lateActivatable: false,
+});
 const targets = [target('t1', 'budget limit'), target('t2', 'travel dates')];
 
 // Three questions: a budget answer, a non-committal one (no evidence), a hobby answer.
-const traj = trajectory(0, [], [
-  answer('What is your budget?', 'Under 1200 EUR.'),
-  answer('When do you travel?', NON_COMMITTAL, null),
-  answer('Any hobbies?', 'I like chess.'),
-]);
+const traj = trajectory(
+  0,
+  [],
+  [answer('What is your budget?', 'Under 1200 EUR.'), answer('When do you travel?', NON_COMMITTAL, null), answer('Any hobbies?', 'I like chess.')],
+);
 
 // 6-d unit vectors: targets e1, e2; slot "budget" (0.8, 0.6, 0...): cos 0.8 to t1, 0.6 to t2;
 // slot "hobbies" e3 (cos 0 to both); the three questions e4, e5, e6 (no repeats).
@@ -55,7 +63,17 @@ describe('the clarifier reward', () => {
   });
 
   it('is what GRPO scores under variant: clarifier (the environment reward part)', async () => {
-    const instance: Instance = { id: 'inst-1', userId: 'u1', taskId: 't', split: 'train', query: 'Plan a trip', profile: '', persona: [], targets: [target('t1', 'What is your budget? Under 1200 EUR.')], edges: [] };
+    const instance: Instance = {
+      id: 'inst-1',
+      userId: 'u1',
+      taskId: 't',
+      split: 'train',
+      query: 'Plan a trip',
+      profile: '',
+      persona: [],
+      targets: [target('t1', 'What is your budget? Under 1200 EUR.')],
+      edges: [],
+    };
     const scored = async (variant: 'gsteer' | 'clarifier') => {
       const env = await environmentOf(RunConfigSchema.parse({ variant }));
       return (await env.reward().then((r) => r.score(traj, instance))).components.coverage;

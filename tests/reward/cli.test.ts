@@ -13,10 +13,28 @@ import { RewardSchema } from '../../configs/schema.ts';
 import type { Trajectory } from '../../core/types.ts';
 
 const instance = {
-  id: 'u1-t1', userId: 'u1', taskId: 't1', split: 'train', query: 'Plan a trip to Kyoto',
+  id: 'u1-t1',
+  userId: 'u1',
+  taskId: 't1',
+  split: 'train',
+  query: 'Plan a trip to Kyoto',
   targets: [
-    { id: 'budget', description: 'nightly hotel budget', seedQuestion: 'What is your nightly hotel budget?', seedAnswer: 'Under 150 USD.', weight: 2, essential: true },
-    { id: 'diet', description: 'dietary restrictions', criterion: 'vegetarian meals', seedQuestion: 'Any dietary restrictions?', seedAnswer: 'Vegetarian.', weight: 1 },
+    {
+      id: 'budget',
+      description: 'nightly hotel budget',
+      seedQuestion: 'What is your nightly hotel budget?',
+      seedAnswer: 'Under 150 USD.',
+      weight: 2,
+      essential: true,
+    },
+    {
+      id: 'diet',
+      description: 'dietary restrictions',
+      criterion: 'vegetarian meals',
+      seedQuestion: 'Any dietary restrictions?',
+      seedAnswer: 'Vegetarian.',
+      weight: 1,
+    },
   ],
   edges: [['budget', 'diet']],
 };
@@ -26,8 +44,21 @@ const finalSlots = [
 ];
 const summary = { finalSlots, askedQuestions: ['What is your nightly hotel budget?', 'Budget? Season?'], retrieveCount: 1, termination: 'max_turns' };
 const full: Trajectory = {
-  version: 1, runId: 'r', instanceId: 'u1-t1', userId: 'u1', groupId: 'g', index: 0, policyVersion: 3, snapshotId: 's',
-  turns: [], finalSlots, askedQuestions: summary.askedQuestions, retrieveCount: 1, askCount: 2, termination: 'max_turns', refinedQuery: null,
+  version: 1,
+  runId: 'r',
+  instanceId: 'u1-t1',
+  userId: 'u1',
+  groupId: 'g',
+  index: 0,
+  policyVersion: 3,
+  snapshotId: 's',
+  turns: [],
+  finalSlots,
+  askedQuestions: summary.askedQuestions,
+  retrieveCount: 1,
+  askCount: 2,
+  termination: 'max_turns',
+  refinedQuery: null,
 };
 
 let dir: string;
@@ -67,7 +98,14 @@ describe('gsteer reward', () => {
     const b = JSON.parse(out.join(''));
     expect(b).toEqual(a);
     const ref = await computeReward(
-      { targets: instance.targets.map((t) => ({ lateActivatable: false, essential: false, ...t })), finalSlots, askedQuestions: summary.askedQuestions, askCount: 2, retrieveCount: 1, termination: 'max_turns' },
+      {
+        targets: instance.targets.map((t) => ({ lateActivatable: false, essential: false, ...t })),
+        finalSlots,
+        askedQuestions: summary.askedQuestions,
+        askCount: 2,
+        retrieveCount: 1,
+        termination: 'max_turns',
+      },
       RewardSchema.parse({}),
       new HashedEncoder(256),
     );

@@ -36,6 +36,8 @@ describe('countRepeated (n_rep, method §4 threshold 0.86)', () => {
 
   it('with the hashed encoder, a verbatim repeat counts and an unrelated question does not', async () => {
     const enc = new HashedEncoder(512);
-    expect(await countRepeated(['What is your nightly hotel budget?', 'Which airline do you prefer?', 'What is your nightly hotel budget?'], 0.86, enc)).toBe(1);
+    expect(await countRepeated(['What is your nightly hotel budget?', 'Which airline do you prefer?', 'What is your nightly hotel budget?'], 0.86, enc)).toBe(
+      1,
+    );
   });
 });

@@ -11,9 +11,22 @@ import { TableEncoder } from './fake-encoder.ts';
 const cfg = RewardSchema.parse({}); // paper defaults: alpha 1, beta 0.3, 0.04/0.01/0.08/0.08, 1.0/0.2, 0.86
 
 const target = (id: string, description: string, weight = 1, criterion?: string): Target => ({
-  id, description, seedQuestion: '?', seedAnswer: 'a', weight, essential: false, lateActivatable: false, ...(criterion ? { criterion } : {}),
+  id,
+  description,
+  seedQuestion: '?',
+  seedAnswer: 'a',
+  weight,
+  essential: false,
+  lateActivatable: false,
+  ...(criterion ? { criterion } : {}),
 });
-const slot = (name: string, purpose: string, status: EvidenceSlot['status'] = 'covered'): EvidenceSlot => ({ name, purpose, status, value: 'v', source: 'dialogue' });
+const slot = (name: string, purpose: string, status: EvidenceSlot['status'] = 'covered'): EvidenceSlot => ({
+  name,
+  purpose,
+  status,
+  value: 'v',
+  source: 'dialogue',
+});
 
 // Hand-worked example (4-d unit vectors, e1..e4 = basis).
 //   g1 "budget" = e1; g2 "timeline must be precise" (description + criterion) = e2; g3 "audience" = e3
@@ -94,7 +107,11 @@ describe('computeReward (method §4), hand-worked golden numbers', () => {
   });
 
   it('no covered slot: Cov = 0, C_FP = 0, only costs remain', async () => {
-    const b = await computeReward(input({ finalSlots: [slot('x', 'y', 'uncovered')], askedQuestions: [], askCount: 0, retrieveCount: 1 }), cfg, new TableEncoder(table));
+    const b = await computeReward(
+      input({ finalSlots: [slot('x', 'y', 'uncovered')], askedQuestions: [], askCount: 0, retrieveCount: 1 }),
+      cfg,
+      new TableEncoder(table),
+    );
     expect(b.coverage).toBe(0);
     expect(b.c_fp).toBe(0);
     expect(b.reward).toBeCloseTo(-0.01, 10);
@@ -146,14 +163,35 @@ describe('computeReward with the hashed encoder', () => {
 
 describe('rewardInputFromTrajectory', () => {
   const traj = {
-    version: 1 as const, runId: 'r', instanceId: 'i1', userId: 'u', groupId: 'g', index: 2, policyVersion: 0, snapshotId: 's', turns: [],
-    finalSlots: [slot('budget_cap', 'money')], askedQuestions: ['What is your budget?'], retrieveCount: 3, askCount: 1, termination: 'invalid' as const, refinedQuery: null,
+    version: 1 as const,
+    runId: 'r',
+    instanceId: 'i1',
+    userId: 'u',
+    groupId: 'g',
+    index: 2,
+    policyVersion: 0,
+    snapshotId: 's',
+    turns: [],
+    finalSlots: [slot('budget_cap', 'money')],
+    askedQuestions: ['What is your budget?'],
+    retrieveCount: 3,
+    askCount: 1,
+    termination: 'invalid' as const,
+    refinedQuery: null,
   };
   const inst = { id: 'i1', targets: [target('t1', 'budget')] };
 
   it('takes the targets from the instance and everything else from the trajectory', async () => {
     const inp = rewardInputFromTrajectory(traj, inst);
-    expect(inp).toEqual({ instanceId: 'i1', targets: inst.targets, finalSlots: traj.finalSlots, askedQuestions: traj.askedQuestions, askCount: 1, retrieveCount: 3, termination: 'invalid' });
+    expect(inp).toEqual({
+      instanceId: 'i1',
+      targets: inst.targets,
+      finalSlots: traj.finalSlots,
+      askedQuestions: traj.askedQuestions,
+      askCount: 1,
+      retrieveCount: 3,
+      termination: 'invalid',
+    });
     // S = 0.8; Cov = 0.8; C_FP = 0.2; R_align = 0.8 - 0.06 = 0.74; C_acq = 0.04 + 0.03 = 0.07; R = 0.74 - 0.07 - 1 = -0.33
     const b = await computeReward(inp, cfg, new TableEncoder(table));
     expect(b.reward).toBeCloseTo(-0.33, 6);

@@ -24,11 +24,27 @@ import type { CallRecord } from '../../endpoints/index.ts';
 
 const CANARIES = ['CANARY-SEED-ANSWER-4481', 'CANARY-SEED-QUESTION-9913', 'canary-target-zq81', 'CANARY-PERSONA-FACT-2207', 'CANARY-DESCRIPTION-5531'];
 const instance = InstanceSchema.parse({
-  id: 'inst-c', userId: 'u-c', taskId: 'laptop', split: 'train', query: 'Which laptop should I buy for my research?',
+  id: 'inst-c',
+  userId: 'u-c',
+  taskId: 'laptop',
+  split: 'train',
+  query: 'Which laptop should I buy for my research?',
   persona: ['Works mostly in R', 'Owns a cat named CANARY-PERSONA-FACT-2207'],
   targets: [
-    { id: 'budget', description: 'the spending limit for the laptop', seedQuestion: 'What is your budget for the laptop?', seedAnswer: 'Under 1200 EUR.', weight: 1 },
-    { id: 'canary-target-zq81', description: 'CANARY-DESCRIPTION-5531', seedQuestion: 'CANARY-SEED-QUESTION-9913', seedAnswer: 'CANARY-SEED-ANSWER-4481', weight: 1 },
+    {
+      id: 'budget',
+      description: 'the spending limit for the laptop',
+      seedQuestion: 'What is your budget for the laptop?',
+      seedAnswer: 'Under 1200 EUR.',
+      weight: 1,
+    },
+    {
+      id: 'canary-target-zq81',
+      description: 'CANARY-DESCRIPTION-5531',
+      seedQuestion: 'CANARY-SEED-QUESTION-9913',
+      seedAnswer: 'CANARY-SEED-ANSWER-4481',
+      weight: 1,
+    },
   ],
 });
 
@@ -47,7 +63,8 @@ function answer(req: FakeChatRequest): string {
   return last.includes('budget') ? '{"target_id": "budget", "answer": "Under 1200 EUR."}' : '{"target_id": null, "answer": "No preference there."}';
 }
 
-const line = (name: string, purpose: string, value: string) => `- ${name} | purpose: ${purpose} | status: ${value ? 'covered' : 'uncovered'} | source: dialogue | value: ${value}`.trimEnd();
+const line = (name: string, purpose: string, value: string) =>
+  `- ${name} | purpose: ${purpose} | status: ${value ? 'covered' : 'uncovered'} | source: dialogue | value: ${value}`.trimEnd();
 
 /** A policy that asks about the budget, then something no target covers, then stops with what it heard as slot values. */
 class CopyingPolicy implements PolicyClient {
@@ -81,7 +98,13 @@ async function runEpisodes(fake: FakeVllmOptions, sets: string[], episodes: numb
   const trajectories: Trajectory[] = [];
   for (let e = 0; e < episodes; e++) {
     const t = await runEpisode({ policy, simulator, store, tokenizer: tok }, instance, {
-      runId: 'canary', groupId: `g${e}`, index: 0, policyVersion: 0, model: 'policy', snapshotId: `u-c@${await store.latestVersion('u-c')}`, seed: e,
+      runId: 'canary',
+      groupId: `g${e}`,
+      index: 0,
+      policyVersion: 0,
+      model: 'policy',
+      snapshotId: `u-c@${await store.latestVersion('u-c')}`,
+      seed: e,
       rollout: { maxTurns: 6, maxTokens: 256, temperature: 0.7, topP: 1, retrieveCandidates: 15, retrieveTopK: 3, constrained: false },
     });
     trajectories.push(t);
@@ -96,19 +119,37 @@ function expectNoCanary(where: string, text: string) {
 
 describe('canaries never reach the policy, a trajectory or memory', () => {
   it('thinking switched off by the config; echo, schema violation, fences, reasoning parser, a cut reply, 429 and 5xx', async () => {
-    const { policy, trajectories, store, records, server: s } = await runEpisodes(
+    const {
+      policy,
+      trajectories,
+      store,
+      records,
+      server: s,
+    } = await runEpisodes(
       {
-        echoSystemPrompt: { on: [0] }, violateSchema: { on: [3] }, fence: { rate: 0.5 }, truncate: { on: [5], atTokens: 4 },
-        rateLimit: { on: [7], retryAfter: '0' }, serverError: { on: [9] }, reasoningParser: 'reasoning_content', seed: 7,
+        echoSystemPrompt: { on: [0] },
+        violateSchema: { on: [3] },
+        fence: { rate: 0.5 },
+        truncate: { on: [5], atTokens: 4 },
+        rateLimit: { on: [7], retryAfter: '0' },
+        serverError: { on: [9] },
+        reasoningParser: 'reasoning_content',
+        seed: 7,
       },
-      [], 4,
+      [],
+      4,
     );
     expect(s.counts.thinking ?? 0).toBe(0); // Qwen3 model: enable_thinking false sent by default
     expect(s.counts.echoed).toBe(1);
     expect(s.counts.truncated).toBe(1);
     expect(s.counts.http_429).toBe(1);
     expect(s.counts.http_500).toBe(1);
-    expect(records.filter((r) => r.status !== 'ok').map((r) => r.status).sort()).toEqual(['http_429', 'http_500', 'reply_error:echo', 'reply_error:schema', 'reply_error:truncated']);
+    expect(
+      records
+        .filter((r) => r.status !== 'ok')
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual(['http_429', 'http_500', 'reply_error:echo', 'reply_error:schema', 'reply_error:truncated']);
     check(policy.prompts, trajectories, await store.dump());
     // the episodes did run: the budget answer got through and was remembered
     expect(trajectories[0]!.turns[0]!.observation).toMatchObject({ kind: 'answer', answer: 'Under 1200 EUR.', targetId: 'budget' });
@@ -118,9 +159,16 @@ describe('canaries never reach the policy, a trajectory or memory', () => {
   it('a server that thinks anyway (thinking quotes the system prompt): a reply cut inside <think>, an echo, then every attempt cut', async () => {
     // chatTemplateKwargs null: nothing sent, so the fake Qwen3 thinks, as a server behind a
     // gateway that drops the field would; maxRetries 1 so one call fails every attempt
-    const { policy, trajectories, store, records, server: s } = await runEpisodes(
+    const {
+      policy,
+      trajectories,
+      store,
+      records,
+      server: s,
+    } = await runEpisodes(
       { truncate: { on: [0, 5, 6], atTokens: 250 }, echoSystemPrompt: { on: [2] } },
-      ['simulator.chatTemplateKwargs=null', 'judge.chatTemplateKwargs=null', 'simulator.maxRetries=1'], 3,
+      ['simulator.chatTemplateKwargs=null', 'judge.chatTemplateKwargs=null', 'simulator.maxRetries=1'],
+      3,
     );
     expect(s.counts.thinking).toBeGreaterThan(0);
     expect(s.counts.truncated_in_think).toBe(3);

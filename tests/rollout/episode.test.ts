@@ -22,29 +22,68 @@ import { specHash } from '../../structured/constraint-spec.ts';
 const tok = qwen3Tokenizer();
 const encoder = new HashedEncoder(512);
 const instance = InstanceSchema.parse({
-  id: 'inst-1', userId: 'u1', taskId: 'laptop', split: 'train',
+  id: 'inst-1',
+  userId: 'u1',
+  taskId: 'laptop',
+  split: 'train',
   query: 'Which laptop should I buy for my research?',
   profile: 'PhD student in ecology.',
   persona: ['Flies to conferences abroad twice a year'],
   targets: [
-    { id: 'budget', description: 'the spending limit for the laptop', seedQuestion: 'What is your budget for the laptop?', seedAnswer: 'Under 1200 EUR.', weight: 1, essential: true },
-    { id: 'travel', description: 'how often the user travels with the laptop', seedQuestion: 'Will you travel with the laptop?', seedAnswer: 'Yes, I fly to conferences abroad twice a year.', weight: 1 },
-    { id: 'adapter', description: 'power plugs and adapters needed in the countries visited', seedQuestion: 'Which countries do you travel to, for power adapters?', seedAnswer: 'Mostly the UK and the US.', weight: 0.5, lateActivatable: true },
+    {
+      id: 'budget',
+      description: 'the spending limit for the laptop',
+      seedQuestion: 'What is your budget for the laptop?',
+      seedAnswer: 'Under 1200 EUR.',
+      weight: 1,
+      essential: true,
+    },
+    {
+      id: 'travel',
+      description: 'how often the user travels with the laptop',
+      seedQuestion: 'Will you travel with the laptop?',
+      seedAnswer: 'Yes, I fly to conferences abroad twice a year.',
+      weight: 1,
+    },
+    {
+      id: 'adapter',
+      description: 'power plugs and adapters needed in the countries visited',
+      seedQuestion: 'Which countries do you travel to, for power adapters?',
+      seedAnswer: 'Mostly the UK and the US.',
+      weight: 0.5,
+      lateActivatable: true,
+    },
   ],
   edges: [['travel', 'adapter']],
 });
 
-const slot = (name: string, purpose: string, status: EvidenceSlot['status'], source: EvidenceSlot['source'], value = ''): EvidenceSlot => ({ name, purpose, status, source, value });
+const slot = (name: string, purpose: string, status: EvidenceSlot['status'], source: EvidenceSlot['source'], value = ''): EvidenceSlot => ({
+  name,
+  purpose,
+  status,
+  source,
+  value,
+});
 const S0 = [slot('budget', 'spending limit', 'uncovered', 'memory'), slot('travel', 'travel with the laptop', 'uncovered', 'dialogue')];
 const S1 = [slot('budget', 'spending limit', 'covered', 'memory', 'under 1200 EUR'), slot('travel', 'travel with the laptop', 'uncovered', 'dialogue')];
-const S3 = [S1[0]!, slot('travel', 'travel with the laptop', 'covered', 'dialogue', 'flies abroad twice a year'), slot('adapter', 'power adapters', 'uncovered', 'dialogue')];
+const S3 = [
+  S1[0]!,
+  slot('travel', 'travel with the laptop', 'covered', 'dialogue', 'flies abroad twice a year'),
+  slot('adapter', 'power adapters', 'uncovered', 'dialogue'),
+];
 const S4 = [S3[0]!, S3[1]!, slot('adapter', 'power adapters', 'covered', 'dialogue', 'UK and US')];
 const Q_ADAPTER = 'Which countries do you visit, so I know which power adapters you need?';
 const Q_TRAVEL = 'Will you travel with the laptop?';
 const Q_STAR = 'Recommend a laptop under 1200 EUR for an ecology PhD student who flies to the UK and the US twice a year.';
 
 const turnText = (state: EvidenceSlot[], plan: string, action: string, execute: string) =>
-  ['STATE:', ...state.map((s) => `- ${s.name} | purpose: ${s.purpose} | status: ${s.status} | source: ${s.source} | value: ${s.value}`.trimEnd()), `PLAN: ${plan}`, `ACTION: ${action}`, `EXECUTE: ${execute}`].join('\n');
+  [
+    'STATE:',
+    ...state.map((s) => `- ${s.name} | purpose: ${s.purpose} | status: ${s.status} | source: ${s.source} | value: ${s.value}`.trimEnd()),
+    `PLAN: ${plan}`,
+    `ACTION: ${action}`,
+    `EXECUTE: ${execute}`,
+  ].join('\n');
 
 const FULL = [
   turnText(S0, 'check memory for the budget', 'RETRIEVE', 'laptop budget'),
@@ -55,7 +94,10 @@ const FULL = [
 ];
 
 let server: ScriptedServer | null = null;
-afterEach(async () => { await server?.close(); server = null; });
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
 
 async function setup(script: (string | { text: string; finish: 'length' })[]) {
   server = await startScriptedServer((body, n) => {
@@ -65,7 +107,9 @@ async function setup(script: (string | { text: string; finish: 'length' })[]) {
     return { body: completionBody(text, { promptIds: body.prompt as number[], finish, logprob: (i) => -0.05 * ((i % 7) + 1) }) };
   });
   const store = new InMemoryUserStore(encoder);
-  await store.init([{ userId: 'u1', profile: 'Prefers Linux.', memories: [{ name: 'budget', purpose: 'spending limit', value: 'under 1200 EUR', sourceInstance: 'old-1' }] }]);
+  await store.init([
+    { userId: 'u1', profile: 'Prefers Linux.', memories: [{ name: 'budget', purpose: 'spending limit', value: 'under 1200 EUR', sourceInstance: 'old-1' }] },
+  ]);
   const deps = {
     policy: new OpenAIPolicyClient({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0 }),
     simulator: new SeedSimulator(encoder, 0.35),
@@ -76,7 +120,13 @@ async function setup(script: (string | { text: string; finish: 'length' })[]) {
 }
 
 const opts = (maxTurns = 12): EpisodeOptions => ({
-  runId: 'run-t', groupId: 'g-7', index: 2, policyVersion: 3, model: 'policy-v3', snapshotId: 'u1@1', seed: 42,
+  runId: 'run-t',
+  groupId: 'g-7',
+  index: 2,
+  policyVersion: 3,
+  model: 'policy-v3',
+  snapshotId: 'u1@1',
+  seed: 42,
   rollout: { maxTurns, maxTokens: 128, temperature: 0.7, topP: 0.95, retrieveCandidates: 15, retrieveTopK: 3 },
 });
 
@@ -95,7 +145,11 @@ describe('runEpisode', () => {
     const traj = await runEpisode(deps, instance, opts());
 
     const [qv, mv] = await encoder.embed(['laptop budget', 'budget: spending limit: under 1200 EUR']);
-    const memObs: Observation = { kind: 'memory', query: 'laptop budget', results: [{ name: 'budget', purpose: 'spending limit', value: 'under 1200 EUR', score: cosine(qv!, mv!) }] };
+    const memObs: Observation = {
+      kind: 'memory',
+      query: 'laptop budget',
+      results: [{ name: 'budget', purpose: 'spending limit', value: 'under 1200 EUR', score: cosine(qv!, mv!) }],
+    };
     const obs: Observation[] = [
       memObs,
       { kind: 'answer', question: Q_ADAPTER, answer: NON_COMMITTAL, targetId: null }, // adapter is inactive before travel is answered
@@ -111,7 +165,14 @@ describe('runEpisode', () => {
       { action: 'ASK', execute: Q_ADAPTER, observation: obs[3]! },
     ];
     const expected: Trajectory = {
-      version: 1, runId: 'run-t', instanceId: 'inst-1', userId: 'u1', groupId: 'g-7', index: 2, policyVersion: 3, snapshotId: 'u1@1',
+      version: 1,
+      runId: 'run-t',
+      instanceId: 'inst-1',
+      userId: 'u1',
+      groupId: 'g-7',
+      index: 2,
+      policyVersion: 3,
+      snapshotId: 'u1@1',
       turns: FULL.map((text, i) => ({
         index: i,
         // turn i sees the state written at turn i-1 (empty at turn 1) and the history before it
@@ -168,7 +229,11 @@ describe('runEpisode', () => {
     const traj = await runEpisode(deps, instance, opts());
     expect(traj.termination).toBe('invalid');
     expect(traj.invalidReason).toBe('truncated');
-    expect(traj.turns[0]!.parsed).toEqual({ ok: false, reason: 'truncated', detail: `no end of turn within max_tokens=128 (${tok.encode(FULL[4]!).length} tokens sampled)` });
+    expect(traj.turns[0]!.parsed).toEqual({
+      ok: false,
+      reason: 'truncated',
+      detail: `no end of turn within max_tokens=128 (${tok.encode(FULL[4]!).length} tokens sampled)`,
+    });
     expect(traj.turns[0]!.tokens.completionIds.at(-1)).not.toBe(IM_END_ID);
     expect(traj.finalSlots).toEqual([]);
   });
@@ -195,7 +260,9 @@ describe('runEpisode', () => {
     expect(server!.requests.map((r) => r.body.structured_outputs)).toEqual([{ grammar: POLICY_GRAMMAR }, { grammar: POLICY_GRAMMAR }]);
     // the scripted server reports nothing (as vLLM): the grammar alone, with the request's max_tokens
     const sha = specHash({ type: 'grammar', grammar: POLICY_GRAMMAR });
-    expect(traj.turns.map((t) => t.constraint)).toEqual(traj.turns.map(() => ({ tokenFilter: null, tokenFilterVersion: null, specSha256: sha, maxTokens: 128, reported: false })));
+    expect(traj.turns.map((t) => t.constraint)).toEqual(
+      traj.turns.map(() => ({ tokenFilter: null, tokenFilterVersion: null, specSha256: sha, maxTokens: 128, reported: false })),
+    );
     // unconstrained (the default in these options): no grammar is sent and nothing is recorded
     await server!.close();
     const plain = await setup([FULL[4]!]);
@@ -210,7 +277,14 @@ describe('runEpisode', () => {
       Object.assign(b.choices[0]!, { finish_reason: 'abort', stop_reason: 'grammar_dead_end' });
       return { body: b };
     });
-    const { deps } = { deps: { policy: new OpenAIPolicyClient({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0 }), simulator: new SeedSimulator(encoder, 0.35), store: new InMemoryUserStore(encoder), tokenizer: tok } };
+    const { deps } = {
+      deps: {
+        policy: new OpenAIPolicyClient({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0 }),
+        simulator: new SeedSimulator(encoder, 0.35),
+        store: new InMemoryUserStore(encoder),
+        tokenizer: tok,
+      },
+    };
     await deps.store.init([{ userId: 'u1', profile: '', memories: [] }]);
     const o = opts();
     const traj = await runEpisode(deps, instance, { ...o, rollout: { ...o.rollout, constrained: true } });

@@ -10,7 +10,12 @@ import { answer, covered, trajectory } from './helpers/trajectory.ts';
 const encoder = new HashedEncoder(512);
 const judge = new RuleJudge(encoder);
 const instance = InstanceSchema.parse({
-  id: 'inst-1', userId: 'u1', taskId: 't', split: 'train', query: 'Which laptop should I buy?', profile: 'Ecology PhD student in Montpellier.',
+  id: 'inst-1',
+  userId: 'u1',
+  taskId: 't',
+  split: 'train',
+  query: 'Which laptop should I buy?',
+  profile: 'Ecology PhD student in Montpellier.',
   targets: [{ id: 't', description: 'd', seedQuestion: 'q', seedAnswer: 'a', weight: 1 }],
 });
 const empty: UserSnapshot = { userId: 'u1', version: 1, profile: '', memories: [] };
@@ -43,8 +48,17 @@ describe('RuleJudge', () => {
       covered('role', 'occupation', 'Ecology PhD student', 'profile'), // source profile
     ]);
     expect(r).toEqual({
-      budget: 'kept', tools: 'kept', screen: 'not_covered', gpu: 'unsupported', advice: 'assistant_advice', pref: 'generic',
-      trip: 'temporary', health: 'sensitive', home: 'sensitive', city: 'in_profile', role: 'in_profile',
+      budget: 'kept',
+      tools: 'kept',
+      screen: 'not_covered',
+      gpu: 'unsupported',
+      advice: 'assistant_advice',
+      pref: 'generic',
+      trip: 'temporary',
+      health: 'sensitive',
+      home: 'sensitive',
+      city: 'in_profile',
+      role: 'in_profile',
     });
     expect(sentence).toBeNull(); // nothing durable among the kept slots
   });
@@ -55,11 +69,25 @@ describe('RuleJudge', () => {
     expect(durable.sentence).toBe('Operating system: always Linux.');
     const recurring: UserSnapshot = {
       ...empty,
-      memories: [{ id: 'm1-0', name: 'budget', purpose: 'spending limit', value: 'under 1000 EUR', sourceInstance: 'other-task', addedIn: 1, encoder: encoder.name, embedding: new Float32Array(512) }],
+      memories: [
+        {
+          id: 'm1-0',
+          name: 'budget',
+          purpose: 'spending limit',
+          value: 'under 1000 EUR',
+          sourceInstance: 'other-task',
+          addedIn: 1,
+          encoder: encoder.name,
+          embedding: new Float32Array(512),
+        },
+      ],
     };
     const rec = await reasons([covered('budget', 'spending limit', 'under 1200 EUR')], recurring);
     expect(rec.sentence).toBe('Spending limit: under 1200 EUR.');
-    const sameTask = await reasons([covered('budget', 'spending limit', 'under 1200 EUR')], { ...recurring, memories: recurring.memories.map((m) => ({ ...m, sourceInstance: 'inst-1' })) });
+    const sameTask = await reasons([covered('budget', 'spending limit', 'under 1200 EUR')], {
+      ...recurring,
+      memories: recurring.memories.map((m) => ({ ...m, sourceInstance: 'inst-1' })),
+    });
     expect(sameTask.sentence).toBeNull();
   });
 

@@ -12,12 +12,21 @@ import { POLICY_CONSTRAINT, turnConstraint } from '../../rollout/policy-constrai
 import { specHash } from '../../structured/constraint-spec.ts';
 
 let server: ScriptedServer | null = null;
-afterEach(async () => { await server?.close(); server = null; });
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
 
 const PROMPT = [151644, 872, 198, 9707, 151645, 198];
 const req = { promptIds: PROMPT, maxTokens: 32, temperature: 0.7, topP: 0.95, seed: 1234, model: 'policy-v3' };
 const client = (baseUrl: string, extra: Partial<{ maxRetries: number; timeoutMs: number }> = {}) =>
-  new OpenAIPolicyClient({ baseUrl, apiKeyEnv: 'GSTEER_TEST_POLICY_KEY', timeoutMs: extra.timeoutMs ?? 5000, maxRetries: extra.maxRetries ?? 2, retryBaseMs: 5 });
+  new OpenAIPolicyClient({
+    baseUrl,
+    apiKeyEnv: 'GSTEER_TEST_POLICY_KEY',
+    timeoutMs: extra.timeoutMs ?? 5000,
+    maxRetries: extra.maxRetries ?? 2,
+    retryBaseMs: 5,
+  });
 
 describe('OpenAIPolicyClient', () => {
   it('sends the vLLM request and returns the server ids and logprobs (EOS included)', async () => {
@@ -31,15 +40,33 @@ describe('OpenAIPolicyClient', () => {
     expect(r.path).toBe('/v1/completions');
     expect(r.auth).toBe('Bearer sk-test-123');
     expect(r.body).toMatchObject({
-      model: 'policy-v3', prompt: PROMPT, max_tokens: 32, temperature: 0.7, top_p: 0.95, seed: 1234, n: 1,
-      logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true,
+      model: 'policy-v3',
+      prompt: PROMPT,
+      max_tokens: 32,
+      temperature: 0.7,
+      top_p: 0.95,
+      seed: 1234,
+      n: 1,
+      logprobs: 1,
+      return_tokens_as_token_ids: true,
+      return_token_ids: true,
     });
     delete process.env.GSTEER_TEST_POLICY_KEY;
   });
 
   it("reads usage.prompt_tokens_details.cached_tokens when the server sends it (OpenAI's field; gsteer serve, vLLM with details on)", async () => {
-    const usage = (details: unknown) => ({ prompt_tokens: PROMPT.length, completion_tokens: 4, total_tokens: PROMPT.length + 4, prompt_tokens_details: details });
-    for (const [details, want] of [[{ cached_tokens: 4 }, 4], [null, undefined], [{ cached_tokens: 'x' }, undefined], [{ cached_tokens: 99 }, undefined]] as const) {
+    const usage = (details: unknown) => ({
+      prompt_tokens: PROMPT.length,
+      completion_tokens: 4,
+      total_tokens: PROMPT.length + 4,
+      prompt_tokens_details: details,
+    });
+    for (const [details, want] of [
+      [{ cached_tokens: 4 }, 4],
+      [null, undefined],
+      [{ cached_tokens: 'x' }, undefined],
+      [{ cached_tokens: 99 }, undefined],
+    ] as const) {
       server = await startScriptedServer(() => ({ body: { ...completionBody('ACTION: STOP', { promptIds: PROMPT }), usage: usage(details) } }));
       expect((await client(server.baseUrl).complete(req)).cachedPromptTokens).toBe(want);
       await server.close();
@@ -58,7 +85,13 @@ describe('OpenAIPolicyClient', () => {
     expect(body).not.toHaveProperty('guided_grammar'); // removed in vLLM 0.12
     // a vLLM response says nothing about what it applied: the turn records the grammar alone
     expect(out.applied).toBeUndefined();
-    expect(turnConstraint(out.applied, 32)).toEqual({ tokenFilter: null, tokenFilterVersion: null, specSha256: specHash({ type: 'grammar', grammar: POLICY_GRAMMAR }), maxTokens: 32, reported: false });
+    expect(turnConstraint(out.applied, 32)).toEqual({
+      tokenFilter: null,
+      tokenFilterVersion: null,
+      specSha256: specHash({ type: 'grammar', grammar: POLICY_GRAMMAR }),
+      maxTokens: 32,
+      reported: false,
+    });
     await client(server.baseUrl).complete(req);
     expect(server.requests[1]!.body).not.toHaveProperty('structured_outputs'); // unconstrained calls send none
   });
@@ -72,7 +105,13 @@ describe('OpenAIPolicyClient', () => {
     });
     const out = await client(server.baseUrl).complete({ ...req, constraint: POLICY_CONSTRAINT });
     expect(out.applied).toEqual({ specSha256: 'ab'.repeat(32), tokenFilter: 'policy_turn', tokenFilterVersion: 1, maxTokens: 32 });
-    expect(turnConstraint(out.applied, 32)).toEqual({ tokenFilter: 'policy_turn', tokenFilterVersion: 1, specSha256: 'ab'.repeat(32), maxTokens: 32, reported: true });
+    expect(turnConstraint(out.applied, 32)).toEqual({
+      tokenFilter: 'policy_turn',
+      tokenFilterVersion: 1,
+      specSha256: 'ab'.repeat(32),
+      maxTokens: 32,
+      reported: true,
+    });
     expect((await client(server.baseUrl).complete({ ...req, constraint: POLICY_CONSTRAINT })).finishReason).toBe('abort');
   });
 
@@ -86,22 +125,31 @@ describe('OpenAIPolicyClient', () => {
 
   it('fails loudly when the server saw different prompt ids', async () => {
     server = await startScriptedServer(() => ({ body: completionBody('x', { promptIds: [...PROMPT.slice(0, 3), 1, ...PROMPT.slice(4)] }) }));
-    const e = await client(server.baseUrl).complete(req).catch((x) => x);
+    const e = await client(server.baseUrl)
+      .complete(req)
+      .catch((x) => x);
     expect(e).toBeInstanceOf(InputError);
     expect(e.message).toContain('differ from ours at position 3 (server 1, ours 9707');
     expect(e.message).toContain(`${server.baseUrl}/completions`);
   });
 
   it('retries 5xx with backoff, then succeeds', async () => {
-    server = await startScriptedServer((_b, n) => (n < 2 ? { status: 503, body: { error: { message: 'loading', type: 'server_error', param: null, code: 503 } } } : { body: completionBody('ok') }));
+    server = await startScriptedServer((_b, n) =>
+      n < 2 ? { status: 503, body: { error: { message: 'loading', type: 'server_error', param: null, code: 503 } } } : { body: completionBody('ok') },
+    );
     const out = await client(server.baseUrl, { maxRetries: 2 }).complete(req);
     expect(out.text).toBe('ok');
     expect(server.requests).toHaveLength(3);
   });
 
   it('never retries a 4xx and names the URL', async () => {
-    server = await startScriptedServer(() => ({ status: 404, body: { error: { message: 'The model `policy-v3` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } } }));
-    const e = await client(server.baseUrl, { maxRetries: 3 }).complete(req).catch((x) => x);
+    server = await startScriptedServer(() => ({
+      status: 404,
+      body: { error: { message: 'The model `policy-v3` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } },
+    }));
+    const e = await client(server.baseUrl, { maxRetries: 3 })
+      .complete(req)
+      .catch((x) => x);
     expect(server.requests).toHaveLength(1);
     expect(e).toBeInstanceOf(InputError);
     expect(e.message).toContain(`policy endpoint ${server.baseUrl}/completions (model policy) rejected the request with HTTP 404`);
@@ -109,7 +157,9 @@ describe('OpenAIPolicyClient', () => {
 
   it('gives up after maxRetries on dropped connections and timeouts, naming the URL', async () => {
     server = await startScriptedServer((_b, n) => (n % 2 ? { destroy: true } : { delayMs: 400, body: completionBody('late') }));
-    const e = await client(server.baseUrl, { maxRetries: 2, timeoutMs: 150 }).complete(req).catch((x) => x);
+    const e = await client(server.baseUrl, { maxRetries: 2, timeoutMs: 150 })
+      .complete(req)
+      .catch((x) => x);
     expect(e).toBeInstanceOf(TransientError);
     expect(e.message).toContain(`policy endpoint ${server.baseUrl}/completions (model policy) failed after 3 attempt(s)`);
     expect(server.requests).toHaveLength(3);
@@ -121,11 +171,15 @@ describe('OpenAIPolicyClient', () => {
     expect(() => readChoice({ ...good, finish_reason: 'abort' }, [], url)).toThrow(/finish_reason is "abort"/);
     expect(() => readChoice({ ...good, token_ids: [1, 2, 3] }, [], url)).toThrow(/has 3 ids but 2 logprobs/);
     expect(() => readChoice({ ...good, logprobs: null }, [], url)).toThrow(/token_logprobs is missing/);
-    expect(() => readChoice({ ...good, logprobs: { ...good.logprobs, token_logprobs: good.logprobs.token_logprobs.map(() => 0.5) } }, [], url)).toThrow(/finite logprob <= 0/);
+    expect(() => readChoice({ ...good, logprobs: { ...good.logprobs, token_logprobs: good.logprobs.token_logprobs.map(() => 0.5) } }, [], url)).toThrow(
+      /finite logprob <= 0/,
+    );
     expect(() => readChoice(undefined, [], url)).toThrow(/choices\[0\] is missing/);
   });
 
   it('backoff doubles and is capped', () => {
-    expect([0, 1, 2, 3, 4, 5].map((k) => backoffMs(k, { baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 }))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+    expect([0, 1, 2, 3, 4, 5].map((k) => backoffMs(k, { baseDelayMs: 500, maxDelayMs: 8000, maxRetryAfterMs: 60_000 }))).toEqual([
+      500, 1000, 2000, 4000, 8000, 8000,
+    ]);
   });
 });

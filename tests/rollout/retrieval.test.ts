@@ -4,9 +4,19 @@ import { describe, it, expect } from 'vitest';
 import { preselect, searchSnapshot, contentWords } from '../../rollout/retrieval.ts';
 import type { StoredMemory } from '../../rollout/user-store.ts';
 
-const unit = (...xs: number[]) => { const n = Math.hypot(...xs); return Float32Array.from(xs.map((x) => x / n)); };
-const mem = (i: number, value: string, emb: Float32Array, addedIn = 1): StoredMemory =>
-  ({ id: `m${addedIn}-${i}`, name: `n${i}`, purpose: 'p', value, addedIn, encoder: 'test', embedding: emb });
+const unit = (...xs: number[]) => {
+  const n = Math.hypot(...xs);
+  return Float32Array.from(xs.map((x) => x / n));
+};
+const mem = (i: number, value: string, emb: Float32Array, addedIn = 1): StoredMemory => ({
+  id: `m${addedIn}-${i}`,
+  name: `n${i}`,
+  purpose: 'p',
+  value,
+  addedIn,
+  encoder: 'test',
+  embedding: emb,
+});
 
 describe('retrieval', () => {
   it('content words drop stop words and case', () => {
@@ -36,7 +46,10 @@ describe('retrieval', () => {
     // cosines (n0 = 1, n2 = 0.4082; n1 = 0.1961 and n3 = 0 are not examined), whatever the words
     const e = searchSnapshot(ms, 'laptop budget', q, 'test', { candidates: 2, topK: 3 });
     expect(e.examined).toBe(2);
-    expect(e.hits.map((h) => [h.name, Number(h.score.toFixed(4))])).toEqual([['n0', 1], ['n2', 0.4082]]);
+    expect(e.hits.map((h) => [h.name, Number(h.score.toFixed(4))])).toEqual([
+      ['n0', 1],
+      ['n2', 0.4082],
+    ]);
   });
 
   it('drops non-positive cosines and refuses embeddings from another encoder', () => {

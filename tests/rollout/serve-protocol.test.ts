@@ -20,7 +20,9 @@ beforeAll(async () => {
   server = await startServer({ model: prefixHashModel({ maxContext: 4096 }), servedModelName: 'tiny' });
   client = new OpenAIPolicyClient({ baseUrl: `${server.url}/v1`, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 20_000, maxRetries: 0 });
 });
-afterAll(async () => { await server?.close(); });
+afterAll(async () => {
+  await server?.close();
+});
 
 const promptIds = encodeChat(tok, buildPolicyMessages({ query: 'Which laptop?', profile: '', state: [], history: [], turn: 1, maxTurns: 3 }));
 
@@ -46,7 +48,13 @@ describe('policy client <-> embedded server', () => {
     const deps = { policy: client, simulator: new SeedSimulator(encoder, 0.35), store: new InMemoryUserStore(encoder), tokenizer: tok };
     await client.complete({ promptIds, maxTokens: 1, temperature: 0, topP: 1, model: 'tiny' }); // the first-turn prompt is now in the server's prefix cache
     const traj = await runEpisode(deps, instance, {
-      runId: 'r', groupId: 'g', index: 0, policyVersion: 0, model: 'tiny', snapshotId: 'u@0', seed: 1,
+      runId: 'r',
+      groupId: 'g',
+      index: 0,
+      policyVersion: 0,
+      model: 'tiny',
+      snapshotId: 'u@0',
+      seed: 1,
       rollout: { maxTurns: 3, maxTokens: 24, temperature: 0.7, topP: 0.95, retrieveCandidates: 15, retrieveTopK: 3 },
     });
     // a random model does not speak the grammar: the first turn is invalid

@@ -31,17 +31,35 @@ describe('task-relevant facts', () => {
     const prompt = simulatorMessages('How is your health?', inst)[0]!.content;
     expect(all).toContain('heating: gas combi boiler, 14 years old'); // the user's fact for the home-energy task
     expect(prompt).not.toContain('gas combi boiler');
-    expect(prompt).not.toContain('teachers\' pension'); // ... and for the savings task
+    expect(prompt).not.toContain("teachers' pension"); // ... and for the savings task
     expect(prompt).toContain('health: type 2 diabetes, managed with metformin');
     expect((inst.persona as string[]).length).toBeLessThan(all.length);
   });
 });
 
 const instance = InstanceSchema.parse({
-  id: 'inst-1', userId: 'u1', taskId: 'laptop', split: 'train', query: 'Which laptop should I buy for my research?', profile: '',
+  id: 'inst-1',
+  userId: 'u1',
+  taskId: 'laptop',
+  split: 'train',
+  query: 'Which laptop should I buy for my research?',
+  profile: '',
   targets: [
-    { id: 'travel', description: 'how often the user travels with the laptop', seedQuestion: 'Will you travel with the laptop?', seedAnswer: 'Yes, I fly to conferences abroad twice a year.', weight: 1 },
-    { id: 'adapter', description: 'power plugs and adapters needed in the countries visited', seedQuestion: 'Which countries do you travel to, for power adapters?', seedAnswer: 'Mostly the UK and the US.', weight: 0.5, lateActivatable: true },
+    {
+      id: 'travel',
+      description: 'how often the user travels with the laptop',
+      seedQuestion: 'Will you travel with the laptop?',
+      seedAnswer: 'Yes, I fly to conferences abroad twice a year.',
+      weight: 1,
+    },
+    {
+      id: 'adapter',
+      description: 'power plugs and adapters needed in the countries visited',
+      seedQuestion: 'Which countries do you travel to, for power adapters?',
+      seedAnswer: 'Mostly the UK and the US.',
+      weight: 0.5,
+      lateActivatable: true,
+    },
   ],
   edges: [['travel', 'adapter']],
 });
@@ -73,12 +91,25 @@ describe('late activation: after a parent is covered in the dialogue or from mem
       `STATE:\n- travel | purpose: travel with the laptop | status: covered | source: memory | value: abroad twice a year\nPLAN: adapters next\nACTION: ASK\nEXECUTE: ${Q_ADAPTER}`,
       'STATE:\nPLAN: done\nACTION: STOP\nEXECUTE: A laptop for travel to the UK and the US.',
     ];
-    server = await startScriptedServer((body, n) => ({ body: completionBody(script[n]!, { promptIds: body.prompt as number[], finish: 'stop', logprob: () => -0.1 }) }));
+    server = await startScriptedServer((body, n) => ({
+      body: completionBody(script[n]!, { promptIds: body.prompt as number[], finish: 'stop', logprob: () => -0.1 }),
+    }));
     const store = new InMemoryUserStore(encoder);
     await store.init([{ userId: 'u1', profile: '', memories: [{ ...travelMemory, sourceInstance: 'old-1' }] }]);
-    const deps = { policy: new OpenAIPolicyClient({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0 }), simulator: new SeedSimulator(encoder, 0.35), store, tokenizer: qwen3Tokenizer() };
+    const deps = {
+      policy: new OpenAIPolicyClient({ baseUrl: server.baseUrl, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 5000, maxRetries: 0 }),
+      simulator: new SeedSimulator(encoder, 0.35),
+      store,
+      tokenizer: qwen3Tokenizer(),
+    };
     const traj = await runEpisode(deps, instance, {
-      runId: 'r', groupId: 'g', index: 0, policyVersion: 0, model: 'm', snapshotId: 'u1@1', seed: 1,
+      runId: 'r',
+      groupId: 'g',
+      index: 0,
+      policyVersion: 0,
+      model: 'm',
+      snapshotId: 'u1@1',
+      seed: 1,
       rollout: { maxTurns: 4, maxTokens: 128, temperature: 0.7, topP: 0.95, retrieveCandidates: 15, retrieveTopK: 3 },
     });
     expect(traj.turns[0]!.observation).toMatchObject({ kind: 'memory', results: [{ name: 'travel' }] });

@@ -14,22 +14,48 @@ import { options, recordingDeps } from '../endpoints/helpers.ts';
 
 const encoder = new HashedEncoder(512);
 const instance = InstanceSchema.parse({
-  id: 'inst-1', userId: 'u1', taskId: 'laptop', split: 'train', query: 'Which laptop should I buy for my research?',
+  id: 'inst-1',
+  userId: 'u1',
+  taskId: 'laptop',
+  split: 'train',
+  query: 'Which laptop should I buy for my research?',
   persona: ['Flies to conferences abroad twice a year', 'Works mostly in R'],
   targets: [
-    { id: 'budget', description: 'the spending limit for the laptop', seedQuestion: 'What is your budget for the laptop?', seedAnswer: 'Under 1200 EUR.', weight: 1 },
-    { id: 'travel', description: 'how often the user travels with the laptop', seedQuestion: 'Will you travel with the laptop?', seedAnswer: 'Yes, twice a year.', weight: 1 },
-    { id: 'adapter', description: 'power adapters for the countries visited', seedQuestion: 'Which countries do you travel to?', seedAnswer: 'The UK and the US.', weight: 0.5, lateActivatable: true },
+    {
+      id: 'budget',
+      description: 'the spending limit for the laptop',
+      seedQuestion: 'What is your budget for the laptop?',
+      seedAnswer: 'Under 1200 EUR.',
+      weight: 1,
+    },
+    {
+      id: 'travel',
+      description: 'how often the user travels with the laptop',
+      seedQuestion: 'Will you travel with the laptop?',
+      seedAnswer: 'Yes, twice a year.',
+      weight: 1,
+    },
+    {
+      id: 'adapter',
+      description: 'power adapters for the countries visited',
+      seedQuestion: 'Which countries do you travel to?',
+      seedAnswer: 'The UK and the US.',
+      weight: 0.5,
+      lateActivatable: true,
+    },
   ],
   edges: [['travel', 'adapter']],
 });
 
 let server: ScriptedServer | null = null;
-afterEach(async () => { await server?.close(); server = null; });
+afterEach(async () => {
+  await server?.close();
+  server = null;
+});
 
 describe('SeedSimulator', () => {
   const sim = new SeedSimulator(encoder, 0.35);
-  it('answers with the best target\'s seed answer when it clears the threshold', async () => {
+  it("answers with the best target's seed answer when it clears the threshold", async () => {
     expect(await sim.answer('What budget do you have for the laptop?', instance)).toEqual({ answer: 'Under 1200 EUR.', targetId: 'budget' });
   });
   it('is non-committal below the threshold, and the threshold is the cosine of the best target', async () => {
@@ -61,8 +87,14 @@ describe('SeedSimulator', () => {
 // (ids differ per form: SeedSimulator caches vectors by instance id)
 const withPersona = (persona: unknown) => InstanceSchema.parse({ ...instance, id: `inst-${JSON.stringify(persona)}`, persona });
 const FORMS = {
-  text: { persona: 'Works mostly in R.\nFlies to conferences abroad twice a year.', lines: ['Works mostly in R.', 'Flies to conferences abroad twice a year.'] },
-  list: { persona: ['Works mostly in R', 'Flies to conferences abroad twice a year'], lines: ['Works mostly in R', 'Flies to conferences abroad twice a year'] },
+  text: {
+    persona: 'Works mostly in R.\nFlies to conferences abroad twice a year.',
+    lines: ['Works mostly in R.', 'Flies to conferences abroad twice a year.'],
+  },
+  list: {
+    persona: ['Works mostly in R', 'Flies to conferences abroad twice a year'],
+    lines: ['Works mostly in R', 'Flies to conferences abroad twice a year'],
+  },
   object: { persona: { languages: ['Danish', 'English'], 'works in R': true, age: 67 }, lines: ['languages: Danish, English', 'works in R: yes', 'age: 67'] },
 };
 
@@ -101,16 +133,28 @@ describe('persona forms', () => {
 describe('LlmSimulator', () => {
   const make = (baseUrl: string, log: string[], maxRetries = 1) =>
     new LlmSimulator({
-      endpoint: createEndpoint(options(baseUrl, { role: 'simulator', apiKeyEnv: 'GSTEER_TEST_SIM_KEY', maxRetries, chatTemplateKwargs: { enable_thinking: false } }), recordingDeps()),
-      temperature: 0.7, topP: 1, maxTokens: 768, log: (m) => log.push(m),
+      endpoint: createEndpoint(
+        options(baseUrl, { role: 'simulator', apiKeyEnv: 'GSTEER_TEST_SIM_KEY', maxRetries, chatTemplateKwargs: { enable_thinking: false } }),
+        recordingDeps(),
+      ),
+      temperature: 0.7,
+      topP: 1,
+      maxTokens: 768,
+      log: (m) => log.push(m),
     });
 
   it('sends persona, active targets with seed Q/A, the dialogue so far, under the answer schema, and reads the JSON reply', async () => {
-    server = await startScriptedServer(() => ({ body: chatBody('<think>budget it is</think>{"target_id": "budget", "answer": "Under 1200 EUR, ideally less."}') }));
+    server = await startScriptedServer(() => ({
+      body: chatBody('<think>budget it is</think>{"target_id": "budget", "answer": "Under 1200 EUR, ideally less."}'),
+    }));
     const log: string[] = [];
     const dialogue = { turns: [{ question: 'Will you travel?', answer: 'Yes, twice a year.', targetId: 'travel' }] };
     const out = await make(server.baseUrl, log).answer('What is your budget?', instance, dialogue);
-    expect(out).toEqual({ answer: 'Under 1200 EUR, ideally less.', targetId: 'budget', reply: '{"target_id": "budget", "answer": "Under 1200 EUR, ideally less."}' });
+    expect(out).toEqual({
+      answer: 'Under 1200 EUR, ideally less.',
+      targetId: 'budget',
+      reply: '{"target_id": "budget", "answer": "Under 1200 EUR, ideally less."}',
+    });
     expect(log).toEqual([]);
     const body = server.requests[0]!.body;
     expect(server.requests[0]!.path).toBe('/v1/chat/completions');
@@ -121,19 +165,36 @@ describe('LlmSimulator', () => {
     expect(JSON.stringify(format.json_schema.schema.properties.target_id)).toContain('"budget","travel","adapter"');
     expect(body.messages).toEqual(simulatorMessages('What is your budget?', instance, dialogue));
     const system = (body.messages as { content: string }[])[0]!.content;
-    for (const s of ['Flies to conferences abroad twice a year', 'seed question: What is your budget for the laptop?', 'seed answer: Yes, twice a year.', 'id: adapter', 'never invent'])
+    for (const s of [
+      'Flies to conferences abroad twice a year',
+      'seed question: What is your budget for the laptop?',
+      'seed answer: Yes, twice a year.',
+      'id: adapter',
+      'never invent',
+    ])
       expect(system).toContain(s);
     // without the travel answer, the late target is not shown at all
     expect(simulatorMessages('q', instance)[0]!.content).not.toContain('id: adapter');
   });
 
   it('retries a refused reply (prose, an inactive target id) and answers non-committally when every attempt is refused', async () => {
-    const replies = ['I guess under 1200 EUR.', '{"target_id": "budget", "answer": "Under 1200 EUR."}', '{"target_id": "adapter", "answer": "The UK."}', '{"target_id": "adapter", "answer": "The UK."}', '{"target_id": null, "answer": ""}'];
+    const replies = [
+      'I guess under 1200 EUR.',
+      '{"target_id": "budget", "answer": "Under 1200 EUR."}',
+      '{"target_id": "adapter", "answer": "The UK."}',
+      '{"target_id": "adapter", "answer": "The UK."}',
+      '{"target_id": null, "answer": ""}',
+    ];
     server = await startScriptedServer((_b, n) => ({ body: chatBody(replies[n] ?? '') }));
     const log: string[] = [];
     const sim = make(server.baseUrl, log);
     expect((await sim.answer('Budget?', instance)).answer).toBe('Under 1200 EUR.'); // prose refused, the retry accepted
-    expect(await sim.answer('Countries?', instance)).toEqual({ answer: NON_COMMITTAL, targetId: null, reply: null, replyError: 'reply_error:schema after 2 attempt(s)' }); // adapter inactive
+    expect(await sim.answer('Countries?', instance)).toEqual({
+      answer: NON_COMMITTAL,
+      targetId: null,
+      reply: null,
+      replyError: 'reply_error:schema after 2 attempt(s)',
+    }); // adapter inactive
     expect(await sim.answer('Colour?', instance)).toEqual({ answer: NON_COMMITTAL, targetId: null, reply: '{"target_id": null, "answer": ""}' });
     expect(log).toHaveLength(1);
     expect(log[0]).toContain('no acceptable reply for instance inst-1');

@@ -21,7 +21,11 @@ afterAll(async () => {
 
 const encoder = new HashedEncoder(512);
 const instance = InstanceSchema.parse({
-  id: 'inst-1', userId: 'u1', taskId: 't', split: 'train', query: 'Which laptop should I buy?',
+  id: 'inst-1',
+  userId: 'u1',
+  taskId: 't',
+  split: 'train',
+  query: 'Which laptop should I buy?',
   targets: [{ id: 't', description: 'd', seedQuestion: 'q', seedAnswer: 'a', weight: 1 }],
 });
 // Every trajectory learns something keepable; only one of them may land.
@@ -38,11 +42,19 @@ describe('bestOfGroup', () => {
     expect(bestOfGroup(group([0.2, 0.1, 0.5, 0.49]))).toBe(2);
   });
   it('property: the chosen reward is the max and no lower index has it', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: -3, max: 3 }).map((x) => x / 2), { minLength: 1, maxLength: 8 }), (rs) => {
-      const b = bestOfGroup(group(rs));
-      expect(rs[b]).toBe(Math.max(...rs));
-      expect(rs.slice(0, b).every((r) => r < (rs[b] as number))).toBe(true);
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.integer({ min: -3, max: 3 }).map((x) => x / 2),
+          { minLength: 1, maxLength: 8 },
+        ),
+        (rs) => {
+          const b = bestOfGroup(group(rs));
+          expect(rs[b]).toBe(Math.max(...rs));
+          expect(rs.slice(0, b).every((r) => r < (rs[b] as number))).toBe(true);
+        },
+      ),
+    );
   });
 });
 

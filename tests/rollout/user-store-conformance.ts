@@ -29,8 +29,12 @@ const bob: UserState = { userId: 'bob@lab{1}', profile: '', memories: [] };
 export function userStoreConformance(name: string, factory: StoreFactory): void {
   describe(`UserStore conformance: ${name}`, () => {
     let store: UserStore;
-    beforeEach(async () => { store = await factory.make(); });
-    afterEach(async () => { expect(await factory.leftovers(store)).toEqual([]); });
+    beforeEach(async () => {
+      store = await factory.make();
+    });
+    afterEach(async () => {
+      expect(await factory.leftovers(store)).toEqual([]);
+    });
 
     it('an unknown user is the empty version 0', async () => {
       expect(await store.latestVersion('nobody')).toBe(0);
@@ -45,7 +49,9 @@ export function userStoreConformance(name: string, factory: StoreFactory): void 
       expect(await store.latestVersion('bob@lab{1}')).toBe(1);
       const s = await store.read('alice', 1);
       expect(s.profile).toBe(alice.profile);
-      expect(s.memories.map(({ name, purpose, value, sourceInstance, id, addedIn, encoder: e }) => ({ name, purpose, value, sourceInstance, id, addedIn, e }))).toEqual([
+      expect(
+        s.memories.map(({ name, purpose, value, sourceInstance, id, addedIn, encoder: e }) => ({ name, purpose, value, sourceInstance, id, addedIn, e })),
+      ).toEqual([
         { ...alice.memories[0], id: 'm1-0', addedIn: 1, e: encoder.name },
         { ...alice.memories[1], sourceInstance: undefined, id: 'm1-1', addedIn: 1, e: encoder.name },
       ]);
@@ -80,7 +86,12 @@ export function userStoreConformance(name: string, factory: StoreFactory): void 
       ]);
       expect(v3.profile).toBe('Alice is a PhD student in ecology. She prefers open-source tools.');
       // nothing new: no version written
-      expect(await store.update('alice', { memories: [{ name: 'os', purpose: 'operating system', value: 'Linux only' }], profileSentence: 'she prefers open-source tools.' })).toBe(3);
+      expect(
+        await store.update('alice', {
+          memories: [{ name: 'os', purpose: 'operating system', value: 'Linux only' }],
+          profileSentence: 'she prefers open-source tools.',
+        }),
+      ).toBe(3);
       expect(await store.latestVersion('alice')).toBe(3);
       // an unseen user starts from the empty state
       expect(await store.update('carol', { memories: [{ name: 'lang', purpose: 'language', value: 'French' }] })).toBe(1);
@@ -91,7 +102,8 @@ export function userStoreConformance(name: string, factory: StoreFactory): void 
       await store.init([alice]);
       const before = await store.search('alice', 1, 'which operating system', opts);
       const writes = Array.from({ length: 8 }, (_, i) =>
-        store.update('alice', { memories: [{ name: `os_${i}`, purpose: 'operating system preference', value: `operating system number ${i}` }] }));
+        store.update('alice', { memories: [{ name: `os_${i}`, purpose: 'operating system preference', value: `operating system number ${i}` }] }),
+      );
       const reads = Array.from({ length: 8 }, () => store.search('alice', 1, 'which operating system', opts));
       const [versions, during] = await Promise.all([Promise.all(writes), Promise.all(reads)]);
       expect([...versions].sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]); // no update lost
@@ -106,10 +118,30 @@ export function userStoreConformance(name: string, factory: StoreFactory): void 
     });
 
     it('retrieval examines at most 15 candidates and returns at most 3, best first', async () => {
-      const topics = ['hiking trails', 'jazz records', 'sourdough bread', 'chess openings', 'bird watching', 'vintage cameras', 'marathon training', 'indoor plants',
-        'board games', 'sailing lessons', 'pottery class', 'film noir', 'tea tasting', 'rock climbing', 'woodworking', 'poetry readings'];
+      const topics = [
+        'hiking trails',
+        'jazz records',
+        'sourdough bread',
+        'chess openings',
+        'bird watching',
+        'vintage cameras',
+        'marathon training',
+        'indoor plants',
+        'board games',
+        'sailing lessons',
+        'pottery class',
+        'film noir',
+        'tea tasting',
+        'rock climbing',
+        'woodworking',
+        'poetry readings',
+      ];
       const memories = [
-        ...['laptop budget under 1200 EUR', 'travel budget 300 EUR per month', 'budget for books 50 EUR', 'conference budget from the grant'].map((v, i) => ({ name: `budget_${i}`, purpose: 'spending limit', value: v })),
+        ...['laptop budget under 1200 EUR', 'travel budget 300 EUR per month', 'budget for books 50 EUR', 'conference budget from the grant'].map((v, i) => ({
+          name: `budget_${i}`,
+          purpose: 'spending limit',
+          value: v,
+        })),
         ...topics.map((t, i) => ({ name: `hobby_${i}`, purpose: 'free time', value: t })),
       ];
       await store.init([{ userId: 'dana', profile: '', memories }]);

@@ -53,12 +53,23 @@ interface Choice {
 }
 
 async function complete(modelName: string, extra: Record<string, unknown> = {}): Promise<Choice> {
-  const body = { model: modelName, prompt: promptIds, max_tokens: 10, temperature: 0.8, seed: 21, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, ...extra };
+  const body = {
+    model: modelName,
+    prompt: promptIds,
+    max_tokens: 10,
+    temperature: 0.8,
+    seed: 21,
+    logprobs: 1,
+    return_tokens_as_token_ids: true,
+    return_token_ids: true,
+    ...extra,
+  };
   const r = (await client.completions.create(body as never)) as unknown as { choices: Choice[] };
   return r.choices[0] as Choice;
 }
 
-const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) =>
+  fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 function trainerLogprobs(a: LoraAdapter | null, completion: number[]): number[] {
   const { logprobs } = tokenLogprobs(model, a, { inputIds: [[...promptIds, ...completion]] });
@@ -99,7 +110,9 @@ describe('runtime LoRA adapters', () => {
     } finally {
       await other.close();
     }
-    await expect(startServer({ modelDir: tiny.dir, backend: 'wasm', adapters: { bad: join(tiny.root, 'nope') } })).rejects.toThrow(/^adapter bad=.*cannot load lora_path/);
+    await expect(startServer({ modelDir: tiny.dir, backend: 'wasm', adapters: { bad: join(tiny.root, 'nope') } })).rejects.toThrow(
+      /^adapter bad=.*cannot load lora_path/,
+    );
   });
 
   it('refuses a second load under the same name and a missing folder', async () => {

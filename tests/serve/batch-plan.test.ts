@@ -7,17 +7,34 @@ import { describe, expect, it } from 'vitest';
 import { planStep, type PlanInput } from '../../serve/batch-plan.ts';
 import type { CacheEntry } from '../../serve/prefix-cache.ts';
 
-const entry = (key: string, logits: Float32Array | null = null): CacheEntry =>
-  ({ key, parent: null, block: { length: 8 } as unknown as CacheEntry['block'], logits, children: 0 });
-const job = (name: string, over: Partial<PlanInput<string>> = {}): PlanInput<string> => ({ job: name, phase: 'prefill', fed: 0, promptLength: 20, keys: null, ...over });
-const summary = (plan: ReturnType<typeof planStep<string>>) => plan.map((p) => [p.job, p.phase, p.hits.map((h) => h.key), p.blocks, p.cachedLogits ? 'logits' : null]);
+const entry = (key: string, logits: Float32Array | null = null): CacheEntry => ({
+  key,
+  parent: null,
+  block: { length: 8 } as unknown as CacheEntry['block'],
+  logits,
+  children: 0,
+});
+const job = (name: string, over: Partial<PlanInput<string>> = {}): PlanInput<string> => ({
+  job: name,
+  phase: 'prefill',
+  fed: 0,
+  promptLength: 20,
+  keys: null,
+  ...over,
+});
+const summary = (plan: ReturnType<typeof planStep<string>>) =>
+  plan.map((p) => [p.job, p.phase, p.hits.map((h) => h.key), p.blocks, p.cachedLogits ? 'logits' : null]);
 
 describe('planStep', () => {
   it('decoders first (1 position each), then prompt blocks in order within the budget', () => {
     // budget 24: 2 decoders -> 22 left; A: blocks of 8, 8, 4 (20) -> 2 left; B: its first block (8) does not fit.
     const jobs = [job('A'), job('D1', { phase: 'decode' }), job('B'), job('D2', { phase: 'decode' })];
     const plan = planStep(jobs, { blockSize: 8, maxBatchedTokens: 24, peek: null });
-    expect(summary(plan)).toEqual([['D1', 'decode', [], [], null], ['D2', 'decode', [], [], null], ['A', 'prefill', [], [0, 1, 2], null]]);
+    expect(summary(plan)).toEqual([
+      ['D1', 'decode', [], [], null],
+      ['D2', 'decode', [], [], null],
+      ['A', 'prefill', [], [0, 1, 2], null],
+    ]);
   });
 
   it('always runs at least one block, even over the budget; continues from fed', () => {
@@ -26,7 +43,13 @@ describe('planStep', () => {
   });
 
   it('takes leading cache hits without budget; a whole cached prompt with logits needs no forward pass; shared in-flight blocks wait', () => {
-    const cache = new Map<string, CacheEntry>([['a0', entry('a0')], ['a1', entry('a1')], ['b0', entry('b0')], ['b1', entry('b1')], ['b2', entry('b2', Float32Array.of(1, 2))]]);
+    const cache = new Map<string, CacheEntry>([
+      ['a0', entry('a0')],
+      ['a1', entry('a1')],
+      ['b0', entry('b0')],
+      ['b1', entry('b1')],
+      ['b2', entry('b2', Float32Array.of(1, 2))],
+    ]);
     const peeked: string[] = [];
     const peek = (k: string) => (peeked.push(k), cache.get(k));
     const jobs = [
@@ -49,7 +72,11 @@ describe('planStep', () => {
   });
 
   it('a cached last block without logits is computed again (its logits are needed)', () => {
-    const cache = new Map<string, CacheEntry>([['k0', entry('k0')], ['k1', entry('k1')], ['k2', entry('k2')]]);
+    const cache = new Map<string, CacheEntry>([
+      ['k0', entry('k0')],
+      ['k1', entry('k1')],
+      ['k2', entry('k2')],
+    ]);
     const plan = planStep([job('A', { keys: ['k0', 'k1', 'k2'] })], { blockSize: 8, maxBatchedTokens: 64, peek: (k) => cache.get(k) });
     expect(summary(plan)).toEqual([['A', 'prefill', ['k0', 'k1'], [2], null]]);
   });

@@ -48,7 +48,12 @@ describe('BatchScheduler', () => {
     const got = await Promise.all(specs.map((sp) => s.submit(new Generation(model, null, tok, sp))));
     expect(got.map((r) => [r.ids, r.logprobs])).toEqual(want.map((r) => [r.ids, r.logprobs]));
     // step 1: the prompts in order within the budget of 64: 9 + 16 + 23, then 2 of the 4th's blocks of 8
-    expect(model.steps[0]!.map((f) => [f.seq, f.ids.length])).toEqual([[0, 9], [1, 16], [2, 23], [3, 16]]);
+    expect(model.steps[0]!.map((f) => [f.seq, f.ids.length])).toEqual([
+      [0, 9],
+      [1, 16],
+      [2, 23],
+      [3, 16],
+    ]);
     expect(model.steps.every((st) => new Set(st.map((f) => f.seq)).size === st.length)).toBe(true); // one item per sequence
     expect(Math.max(...model.steps.map((st) => st.length))).toBe(4); // all four together at some step
     // sequences leave as they finish: the last steps hold only the longest
@@ -76,7 +81,9 @@ describe('BatchScheduler', () => {
       return seq;
     };
     const done: number[] = [];
-    await Promise.all([0, 1, 2, 3].map((i) => s.submit(new Generation(model, null, tok, spec({ choiceIndex: i, maxTokens: 2 + (i % 2) }))).then(() => done.push(i))));
+    await Promise.all(
+      [0, 1, 2, 3].map((i) => s.submit(new Generation(model, null, tok, spec({ choiceIndex: i, maxTokens: 2 + (i % 2) }))).then(() => done.push(i))),
+    );
     expect(maxOpen).toBe(2);
     expect(model.steps.every((st) => st.length <= 2)).toBe(true);
     expect(done.slice(0, 2).sort()).toEqual([0, 1]);
@@ -113,7 +120,9 @@ describe('BatchScheduler', () => {
     expect(got.map((r) => r.cachedTokens)).toEqual([0, 37, 37, 37]);
     // the same as without a cache, bit for bit
     const plain = prefixHashModel({ eosBias: -50 });
-    const ref = await Promise.all([0, 1, 2, 3].map((i) => batched(plain).submit(new Generation(plain, null, tok, spec({ promptIds: prompt, choiceIndex: i, seed: 10 + i, maxTokens: 4 })))));
+    const ref = await Promise.all(
+      [0, 1, 2, 3].map((i) => batched(plain).submit(new Generation(plain, null, tok, spec({ promptIds: prompt, choiceIndex: i, seed: 10 + i, maxTokens: 4 })))),
+    );
     expect(got.map((r) => [r.ids, r.logprobs])).toEqual(ref.map((r) => [r.ids, r.logprobs]));
   });
 

@@ -16,9 +16,23 @@ import { makeTinyModel } from './tiny-model.ts';
 
 const tok = qwen3Tokenizer();
 const system = 'Plan a trip to Kyoto. What should I read about climate policy? The quick brown fox jumps over the lazy dog.';
-const questions = ['yes', 'no maybe', 'The quick brown fox', 'What should I read about climate policy?', 'Plan a trip to Kyoto.', 'maybe yes no', 'the lazy dog', 'no'];
+const questions = [
+  'yes',
+  'no maybe',
+  'The quick brown fox',
+  'What should I read about climate policy?',
+  'Plan a trip to Kyoto.',
+  'maybe yes no',
+  'the lazy dog',
+  'no',
+];
 // Eight prompts sharing a system prompt (so later ones hit the prefix cache), of different lengths.
-const prompts = questions.map((q) => encodeChat(tok, [{ role: 'system', content: system }, { role: 'user', content: q }]));
+const prompts = questions.map((q) =>
+  encodeChat(tok, [
+    { role: 'system', content: system },
+    { role: 'user', content: q },
+  ]),
+);
 
 let tiny: ReturnType<typeof makeTinyModel>;
 let model: Qwen3Model;
@@ -27,10 +41,16 @@ const adapters: { name: string; dir: string; lora: LoraAdapter }[] = [];
 beforeAll(async () => {
   tiny = makeTinyModel();
   model = await loadModel(tiny.dir);
-  for (const [name, seed, targets] of [['a', 5, ['q_proj', 'v_proj', 'o_proj', 'down_proj']], ['b', 6, ['k_proj', 'up_proj', 'gate_proj']]] as const) {
+  for (const [name, seed, targets] of [
+    ['a', 5, ['q_proj', 'v_proj', 'o_proj', 'down_proj']],
+    ['b', 6, ['k_proj', 'up_proj', 'gate_proj']],
+  ] as const) {
     const rng = new Rng(seed);
     const fill = (n: number) => Float32Array.from({ length: n }, () => rng.normal() * 0.5);
-    const lora = buildAdapter(model, { r: 4, alpha: 8, dropout: 0, targetModules: [...targets] }, (_l, _m, [r, inp], [out]) => ({ A: fill(r * inp), B: fill(out * r) }));
+    const lora = buildAdapter(model, { r: 4, alpha: 8, dropout: 0, targetModules: [...targets] }, (_l, _m, [r, inp], [out]) => ({
+      A: fill(r * inp),
+      B: fill(out * r),
+    }));
     const dir = join(tiny.root, `adapter-${name}`);
     savePeftAdapter(lora, dir, tiny.dir);
     adapters.push({ name, dir, lora });
@@ -62,12 +82,29 @@ interface Req {
 }
 
 async function serve(opts: Partial<ServeOptions> = {}): Promise<RunningServer> {
-  return startServer({ modelDir: tiny.dir, servedModelName: 'tiny', backend: 'wasm', batching: 'on', blockSize: 16, adapters: Object.fromEntries(adapters.map((a) => [a.name, a.dir])), ...opts });
+  return startServer({
+    modelDir: tiny.dir,
+    servedModelName: 'tiny',
+    backend: 'wasm',
+    batching: 'on',
+    blockSize: 16,
+    adapters: Object.fromEntries(adapters.map((a) => [a.name, a.dir])),
+    ...opts,
+  });
 }
 
 async function complete(server: RunningServer, r: Req, maxTokens = 14): Promise<Completion> {
   const { extra, ...fields } = r;
-  const body = { ...fields, max_tokens: maxTokens, temperature: 0.9, top_p: 0.95, logprobs: 1, return_tokens_as_token_ids: true, return_token_ids: true, ...extra };
+  const body = {
+    ...fields,
+    max_tokens: maxTokens,
+    temperature: 0.9,
+    top_p: 0.95,
+    logprobs: 1,
+    return_tokens_as_token_ids: true,
+    return_token_ids: true,
+    ...extra,
+  };
   const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   return (await res.json()) as Completion;
@@ -118,7 +155,13 @@ describe('continuous batching over HTTP (tiny Qwen3, wasm)', () => {
     6: { structured_outputs: { regex: '[a-z ]{3,12}\\.' } },
     7: { structured_outputs: { grammar: POLICY_GRAMMAR }, gsteer_token_filter: 'policy_turn', max_tokens: 60 },
   };
-  const reqs: Req[] = prompts.map((prompt, i) => ({ model: 'tiny', prompt, seed: 100 + i, ...(i === 5 ? { n: 2 } : {}), ...(constrained[i] ? { extra: constrained[i] } : {}) }));
+  const reqs: Req[] = prompts.map((prompt, i) => ({
+    model: 'tiny',
+    prompt,
+    seed: 100 + i,
+    ...(i === 5 ? { n: 2 } : {}),
+    ...(constrained[i] ? { extra: constrained[i] } : {}),
+  }));
 
   it('completions at concurrency 1, 3 and 8 are byte-identical (ids and logprobs), with and without prefix cache hits and a grammar', async () => {
     const cold = await serve({ prefixCacheMb: 0 });
@@ -196,7 +239,8 @@ describe('continuous batching over HTTP (tiny Qwen3, wasm)', () => {
       const r = { model: 'a', prompt: prompts[2]!, seed: 3 };
       await complete(server, r);
       expect((await complete(server, r)).usage.prompt_tokens_details.cached_tokens).toBe(r.prompt.length);
-      const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const post = (path: string, body: unknown) =>
+        fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       expect((await post('/v1/unload_lora_adapter', { lora_name: 'a' })).status).toBe(200);
       expect((await post('/v1/load_lora_adapter', { lora_name: 'a', lora_path: adapters[0]!.dir })).status).toBe(200);
       expect((await complete(server, r)).usage.prompt_tokens_details.cached_tokens).toBe(0);
@@ -210,7 +254,16 @@ describe('continuous batching over HTTP (tiny Qwen3, wasm)', () => {
     const off = await serve({ batching: 'off' });
     try {
       const card = async (s: RunningServer) => ((await (await fetch(`${s.url}/v1/models`)).json()) as { data: { batching?: unknown }[] }).data[0]!.batching;
-      expect(await card(on)).toEqual({ enabled: true, mode: 'on', backend: 'wasm', batch_invariant: true, backend_batch_invariant: true, max_num_batched_tokens: 256, block_size: 16, prefix_cache_mb: 256 });
+      expect(await card(on)).toEqual({
+        enabled: true,
+        mode: 'on',
+        backend: 'wasm',
+        batch_invariant: true,
+        backend_batch_invariant: true,
+        max_num_batched_tokens: 256,
+        block_size: 16,
+        prefix_cache_mb: 256,
+      });
       expect(await card(off)).toMatchObject({ enabled: false, batch_invariant: true, prefix_cache_mb: 0 });
       const res = await fetch(`${on.url}/metrics`);
       expect(res.headers.get('content-type')).toContain('text/plain');

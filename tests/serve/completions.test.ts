@@ -81,7 +81,11 @@ describe('gsteer serve over the tiny Qwen3 (real model, real client)', () => {
       expect(top[`token_id:${c.token_ids[t]}`]).toBe(c.logprobs.token_logprobs[t]);
     }
     if (c.finish_reason === 'length') expect(c.text).toBe(tok.decode(c.token_ids, { skipSpecialTokens: true }));
-    expect(r.usage).toMatchObject({ prompt_tokens: promptIds.length, completion_tokens: c.token_ids.length, total_tokens: promptIds.length + c.token_ids.length });
+    expect(r.usage).toMatchObject({
+      prompt_tokens: promptIds.length,
+      completion_tokens: c.token_ids.length,
+      total_tokens: promptIds.length + c.token_ids.length,
+    });
     const cached = (r.usage as { prompt_tokens_details?: { cached_tokens?: number } }).prompt_tokens_details?.cached_tokens;
     expect(cached).toBeGreaterThanOrEqual(0);
     expect(cached).toBeLessThanOrEqual(promptIds.length);
@@ -96,11 +100,26 @@ describe('gsteer serve over the tiny Qwen3 (real model, real client)', () => {
   });
 
   it('chat renders ChatML on the server exactly as encodeChat does, same sampling as completions', async () => {
-    const body = { model: 'tiny', messages, max_tokens: 10, temperature: 0.9, top_p: 0.95, seed: 5, logprobs: true, top_logprobs: 2, return_tokens_as_token_ids: true, return_token_ids: true };
+    const body = {
+      model: 'tiny',
+      messages,
+      max_tokens: 10,
+      temperature: 0.9,
+      top_p: 0.95,
+      seed: 5,
+      logprobs: true,
+      top_logprobs: 2,
+      return_tokens_as_token_ids: true,
+      return_token_ids: true,
+    };
     const chat = (await client.chat.completions.create(body as never)) as unknown as {
       object: string;
       prompt_token_ids: number[];
-      choices: { message: { role: string; content: string }; token_ids: number[]; logprobs: { content: { token: string; logprob: number; bytes: number[]; top_logprobs: unknown[] }[] } }[];
+      choices: {
+        message: { role: string; content: string };
+        token_ids: number[];
+        logprobs: { content: { token: string; logprob: number; bytes: number[]; top_logprobs: unknown[] }[] };
+      }[];
     };
     expect(chat.object).toBe('chat.completion');
     expect(chat.prompt_token_ids).toEqual(promptIds);
@@ -181,7 +200,15 @@ describe('gsteer serve over the tiny Qwen3 (real model, real client)', () => {
     expect(stop).toHaveLength(2);
     for (const extra of [{}, { stop: [stop] }]) {
       const ref = (await complete({ seed: 31, max_tokens: 12, ignore_eos: true, ...extra })).choices[0] as VllmChoice;
-      const stream = await client.completions.create({ prompt: promptIds, ...rollout, seed: 31, max_tokens: 12, ignore_eos: true, ...extra, stream: true } as never);
+      const stream = await client.completions.create({
+        prompt: promptIds,
+        ...rollout,
+        seed: 31,
+        max_tokens: 12,
+        ignore_eos: true,
+        ...extra,
+        stream: true,
+      } as never);
       let text = '';
       const ids: number[] = [];
       const lps: number[] = [];
@@ -216,7 +243,12 @@ describe('gsteer serve over the tiny Qwen3 (real model, real client)', () => {
     expect(role).toBe('assistant');
     expect(content).toBe(whole.choices[0]!.message.content);
     // The same prompt ran just before: the prefix cache serves all of it (with its last logits).
-    expect(usage).toEqual({ prompt_tokens: promptIds.length, completion_tokens: 8, total_tokens: promptIds.length + 8, prompt_tokens_details: { cached_tokens: promptIds.length } });
+    expect(usage).toEqual({
+      prompt_tokens: promptIds.length,
+      completion_tokens: 8,
+      total_tokens: promptIds.length + 8,
+      prompt_tokens_details: { cached_tokens: promptIds.length },
+    });
   });
 
   it('frees every KV cache: no tfjs tensors left behind by requests', async () => {

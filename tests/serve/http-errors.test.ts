@@ -91,7 +91,8 @@ describe('HTTP layer', () => {
   });
 
   it('adapter endpoints: unknown unload 404, missing path 400, bad path 400', async () => {
-    const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect((await post('/v1/unload_lora_adapter', { lora_name: 'ghost' })).status).toBe(404);
     const missing = await post('/v1/load_lora_adapter', { lora_name: 'a' });
     expect(missing.status).toBe(400);

@@ -13,7 +13,8 @@ beforeAll(() => {
 });
 afterAll(() => tiny?.cleanup());
 
-const body = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'tiny', prompt: [9707, 11, 1879], max_tokens: 30, ignore_eos: true, seed: 1, ...extra });
+const body = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: 'tiny', prompt: [9707, 11, 1879], max_tokens: 30, ignore_eos: true, seed: 1, ...extra });
 
 describe('server lifecycle', () => {
   it('checks the API key on /v1 routes only', async () => {
@@ -56,7 +57,12 @@ describe('server lifecycle', () => {
     try {
       const maxTokens = TINY_CONTEXT - 3; // the longest the 3-token prompt allows
       const ctl = new AbortController();
-      const p = fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body({ max_tokens: maxTokens }), signal: ctl.signal });
+      const p = fetch(`${server.url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body({ max_tokens: maxTokens }),
+        signal: ctl.signal,
+      });
       await waitInFlight(server.url);
       ctl.abort();
       await expect(p).rejects.toThrow();

@@ -16,7 +16,11 @@ describe('blockKeys', () => {
         const full = Math.floor(ids.length / bs);
         expect(longer.slice(0, full)).toEqual(keys.slice(0, full));
         const i = at % ids.length;
-        const changed = blockKeys('base', ids.map((x, k) => (k === i ? x + 1 : x)), bs);
+        const changed = blockKeys(
+          'base',
+          ids.map((x, k) => (k === i ? x + 1 : x)),
+          bs,
+        );
         const j = Math.floor(i / bs);
         expect(changed.slice(0, j)).toEqual(keys.slice(0, j));
         changed.slice(j).forEach((k, n) => expect(k).not.toBe(keys[j + n]));

@@ -78,7 +78,8 @@ describe('sampleToken', () => {
     // differ only by float rounding would make the comparison meaningless), some -Infinity.
     const grid = fc.uniqueArray(fc.integer({ min: -300, max: 100 }), { minLength: 2, maxLength: 300 });
     const arb = fc.record({
-      logits: grid.chain((xs) => fc.tuple(fc.constant(xs), fc.array(fc.boolean(), { minLength: xs.length, maxLength: xs.length })))
+      logits: grid
+        .chain((xs) => fc.tuple(fc.constant(xs), fc.array(fc.boolean(), { minLength: xs.length, maxLength: xs.length })))
         .map(([xs, masked]) => xs.map((x, i) => (masked[i] && i > 0 ? -Infinity : x / 10))),
       temperature: fc.double({ min: 0.05, max: 2, noNaN: true }),
       // topP within 1e-6 of 1 (but not 1) puts the threshold inside the two sums' float64

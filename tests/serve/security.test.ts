@@ -22,14 +22,25 @@ symlinkSync('/etc', join(allowed, 'escape'));
 /** The Qwen3 tokenizer, counting the UTF-8 bytes it is asked to encode. */
 const real = qwen3Tokenizer();
 let tokenizedBytes = 0;
-const counting: Tokenizer = { ...real, encode: (t) => ((tokenizedBytes += Buffer.byteLength(t)), real.encode(t)), decode: real.decode, vocabSize: real.vocabSize };
+const counting: Tokenizer = {
+  ...real,
+  encode: (t) => ((tokenizedBytes += Buffer.byteLength(t)), real.encode(t)),
+  decode: real.decode,
+  vocabSize: real.vocabSize,
+};
 
 let open: RunningServer;
 let keyed: RunningServer;
 const KEY = 'k'.repeat(32);
 
 beforeAll(async () => {
-  open = await startServer({ model: prefixHashModel({ maxContext: 4096 }), servedModelName: 'base', tokenizer: counting, loraRoots: [allowed], maxChoices: 128 });
+  open = await startServer({
+    model: prefixHashModel({ maxContext: 4096 }),
+    servedModelName: 'base',
+    tokenizer: counting,
+    loraRoots: [allowed],
+    maxChoices: 128,
+  });
   keyed = await startServer({ model: prefixHashModel(), servedModelName: 'base', apiKey: KEY });
 });
 afterAll(async () => {
@@ -39,7 +50,11 @@ afterAll(async () => {
 });
 
 /** One HTTP request with any headers (fetch may not set Host). */
-function send(base: string, path: string, o: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; body: string }> {
+function send(
+  base: string,
+  path: string,
+  o: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<{ status: number; body: string }> {
   const u = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: o.method ?? 'GET', headers: o.headers ?? {} }, (res) => {
@@ -57,7 +72,10 @@ const models = async (s: RunningServer) => (JSON.parse((await send(s.url, '/v1/m
 describe('requests a web page can make are refused', () => {
   it('text/plain and untyped POSTs are 415 and load nothing; the same body as JSON works', async () => {
     const body = JSON.stringify({ lora_name: 'a', lora_path: join(allowed, 'a') });
-    for (const headers of [{ 'content-type': 'text/plain;charset=UTF-8' }, { 'content-type': 'application/x-www-form-urlencoded' }, {}] as Record<string, string>[]) {
+    for (const headers of [{ 'content-type': 'text/plain;charset=UTF-8' }, { 'content-type': 'application/x-www-form-urlencoded' }, {}] as Record<
+      string,
+      string
+    >[]) {
       const r = await send(open.url, '/v1/load_lora_adapter', { method: 'POST', headers, body });
       expect(r.status).toBe(415);
       expect(r.body).toContain('send the body as JSON with Content-Type: application/json');
@@ -66,7 +84,9 @@ describe('requests a web page can make are refused', () => {
     const ok = await send(open.url, '/v1/load_lora_adapter', { method: 'POST', headers: json, body });
     expect(ok.status, ok.body).toBe(200);
     expect(await models(open)).toEqual(['base', 'a']);
-    expect((await send(open.url, '/v1/unload_lora_adapter', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"lora_name":"a"}' })).status).toBe(415);
+    expect(
+      (await send(open.url, '/v1/unload_lora_adapter', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"lora_name":"a"}' })).status,
+    ).toBe(415);
     expect(await models(open)).toEqual(['base', 'a']);
   });
 
@@ -101,7 +121,11 @@ describe('requests a web page can make are refused', () => {
 
 describe('request sizes are checked before the work', () => {
   it('200 prompts x n 64 is refused (prompts x n cap), naming the limit', async () => {
-    const r = await send(open.url, '/v1/completions', { method: 'POST', headers: json, body: JSON.stringify({ model: 'base', prompt: Array.from({ length: 100 }, () => [1, 2]), n: 64, max_tokens: 1 }) });
+    const r = await send(open.url, '/v1/completions', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ model: 'base', prompt: Array.from({ length: 100 }, () => [1, 2]), n: 64, max_tokens: 1 }),
+    });
     expect(r.status).toBe(400);
     expect(r.body).toContain('100 prompt(s) x n 64 = 6400 choices, above this server');
   });
@@ -119,7 +143,7 @@ describe('request sizes are checked before the work', () => {
     while (inFlight > 0 || health.length < 20) health.push((await send(open.url, '/health')).status);
     const answers = await Promise.all(bigs);
     expect(answers.map((a) => a.status)).toEqual([400, 400, 400]);
-    expect(answers[0]!.body).toContain('prompt is 15000000 bytes, above this server\'s limit of 65536 bytes');
+    expect(answers[0]!.body).toContain("prompt is 15000000 bytes, above this server's limit of 65536 bytes");
     expect(answers[1]!.body).toContain('messages (all contents together) is 15000000 bytes');
     expect(health.length).toBeGreaterThanOrEqual(20);
     expect(health.every((s) => s === 200)).toBe(true);

@@ -68,8 +68,15 @@ class Tiny {
     this.files?.cleanup();
   }
 
-  async post(body: Record<string, unknown>, path = '/v1/completions'): Promise<{ status: number; json: Completion & { error?: { message: string; param: string } } }> {
-    const res = await fetch(`${this.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', ...body }) });
+  async post(
+    body: Record<string, unknown>,
+    path = '/v1/completions',
+  ): Promise<{ status: number; json: Completion & { error?: { message: string; param: string } } }> {
+    const res = await fetch(`${this.server.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', ...body }),
+    });
     return { status: res.status, json: (await res.json()) as Completion & { error?: { message: string; param: string } } };
   }
 
@@ -150,7 +157,15 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
   it('same seed, same completion (ids and logprobs) alone and three at a time, with and without a grammar', async () => {
     const bodies = [
       { max_tokens: 24, temperature: 0.9, top_p: 0.9, seed: 5, logprobs: 1 },
-      { max_tokens: 60, temperature: 0.9, top_p: 0.9, seed: 5, logprobs: 1, structured_outputs: { grammar: POLICY_GRAMMAR }, gsteer_token_filter: 'policy_turn' },
+      {
+        max_tokens: 60,
+        temperature: 0.9,
+        top_p: 0.9,
+        seed: 5,
+        logprobs: 1,
+        structured_outputs: { grammar: POLICY_GRAMMAR },
+        gsteer_token_filter: 'policy_turn',
+      },
       { max_tokens: 24, temperature: 1, seed: 9, logprobs: 1, structured_outputs: { regex: '[a-z ]{3,12}\\.' } },
     ];
     for (const body of bodies) {
@@ -165,10 +180,29 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
 
   it('with the policy filter: turns parse, end with EOS within max_tokens, and the replay gives the same logprobs', async () => {
     const compiled = await compileConstraint({ type: 'grammar', grammar: POLICY_GRAMMAR, filter: 'policy_turn' }, tiny.vocab);
-    for (const [seed, maxTokens] of [[1, 60], [2, 120], [3, 40]] as const) {
-      const r = await tiny.post({ prompt, max_tokens: maxTokens, temperature: 1, seed, logprobs: 1, return_token_ids: true, structured_outputs: { grammar: POLICY_GRAMMAR }, gsteer_token_filter: 'policy_turn' });
+    for (const [seed, maxTokens] of [
+      [1, 60],
+      [2, 120],
+      [3, 40],
+    ] as const) {
+      const r = await tiny.post({
+        prompt,
+        max_tokens: maxTokens,
+        temperature: 1,
+        seed,
+        logprobs: 1,
+        return_token_ids: true,
+        structured_outputs: { grammar: POLICY_GRAMMAR },
+        gsteer_token_filter: 'policy_turn',
+      });
       const c = r.json.choices[0] as Choice;
-      expect(r.json.gsteer_structured_outputs).toMatchObject({ type: 'grammar', token_filter: 'policy_turn', token_filter_version: 1, max_tokens: maxTokens, vocab: tiny.vocab.key });
+      expect(r.json.gsteer_structured_outputs).toMatchObject({
+        type: 'grammar',
+        token_filter: 'policy_turn',
+        token_filter_version: 1,
+        max_tokens: maxTokens,
+        vocab: tiny.vocab.key,
+      });
       expect(c.finish_reason).toBe('stop');
       expect(tiny.stopTokenIds).toContain(c.token_ids.at(-1));
       expect(c.token_ids.length).toBeLessThanOrEqual(maxTokens);
@@ -212,9 +246,15 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
     const schema = { type: 'object', properties: { pick: { enum: ['left', 'right'] } }, required: ['pick'], additionalProperties: false };
     const json = await tiny.complete({ max_tokens: 30, seed: 4, structured_outputs: { json: schema, disable_any_whitespace: true } });
     expect(['left', 'right']).toContain(JSON.parse(json.text).pick);
-    const chat = await tiny.post({ messages: [{ role: 'user', content: 'yes or no?' }], max_tokens: 8, seed: 1, structured_outputs: { choice: ['yes', 'no'] } }, '/v1/chat/completions');
+    const chat = await tiny.post(
+      { messages: [{ role: 'user', content: 'yes or no?' }], max_tokens: 8, seed: 1, structured_outputs: { choice: ['yes', 'no'] } },
+      '/v1/chat/completions',
+    );
     expect(['yes', 'no']).toContain((chat.json.choices[0] as unknown as { message: { content: string } }).message.content);
-    const rf = await tiny.post({ messages: [{ role: 'user', content: 'json' }], max_tokens: 40, seed: 2, response_format: { type: 'json_schema', json_schema: { name: 'p', schema } } }, '/v1/chat/completions');
+    const rf = await tiny.post(
+      { messages: [{ role: 'user', content: 'json' }], max_tokens: 40, seed: 2, response_format: { type: 'json_schema', json_schema: { name: 'p', schema } } },
+      '/v1/chat/completions',
+    );
     expect(['left', 'right']).toContain(JSON.parse((rf.json.choices[0] as unknown as { message: { content: string } }).message.content).pick);
   }, 60_000);
 });
@@ -222,7 +262,10 @@ describe('structured outputs: the policy grammar on the tiny model', () => {
 describe('the same greedy request with and without a grammar', () => {
   // Kept ids without the bytes no grammar can start a character with (0x00, 0x80-0xFF), so
   // a free-text grammar keeps every id: positions there must report the raw logprobs.
-  const ascii = Array.from({ length: 127 }, (_, i) => i + 1).map((b) => tok.encode(String.fromCharCode(b))).filter((e) => e.length === 1).map((e) => e[0] as number);
+  const ascii = Array.from({ length: 127 }, (_, i) => i + 1)
+    .map((b) => tok.encode(String.fromCharCode(b)))
+    .filter((e) => e.length === 1)
+    .map((e) => e[0] as number);
   const tiny = new Tiny([...new Set([...tinyKeptIds().filter((id) => id >= 256), ...ascii])]);
   beforeAll(() => tiny.start(), 120_000);
   afterAll(() => tiny.stop());
@@ -269,7 +312,12 @@ describe('/metrics of constrained decoding', () => {
     const read = async () => {
       const text = await (await fetch(`${tiny.server.url}/metrics`)).text();
       const get = (name: string) => Number(new RegExp(`^gsteer_serve:${name} (\\S+)$`, 'm').exec(text)?.[1]);
-      return { tokens: get('structured_output_tokens_total'), seconds: get('structured_output_seconds_total'), generated: get('generation_tokens_total'), forward: get('forward_seconds_total') };
+      return {
+        tokens: get('structured_output_tokens_total'),
+        seconds: get('structured_output_seconds_total'),
+        generated: get('generation_tokens_total'),
+        forward: get('forward_seconds_total'),
+      };
     };
     const m0 = await read();
     const free = await tiny.complete({ max_tokens: 9, temperature: 1, seed: 3 });
@@ -301,7 +349,10 @@ describe('a grammar the vocabulary cannot spell', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'tiny', prompt, max_tokens: 8, stream: true, structured_outputs: { grammar: 'root ::= "qq"' } }),
     });
-    const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+    const events = (await res.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: {'))
+      .map((e) => JSON.parse(e.slice(6)));
     expect(events.at(-1).choices[0]).toMatchObject({ finish_reason: 'abort', stop_reason: 'grammar_dead_end', text: '' });
   });
 });

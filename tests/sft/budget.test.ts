@@ -14,7 +14,11 @@ import { run as sftCommand } from '../../cli/commands/sft.ts';
 import { updateMetrics } from '../../workers/update-metrics.ts';
 
 const tok = qwen3Tokenizer();
-const entry = (k: number): HistoryEntry => ({ action: 'ASK', execute: `Question number ${k} about the trip?`, observation: { kind: 'answer', question: `q${k}`, answer: `Answer ${k}: a fairly long reply that costs a few tokens.`, targetId: null } });
+const entry = (k: number): HistoryEntry => ({
+  action: 'ASK',
+  execute: `Question number ${k} about the trip?`,
+  observation: { kind: 'answer', question: `q${k}`, answer: `Answer ${k}: a fairly long reply that costs a few tokens.`, targetId: null },
+});
 const input = buildPolicyMessages({ query: 'Plan a trip.', profile: '', state: [], history: [entry(1), entry(2), entry(3)], turn: 4, maxTurns: 12 });
 const target = 'STATE:\nPLAN: enough\nACTION: STOP\nEXECUTE: Plan a trip for two.';
 const len = (msgs: typeof input) => tok.encode(renderChatML(msgs, true)).length + tok.encode(target).length + 1;
@@ -68,13 +72,32 @@ describe('gsteer sft build', () => {
     const out = join(dir, 'ex.jsonl');
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    const rc = await sftCommand(['build', '--config', 'configs/demo.yaml', '--config', 'configs/sft-demo.yaml', '--set', 'sft.ordersPerSubgraph=2', '--set', 'sft.maxSeqLen=700', '--set', 'sft.overBudget=trim', '--set', 'rollout.maxTokens=200', '--out', out]);
+    const rc = await sftCommand([
+      'build',
+      '--config',
+      'configs/demo.yaml',
+      '--config',
+      'configs/sft-demo.yaml',
+      '--set',
+      'sft.ordersPerSubgraph=2',
+      '--set',
+      'sft.maxSeqLen=700',
+      '--set',
+      'sft.overBudget=trim',
+      '--set',
+      'rollout.maxTokens=200',
+      '--out',
+      out,
+    ]);
     const printed = log.mock.calls.map((c) => String(c[0])).join('\n');
     vi.restoreAllMocks();
     expect(rc).toBe(0);
     const over = new Map<string, number>();
     let turnsFit = 0;
-    const examples = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { action: string; input: { role: 'system' | 'user'; content: string }[]; target: string });
+    const examples = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { action: string; input: { role: 'system' | 'user'; content: string }[]; target: string });
     for (const ex of examples) {
       const n = tok.encode(renderChatML(ex.input, true)).length + tok.encode(ex.target).length + 1;
       if (n > 700) over.set(ex.action, (over.get(ex.action) ?? 0) + 1);
@@ -93,9 +116,36 @@ describe('completions/clipped_ratio', () => {
       { turns: 2, askCount: 1, retrieveCount: 0, termination: 'invalid' as const, invalidReason: 'truncated' as const, completionTokens: 20 },
       { turns: 5, askCount: 4, retrieveCount: 0, termination: 'invalid' as const, invalidReason: 'bad_slot' as const, completionTokens: 50 },
     ];
-    const g = { v: 1, groupId: 'g', step: 1, instanceId: 'i', userId: 'u', policyVersion: 0, snapshotId: 'u@0', dropped: false, trajPaths: ['a', 'b', 'c'], scores: episodes.map(() => ({ reward: 0, components: {} })), best: 0, episodes, applied: true } as const;
-    const result = { step: 1, policyVersion: 1, adapterPath: 'a', stats: { loss: 0, clip_ratio: 0, grad_norm: 0, entropy: 0, num_tokens: 1, train_seconds: 1 }, groupsTrained: 1, advantageStats: {} };
-    const rec = updateMetrics(1, [g as never], result as never, { wallSeconds: 1, rolloutSeconds: 1, policyVersionUsed: 0, waitRolloutsSeconds: 0, waitTrainerSeconds: 0 });
+    const g = {
+      v: 1,
+      groupId: 'g',
+      step: 1,
+      instanceId: 'i',
+      userId: 'u',
+      policyVersion: 0,
+      snapshotId: 'u@0',
+      dropped: false,
+      trajPaths: ['a', 'b', 'c'],
+      scores: episodes.map(() => ({ reward: 0, components: {} })),
+      best: 0,
+      episodes,
+      applied: true,
+    } as const;
+    const result = {
+      step: 1,
+      policyVersion: 1,
+      adapterPath: 'a',
+      stats: { loss: 0, clip_ratio: 0, grad_norm: 0, entropy: 0, num_tokens: 1, train_seconds: 1 },
+      groupsTrained: 1,
+      advantageStats: {},
+    };
+    const rec = updateMetrics(1, [g as never], result as never, {
+      wallSeconds: 1,
+      rolloutSeconds: 1,
+      policyVersionUsed: 0,
+      waitRolloutsSeconds: 0,
+      waitTrainerSeconds: 0,
+    });
     expect(rec['completions/clipped_ratio']).toBeCloseTo(1 / 10, 12); // 1 cut turn of 3 + 2 + 5
   });
 });

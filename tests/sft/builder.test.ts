@@ -10,7 +10,12 @@ import { arbInstance, violations } from './check.ts';
 
 const encoder = new HashedEncoder(128);
 const opts = (memory: OfflineMemory, seed: number, maxTurns = 12): BuildOptions => ({
-  seed, optionalRatios: [0, 0.5, 1], ordersPerSubgraph: 2, maxTurns, topK: 3, memory,
+  seed,
+  optionalRatios: [0, 0.5, 1],
+  ordersPerSubgraph: 2,
+  maxTurns,
+  topK: 3,
+  memory,
 });
 
 describe('scaffolded trajectories on random IEGs', () => {
@@ -57,7 +62,10 @@ describe('scaffolded trajectories on random IEGs', () => {
     // e -> o1 -> o2: o1 is 1 hop from the backbone {e}, o2 is 2 hops, x is unreachable; round(0.5 * 3) = 2.
     const g = {
       targets: [{ id: 'e', essential: true }, { id: 'o2' }, { id: 'x' }, { id: 'o1' }],
-      edges: [['e', 'o1'], ['o1', 'o2']] as [string, string][],
+      edges: [
+        ['e', 'o1'],
+        ['o1', 'o2'],
+      ] as [string, string][],
     };
     for (let seed = 0; seed < 20; seed++) {
       const subs = subgraphs(g, [0, 0.5, 1], new Rng(seed));

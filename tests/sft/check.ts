@@ -68,7 +68,9 @@ export function violations(inst: Instance, t: SftTrajectory, { maxTurns, topK, s
         const names = s.observation.results.map((r) => r.name);
         if (names.length > topK) bad.push(`${where}: ${names.length} memories returned`);
         for (const id of s.acts) if (hits.has(id) && !names.includes(id)) bad.push(`${where}: memory hit ${id} not returned`);
-        for (const x of inst.targets) if (names.includes(x.id) && !(hits.has(x.id) && s.acts.includes(x.id)) && !sharedIds.has(x.id)) bad.push(`${where}: memory of non-hit ${x.id} returned`);
+        for (const x of inst.targets)
+          if (names.includes(x.id) && !(hits.has(x.id) && s.acts.includes(x.id)) && !sharedIds.has(x.id))
+            bad.push(`${where}: memory of non-hit ${x.id} returned`);
       }
       s.acts.forEach((id) => retrieved.add(id));
     }
@@ -102,10 +104,20 @@ export const arbInstance = (id: string, userId: string) =>
       for (let j = 0; j < 7; j++) for (let i = 0; i < j; i++) if (edgeBits[k++] && j < n) edges.push([`${id}t${i}`, `${id}t${j}`]);
       const hasParent = (j: number) => edges.some(([, c]) => c === `${id}t${j}`);
       return InstanceSchema.parse({
-        id, userId, taskId: `task-${id}`, split: 'train', query: `research question ${id}`, profile: '',
+        id,
+        userId,
+        taskId: `task-${id}`,
+        split: 'train',
+        query: `research question ${id}`,
+        profile: '',
         targets: [...Array(n).keys()].map((j) => ({
-          id: `${id}t${j}`, description: `factor ${j} of ${id}`, seedQuestion: `What about factor ${j}?`,
-          seedAnswer: `answer ${j} for ${id}`, weight: 1, essential: essential[j], lateActivatable: Boolean(late[j] && hasParent(j)),
+          id: `${id}t${j}`,
+          description: `factor ${j} of ${id}`,
+          seedQuestion: `What about factor ${j}?`,
+          seedAnswer: `answer ${j} for ${id}`,
+          weight: 1,
+          essential: essential[j],
+          lateActivatable: Boolean(late[j] && hasParent(j)),
         })),
         edges,
       });

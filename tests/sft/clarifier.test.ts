@@ -53,7 +53,14 @@ describe('variant = clarifier', () => {
           const answers = t.steps.flatMap((s) => (s.observation.kind === 'answer' ? [s.observation.answer] : []));
           const stop = t.steps[t.steps.length - 1]!;
           expect(stop.turn.action).toBe('STOP');
-          for (const ans of answers) if (ans.trim()) expect(stop.turn.execute).toContain(ans.replace(/\s+/g, ' ').trim().replace(/[.;]+$/, ''));
+          for (const ans of answers)
+            if (ans.trim())
+              expect(stop.turn.execute).toContain(
+                ans
+                  .replace(/\s+/g, ' ')
+                  .trim()
+                  .replace(/[.;]+$/, ''),
+              );
           if (answers.some((x) => x.trim())) expect(stop.turn.execute).not.toBe(a.query.replace(/\s+/g, ' ').trim());
         }
         expect(seen.every((i) => i.profile === 'SECRET PROFILE LINE')).toBe(true);

@@ -54,7 +54,8 @@ describe('SFT builder on data/demo', () => {
           if (i === 0) expect(user).toContain('(no slots yet)');
           else expect(user).toContain(`[${i}] ${t.steps[i - 1]!.turn.action}: ${t.steps[i - 1]!.turn.execute}`);
           // Targets never leak into the input beyond what observations revealed (the seed question of an un-asked target).
-          for (const tg of inst.targets) if (!t.steps.slice(0, i).some((s) => s.acts.includes(tg.id) && s.turn.action === 'ASK')) expect(user).not.toContain(tg.seedQuestion);
+          for (const tg of inst.targets)
+            if (!t.steps.slice(0, i).some((s) => s.acts.includes(tg.id) && s.turn.action === 'ASK')) expect(user).not.toContain(tg.seedQuestion);
         });
       }
     }

@@ -24,7 +24,9 @@ afterAll(() => rmSync(m.root, { recursive: true, force: true }));
 describe('GRPO from the SFT adapter', () => {
   it('server and GRPO trainer score the first sampled turn exactly as the SFT model does', async () => {
     const cfg = resolveConfig({
-      runName: 'grpo-init', runDir: m.root, seed: 11,
+      runName: 'grpo-init',
+      runDir: m.root,
+      seed: 11,
       policy: { model: m.modelDir },
       trainer: { backend: 'cpu', engine: 'inprocess' }, // the step part in process: the contract path's scores are tests/trainer/update/
       lora: { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj', 'up_proj'] }, // no dropout: scores must be exact
@@ -42,8 +44,15 @@ describe('GRPO from the SFT adapter', () => {
         const serve = serveModelOf(model);
         const served = await serve.loadAdapter(`${m.root}/grpo-init/sft/adapter`); // vLLM-style runtime load of the folder
         const g = new Generation(serve, served, tok, {
-          promptIds, maxTokens: 12, sampling: { temperature: 1, topP: 1, topK: 0 }, seed: 3, choiceIndex: 0,
-          stop: [], stopTokenIds: [], ignoreEos: true, topLogprobs: 0,
+          promptIds,
+          maxTokens: 12,
+          sampling: { temperature: 1, topP: 1, topK: 0 },
+          seed: 3,
+          choiceIndex: 0,
+          stop: [],
+          stopTokenIds: [],
+          ignoreEos: true,
+          topLogprobs: 0,
         });
         while (!(await g.step()));
         sampled = g.result();

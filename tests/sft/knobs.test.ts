@@ -52,8 +52,26 @@ describe('scenario knobs', () => {
   });
 
   it('late-off: the late target has a slot from the first turn (by hand)', async () => {
-    const t = (id: string, essential: boolean, lateActivatable = false) => ({ id, description: `about ${id}`, seedQuestion: `${id}?`, seedAnswer: `my ${id}`, weight: 1, essential, lateActivatable });
-    const inst: Instance = { id: 'i', userId: 'u', taskId: 'k', split: 'train', query: 'q', profile: '', persona: [], targets: [t('p', true), t('c', false, true)], edges: [['p', 'c']] };
+    const t = (id: string, essential: boolean, lateActivatable = false) => ({
+      id,
+      description: `about ${id}`,
+      seedQuestion: `${id}?`,
+      seedAnswer: `my ${id}`,
+      weight: 1,
+      essential,
+      lateActivatable,
+    });
+    const inst: Instance = {
+      id: 'i',
+      userId: 'u',
+      taskId: 'k',
+      split: 'train',
+      query: 'q',
+      profile: '',
+      persona: [],
+      targets: [t('p', true), t('c', false, true)],
+      edges: [['p', 'c']],
+    };
     const memory = await OfflineMemory.build([inst], encoder);
     const ts = await buildInstance(inst, { ...base(memory, 1), optionalRatios: [1], kinds: ['dialogue'], lateActivation: 'vary' });
     expect(ts.map((x) => x.id)).toEqual(['i/s0/o0/dialogue', 'i/s0/o0/dialogue/late-off']);

@@ -11,7 +11,11 @@ import { templateRefine } from '../../data/sft/teacher.ts';
 const enc = new HashedEncoder(256);
 const inst = (id: string, userId: string, facts: string[]): Instance =>
   InstanceSchema.parse({
-    id, userId, taskId: id, split: 'train', query: `q ${id}`,
+    id,
+    userId,
+    taskId: id,
+    split: 'train',
+    query: `q ${id}`,
     targets: facts.map((f, i) => ({ id: `${id}-${i}`, description: f, seedQuestion: `${f}?`, seedAnswer: `${f} answer`, weight: 1 })),
   });
 
@@ -31,19 +35,27 @@ describe('OfflineMemory.retrieve', () => {
     const [q] = await enc.embed(['travel budget']);
     const texts = b.targets.map((t) => `${t.id} ${t.description} ${t.seedAnswer}`);
     const vs = await enc.embed(texts);
-    const ranked = b.targets.map((t, i) => ({ id: t.id, s: cosine(q!, vs[i]!) })).sort((x, y) => y.s - x.s).map((x) => x.id);
+    const ranked = b.targets
+      .map((t, i) => ({ id: t.id, s: cosine(q!, vs[i]!) }))
+      .sort((x, y) => y.s - x.s)
+      .map((x) => x.id);
     expect(names).toEqual(ranked.slice(0, 2));
   });
 
   it('a miss returns only other-instance memories; at most topK, all from the same user', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 4 }), async (query, cands, topK) => {
-        const mem = await OfflineMemory.build([a, b, c], enc, cands, topK);
-        const r = await mem.retrieve(a, query, []);
-        expect(r.length).toBe(Math.min(topK, cands, b.targets.length));
-        for (const x of r) expect(x.name.startsWith('b-')).toBe(true);
-        for (let i = 1; i < r.length; i++) expect(r[i - 1]!.score).toBeGreaterThanOrEqual(r[i]!.score);
-      }),
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (query, cands, topK) => {
+          const mem = await OfflineMemory.build([a, b, c], enc, cands, topK);
+          const r = await mem.retrieve(a, query, []);
+          expect(r.length).toBe(Math.min(topK, cands, b.targets.length));
+          for (const x of r) expect(x.name.startsWith('b-')).toBe(true);
+          for (let i = 1; i < r.length; i++) expect(r[i - 1]!.score).toBeGreaterThanOrEqual(r[i]!.score);
+        },
+      ),
       { numRuns: 50 },
     );
   });

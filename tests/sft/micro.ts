@@ -18,10 +18,19 @@ function exampleLines(): string[] {
       action,
       execute: i % 2 ? 'budget' : 'What is your budget?',
     });
-    lines.push(JSON.stringify({
-      instanceId: `i${i % 4}`, userId: 'u', trajectoryId: `i${i % 4}/s0/o${i % 3}/dialogue`, kind: 'dialogue', step: 0, steps: 1,
-      action, input: [{ role: 'user', content: `QUERY: trip ${i % 4}, request ${i}` }], target,
-    }));
+    lines.push(
+      JSON.stringify({
+        instanceId: `i${i % 4}`,
+        userId: 'u',
+        trajectoryId: `i${i % 4}/s0/o${i % 3}/dialogue`,
+        kind: 'dialogue',
+        step: 0,
+        steps: 1,
+        action,
+        input: [{ role: 'user', content: `QUERY: trip ${i % 4}, request ${i}` }],
+        target,
+      }),
+    );
   }
   return lines;
 }

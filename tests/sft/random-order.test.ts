@@ -12,16 +12,37 @@ import { arbInstance, violations } from './check.ts';
 
 const encoder = new HashedEncoder(128);
 const opts = (memory: OfflineMemory, seed: number, order: 'ieg' | 'random'): BuildOptions => ({
-  seed, optionalRatios: [0, 0.5, 1], ordersPerSubgraph: 2, maxTurns: 12, topK: 3, memory, order,
+  seed,
+  optionalRatios: [0, 0.5, 1],
+  ordersPerSubgraph: 2,
+  maxTurns: 12,
+  topK: 3,
+  memory,
+  order,
 });
 const iegViolations = (v: string[]) => v.filter((x) => /before its parent/.test(x));
 
 describe('sft.order = random', () => {
   it('a chain a -> b -> c: random orders act on children before their parents; the default never does', async () => {
     const inst = InstanceSchema.parse({
-      id: 'c', userId: 'u', taskId: 't', split: 'train', query: 'research question', profile: '',
-      targets: ['a', 'b', 'c'].map((id) => ({ id, description: `factor ${id}`, seedQuestion: `What about ${id}?`, seedAnswer: `answer ${id}`, weight: 1, essential: true })),
-      edges: [['a', 'b'], ['b', 'c']],
+      id: 'c',
+      userId: 'u',
+      taskId: 't',
+      split: 'train',
+      query: 'research question',
+      profile: '',
+      targets: ['a', 'b', 'c'].map((id) => ({
+        id,
+        description: `factor ${id}`,
+        seedQuestion: `What about ${id}?`,
+        seedAnswer: `answer ${id}`,
+        weight: 1,
+        essential: true,
+      })),
+      edges: [
+        ['a', 'b'],
+        ['b', 'c'],
+      ],
     });
     const memory = await OfflineMemory.build([inst], encoder);
     let random = 0;
@@ -43,7 +64,8 @@ describe('sft.order = random', () => {
       fc.asyncProperty(arbInstance('a', 'u'), fc.integer(), async (a, seed) => {
         const memory = await OfflineMemory.build([a], encoder);
         for (const t of await buildInstance(a, opts(memory, seed, 'ieg'))) expect(iegViolations(violations(a, t, { maxTurns: 12, topK: 3 }))).toEqual([]);
-        for (const t of await buildInstance(a, opts(memory, seed, 'random'))) broken += iegViolations(violations(a, t, { maxTurns: 12, topK: 3 })).length > 0 ? 1 : 0;
+        for (const t of await buildInstance(a, opts(memory, seed, 'random')))
+          broken += iegViolations(violations(a, t, { maxTurns: 12, topK: 3 })).length > 0 ? 1 : 0;
       }),
       { numRuns: 60, seed: 7 },
     );

@@ -29,14 +29,58 @@ describe('teacher-rendered SFT turns', () => {
           twice.add(prompt); // first answer asks two questions: refused, the error goes back to the model
           return JSON.stringify({ plan: 'T-PLAN ask', execute: `What about ${slot}? And more?` });
         }
-        return JSON.stringify({ plan: `T-PLAN ${action} ${slot}`, execute: action === 'ASK' ? `What is your ${slot}?` : action === 'RETRIEVE' ? `memories about ${slot}` : '' });
+        return JSON.stringify({
+          plan: `T-PLAN ${action} ${slot}`,
+          execute: action === 'ASK' ? `What is your ${slot}?` : action === 'RETRIEVE' ? `memories about ${slot}` : '',
+        });
       },
     });
-    const t = (id: string, essential: boolean, name: string) => ({ id, description: `about ${id}`, seedQuestion: `${id}?`, seedAnswer: `my ${id} answer`, weight: 1, essential, lateActivatable: false, slot: { name, purpose: `the ${name}` } });
-    const inst: Instance = { id: 'i', userId: 'u', taskId: 'k', split: 'train', query: 'Plan a trip.', profile: '', persona: [], targets: [t('c1', true, 'trip_budget'), t('c2', false, 'travel_dates')], edges: [], offlineProfile: 'From earlier requests: vegan.' };
+    const t = (id: string, essential: boolean, name: string) => ({
+      id,
+      description: `about ${id}`,
+      seedQuestion: `${id}?`,
+      seedAnswer: `my ${id} answer`,
+      weight: 1,
+      essential,
+      lateActivatable: false,
+      slot: { name, purpose: `the ${name}` },
+    });
+    const inst: Instance = {
+      id: 'i',
+      userId: 'u',
+      taskId: 'k',
+      split: 'train',
+      query: 'Plan a trip.',
+      profile: '',
+      persona: [],
+      targets: [t('c1', true, 'trip_budget'), t('c2', false, 'travel_dates')],
+      edges: [],
+      offlineProfile: 'From earlier requests: vegan.',
+    };
     const memory = await OfflineMemory.build([inst], new HashedEncoder(64));
-    const teacher = llmTeacher({ endpoint: createEndpoint({ role: 'teacher', baseUrl: fake.baseUrl, model: 'Qwen/Qwen3-32B', timeoutMs: 60_000, maxRetries: 2, concurrency: 2, chatTemplateKwargs: { enable_thinking: false }, retry: { baseDelayMs: 1 } }), maxTokens: 512 });
-    const built = await buildInstance(inst, { seed: 1, optionalRatios: [1], ordersPerSubgraph: 1, maxTurns: 12, topK: 3, memory, teacher, kinds: ['dialogue', 'memory_all'] });
+    const teacher = llmTeacher({
+      endpoint: createEndpoint({
+        role: 'teacher',
+        baseUrl: fake.baseUrl,
+        model: 'Qwen/Qwen3-32B',
+        timeoutMs: 60_000,
+        maxRetries: 2,
+        concurrency: 2,
+        chatTemplateKwargs: { enable_thinking: false },
+        retry: { baseDelayMs: 1 },
+      }),
+      maxTokens: 512,
+    });
+    const built = await buildInstance(inst, {
+      seed: 1,
+      optionalRatios: [1],
+      ordersPerSubgraph: 1,
+      maxTurns: 12,
+      topK: 3,
+      memory,
+      teacher,
+      kinds: ['dialogue', 'memory_all'],
+    });
     const dialogue = built.find((x) => x.scenario.kind === 'dialogue');
     const steps = dialogue!.steps;
     expect(steps.map((s) => s.turn.action)).toEqual(['RETRIEVE', 'ASK', 'ASK', 'STOP']);
@@ -51,7 +95,9 @@ describe('teacher-rendered SFT turns', () => {
     expect(stop.turn.execute).toBe('Refined: plan the trip within the budget.');
     // canonical slot names in every state; the teacher saw the offline profile and the template draft
     expect(new Set(steps.flatMap((s) => s.turn.state.map((x) => x.name)))).toEqual(new Set(['trip_budget', 'travel_dates']));
-    const turnReqs = fake.requests.filter((r) => (r.body.response_format as { json_schema?: { name: string } } | undefined)?.json_schema?.name === 'gsteer_sft_turn');
+    const turnReqs = fake.requests.filter(
+      (r) => (r.body.response_format as { json_schema?: { name: string } } | undefined)?.json_schema?.name === 'gsteer_sft_turn',
+    );
     expect(first(turnReqs[0]!.body as never)).toContain('Profile: From earlier requests: vegan.');
     expect(first(turnReqs[0]!.body as never)).toMatch(/Template draft: PLAN: new request; factors to ground: trip_budget, travel_dates/);
     // each Ask was first answered with two questions, refused, and repaired with the error fed back

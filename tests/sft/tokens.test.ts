@@ -12,8 +12,17 @@ import { join } from 'node:path';
 describe('tokenizeExample', () => {
   const tok = qwen3Tokenizer();
   const ex = {
-    instanceId: 'i', userId: 'u', trajectoryId: 'i/s0/o0/dialogue', kind: 'dialogue' as const, step: 0, steps: 2, action: 'ASK' as const,
-    input: [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'QUERY: plan a trip' }],
+    instanceId: 'i',
+    userId: 'u',
+    trajectoryId: 'i/s0/o0/dialogue',
+    kind: 'dialogue' as const,
+    step: 0,
+    steps: 2,
+    action: 'ASK' as const,
+    input: [
+      { role: 'system' as const, content: 'sys' },
+      { role: 'user' as const, content: 'QUERY: plan a trip' },
+    ],
     target: 'STATE:\nPLAN: ask\nACTION: ASK\nEXECUTE: Where to?',
   };
   it('prompt = encodeChat(input), then the target ids and <|im_end|>, mask 1 exactly there', () => {
@@ -44,7 +53,8 @@ describe('split and batches', () => {
     fc.assert(
       fc.property(arb, fc.integer(), fc.double({ min: 0, max: 0.9, noNaN: true }), (trajectories, seed, fraction) => {
         const examples = trajectories.flatMap((prompts, t) =>
-          prompts.map((p) => ({ trajectoryId: `i/s0/o${t}/dialogue`, input: [{ role: 'user' as const, content: `prompt ${p}` }] })));
+          prompts.map((p) => ({ trajectoryId: `i/s0/o${t}/dialogue`, input: [{ role: 'user' as const, content: `prompt ${p}` }] })),
+        );
         const mask = heldOutMask(examples, seed, fraction);
         const trained = new Set(examples.filter((_, i) => !mask[i]).map((e) => e.input[0]!.content));
         examples.forEach((e, i) => {
@@ -76,7 +86,13 @@ describe('optimizer state file', () => {
   it('round-trips AdamW moments bit for bit', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsteer-sft-opt-'));
     try {
-      const s = { step: 7, names: ['a', 'b'], shapes: [[2, 3], [4]], m: [Float32Array.from([1, -2, 3.5, 1e-8, 0, 7]), Float32Array.from([0.1, 0.2, 0.3, 0.4])], v: [new Float32Array(6).fill(0.25), Float32Array.from([9, 8, 7, 6])] };
+      const s = {
+        step: 7,
+        names: ['a', 'b'],
+        shapes: [[2, 3], [4]],
+        m: [Float32Array.from([1, -2, 3.5, 1e-8, 0, 7]), Float32Array.from([0.1, 0.2, 0.3, 0.4])],
+        v: [new Float32Array(6).fill(0.25), Float32Array.from([9, 8, 7, 6])],
+      };
       const f = join(dir, 'optimizer.safetensors');
       writeFileSync(f, optimizerBytes(s));
       expect(readOptimizer(f)).toEqual(s);

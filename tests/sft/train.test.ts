@@ -24,7 +24,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const cfgFor = (name: string) =>
   resolveConfig({
-    runName: name, runDir: root, seed: 5,
+    runName: name,
+    runDir: root,
+    seed: 5,
     policy: { model: modelDir },
     trainer: { backend: 'cpu' },
     lora: { r: 2, alpha: 4, dropout: 0.05, targetModules: ['q_proj', 'v_proj', 'down_proj'] },
@@ -57,7 +59,10 @@ describe('runSft', () => {
     expect(r.steps).toBe(4);
     expect(r.heldOutExamples).toBeGreaterThan(0);
     expect(Number.isFinite(r.heldOutLoss)).toBe(true);
-    const metrics = readFileSync(sftLayout(join(root, 'full')).metrics, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const metrics = readFileSync(sftLayout(join(root, 'full')).metrics, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const losses = metrics.filter((m) => m.phase === 'sft').map((m) => m.loss as number);
     expect(losses.length).toBe(4);
     expect(losses[3]!).toBeLessThan(losses[0]!);
@@ -78,9 +83,12 @@ describe('runSft', () => {
 
   it('refuses a model whose trimmed vocabulary lacks the target tokens, and says how to fix it', async () => {
     const bare = join(root, 'bare');
-    initModel(bare, { ...PRESETS.tiny!, hiddenSize: 16, intermediateSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1, headDim: 8 }, { seed: 3, keptIds: baseKeptIds() });
+    initModel(
+      bare,
+      { ...PRESETS.tiny!, hiddenSize: 16, intermediateSize: 32, numHiddenLayers: 1, numAttentionHeads: 2, numKeyValueHeads: 1, headDim: 8 },
+      { seed: 3, keptIds: baseKeptIds() },
+    );
     const cfg = { ...cfgFor('bare'), policy: { ...cfgFor('bare').policy, model: bare } };
     await expect(runSft(cfg, quiet)).rejects.toThrow(/lacks \d+ distinct token ids.*--vocab-from/);
   });
 });
-

@@ -36,24 +36,45 @@ const reArb: fc.Arbitrary<Re> = fc.letrec<{ re: Re }>((tie) => ({
     fc.constantFrom(...ALPHA).map((c) => ({ k: 'lit' as const, c })),
     fc.constant({ k: 'any' as const }),
     fc.constantFrom('d', 'w', 's', 'D', 'W', 'S').map((c) => ({ k: 'short' as const, c: c as 'd' })),
-    fc.record({
-      neg: fc.boolean(),
-      items: fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', '-', ']', '^', '\\', ' ', '0', '9'), fc.constantFrom('a', 'c', 'z', '9')).map(([lo, hi]) => (lo <= hi && lo !== '-' ? [lo, hi] : [lo, lo]) as [string, string]), { minLength: 1, maxLength: 3 }),
-    }).map((r) => ({ k: 'cls' as const, ...r })),
+    fc
+      .record({
+        neg: fc.boolean(),
+        items: fc.array(
+          fc
+            .tuple(fc.constantFrom('a', 'b', 'c', '-', ']', '^', '\\', ' ', '0', '9'), fc.constantFrom('a', 'c', 'z', '9'))
+            .map(([lo, hi]) => (lo <= hi && lo !== '-' ? [lo, hi] : [lo, lo]) as [string, string]),
+          { minLength: 1, maxLength: 3 },
+        ),
+      })
+      .map((r) => ({ k: 'cls' as const, ...r })),
     fc.array(tie('re'), { minLength: 1, maxLength: 3 }).map((xs) => ({ k: 'seq' as const, xs })),
     fc.record({ a: tie('re'), b: tie('re') }).map((r) => ({ k: 'alt' as const, ...r })),
-    fc.record({ x: tie('re'), q: fc.oneof(fc.constantFrom('*' as const, '+' as const, '?' as const), fc.tuple(fc.nat(2), fc.option(fc.nat(2))).map(([m, d]) => [m, d === null ? null : m + d] as [number, number | null])) }).map((r) => ({ k: 'rep' as const, ...r })),
+    fc
+      .record({
+        x: tie('re'),
+        q: fc.oneof(
+          fc.constantFrom('*' as const, '+' as const, '?' as const),
+          fc.tuple(fc.nat(2), fc.option(fc.nat(2))).map(([m, d]) => [m, d === null ? null : m + d] as [number, number | null]),
+        ),
+      })
+      .map((r) => ({ k: 'rep' as const, ...r })),
   ),
 })).re;
 
 function render(r: Re, js: boolean): string {
   switch (r.k) {
-    case 'lit': return esc(r.c, js);
-    case 'any': return js ? '[^\\n]' : '.';
-    case 'short': return js ? (SHORT_JS[r.c] as string) : `\\${r.c}`;
-    case 'cls': return `[${r.neg ? '^' : ''}${r.items.map(([lo, hi]) => (lo === hi ? escCls(lo) : `${escCls(lo)}-${escCls(hi)}`)).join('')}]`;
-    case 'seq': return r.xs.map((x) => render(x, js)).join('');
-    case 'alt': return `(?:${render(r.a, js)}|${render(r.b, js)})`;
+    case 'lit':
+      return esc(r.c, js);
+    case 'any':
+      return js ? '[^\\n]' : '.';
+    case 'short':
+      return js ? (SHORT_JS[r.c] as string) : `\\${r.c}`;
+    case 'cls':
+      return `[${r.neg ? '^' : ''}${r.items.map(([lo, hi]) => (lo === hi ? escCls(lo) : `${escCls(lo)}-${escCls(hi)}`)).join('')}]`;
+    case 'seq':
+      return r.xs.map((x) => render(x, js)).join('');
+    case 'alt':
+      return `(?:${render(r.a, js)}|${render(r.b, js)})`;
     case 'rep': {
       const q = typeof r.q === 'string' ? r.q : `{${r.q[0]},${r.q[1] ?? ''}}`;
       return `(?:${render(r.x, js)})${q}`;
@@ -64,16 +85,25 @@ function render(r: Re, js: boolean): string {
 /** A few strings the pattern matches (random walk over the AST) and near misses. */
 function samples(r: Re, seed: number): string[] {
   let s = seed;
-  const rnd = (n: number) => ((s = (s * 1103515245 + 12345) % 2 ** 31) % n);
+  const rnd = (n: number) => (s = (s * 1103515245 + 12345) % 2 ** 31) % n;
   const gen = (x: Re): string => {
     switch (x.k) {
-      case 'lit': return x.c;
-      case 'any': return ALPHA[rnd(ALPHA.length)] as string;
-      case 'short': return x.c === 'd' ? '7' : x.c === 'w' ? 'q' : x.c === 's' ? ' ' : 'é';
-      case 'cls': return x.neg ? 'é' : (x.items[rnd(x.items.length)] as [string, string])[0];
-      case 'seq': return x.xs.map(gen).join('');
-      case 'alt': return gen(rnd(2) ? x.a : x.b);
-      case 'rep': { const [m, n] = typeof x.q === 'string' ? (x.q === '?' ? [0, 1] : [x.q === '+' ? 1 : 0, 3]) : [x.q[0], x.q[1] ?? x.q[0] + 2]; return Array.from({ length: m + rnd(n - m + 1) }, () => gen(x.x)).join(''); }
+      case 'lit':
+        return x.c;
+      case 'any':
+        return ALPHA[rnd(ALPHA.length)] as string;
+      case 'short':
+        return x.c === 'd' ? '7' : x.c === 'w' ? 'q' : x.c === 's' ? ' ' : 'é';
+      case 'cls':
+        return x.neg ? 'é' : (x.items[rnd(x.items.length)] as [string, string])[0];
+      case 'seq':
+        return x.xs.map(gen).join('');
+      case 'alt':
+        return gen(rnd(2) ? x.a : x.b);
+      case 'rep': {
+        const [m, n] = typeof x.q === 'string' ? (x.q === '?' ? [0, 1] : [x.q === '+' ? 1 : 0, 3]) : [x.q[0], x.q[1] ?? x.q[0] + 2];
+        return Array.from({ length: m + rnd(n - m + 1) }, () => gen(x.x)).join('');
+      }
     }
   };
   const hits = Array.from({ length: 4 }, () => gen(r));
@@ -128,7 +158,9 @@ describe('compileConstraint', () => {
     await expect(bad).rejects.toBeInstanceOf(ConstraintError);
     await expect(bad).rejects.toMatchObject({ field: 'structured_outputs.grammar', message: expect.stringContaining('Rule "b" is not defined') });
     await expect(compileConstraint({ type: 'grammar', grammar: 'root ::= "a' }, vocab)).rejects.toThrow(/EBNF lexer error.*string literal/);
-    await expect(compileConstraint({ type: 'json', schema: '{"type": ', anyWhitespace: true }, vocab)).rejects.toMatchObject({ field: 'structured_outputs.json' });
+    await expect(compileConstraint({ type: 'json', schema: '{"type": ', anyWhitespace: true }, vocab)).rejects.toMatchObject({
+      field: 'structured_outputs.json',
+    });
     await expect(compileConstraint({ type: 'regex', regex: '(a' }, vocab)).rejects.toMatchObject({ field: 'structured_outputs.regex' });
     const ok = await compileConstraint({ type: 'grammar', grammar: 'root ::= "ab"' }, vocab);
     const c = await TokenConstraint.create(ok, { maxTokens: 8 });

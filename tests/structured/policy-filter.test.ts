@@ -19,7 +19,9 @@ import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { Rng } from '../../util/rng.ts';
 
 const spec = { type: 'grammar' as const, grammar: POLICY_GRAMMAR };
-const demoKept = Int32Array.from((JSON.parse(readFileSync(new URL('../../models/tiny-demo/vocab_map.json', import.meta.url), 'utf8')) as { kept_ids: number[] }).kept_ids);
+const demoKept = Int32Array.from(
+  (JSON.parse(readFileSync(new URL('../../models/tiny-demo/vocab_map.json', import.meta.url), 'utf8')) as { kept_ids: number[] }).kept_ids,
+);
 
 async function matcherFor(c: CompiledConstraint) {
   return c.xg.GrammarMatcher.createGrammarMatcher(c.grammar, [...c.vocab.stopIds]);
@@ -41,7 +43,12 @@ interface Walk {
 }
 
 /** Sample uniformly among the allowed ids (favouring EOS 1 in `eosEvery` when allowed) until EOS or max_tokens. */
-async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts: { caps?: TurnCaps; exact?: (step: number) => boolean; eosEvery?: number; perId?: boolean } = {}): Promise<Walk> {
+async function walk(
+  c: CompiledConstraint,
+  maxTokens: number,
+  seed: number,
+  opts: { caps?: TurnCaps; exact?: (step: number) => boolean; eosEvery?: number; perId?: boolean } = {},
+): Promise<Walk> {
   const m = await matcherFor(c);
   const filter = new PolicyTurnFilter(c.vocab, maxTokens, opts.caps ?? POLICY_CAPS);
   const rng = new Rng(seed);
@@ -79,13 +86,16 @@ async function walk(c: CompiledConstraint, maxTokens: number, seed: number, opts
   return { text: tok.decode(tokenIds, { skipSpecialTokens: true }), ids, ended: c.vocab.stopIds.includes(ids[ids.length - 1] as number) };
 }
 
-describe('a trimmed model\'s compact vocabulary (index = output row)', () => {
+describe("a trimmed model's compact vocabulary (index = output row)", () => {
   it('gives at every position the full-vocabulary mask restricted to the kept ids (xgrammar + filter), over token ids', async () => {
     const compact = await compileConstraint({ ...spec, filter: 'policy_turn' }, qwen3Vocab(demoKept));
     const full = await compileConstraint({ ...spec, filter: 'policy_turn' }, qwen3Vocab());
     expect(compact.vocab.size).toBe(demoKept.length);
     let positions = 0;
-    for (const [maxTokens, seed] of [[60, 31], [200, 32]] as const) {
+    for (const [maxTokens, seed] of [
+      [60, 31],
+      [200, 32],
+    ] as const) {
       const w = await walk(compact, maxTokens, seed, { eosEvery: 40 });
       const tokenIds = w.ids.map((i) => demoKept[i] as number);
       const a = await replayConstraint(compact, { maxTokens }, tokenIds);
@@ -123,14 +133,24 @@ describe('PolicyTurnFilter', () => {
     const demo = await compileConstraint(spec, qwen3Vocab(demoKept));
     const caps: TurnCaps = { name: 6, purpose: 8, value: 9, plan: 12, execute: 10, slots: 4, slack: 3 };
     for (const seed of [21, 22, 23]) expect((await walk(demo, 200, seed, { caps, perId: true, eosEvery: 60 })).ended).toBe(true);
-    for (const [maxTokens, seed] of [[40, 24], [70, 25]] as const) expect((await walk(demo, maxTokens, seed, { perId: true })).ended).toBe(true);
+    for (const [maxTokens, seed] of [
+      [40, 24],
+      [70, 25],
+    ] as const)
+      expect((await walk(demo, maxTokens, seed, { perId: true })).ended).toBe(true);
     const full = await compileConstraint(spec, qwen3Vocab());
     expect((await walk(full, 60, 26, { caps, perId: true })).ended).toBe(true);
   }, 240_000);
 
   it('random walks never run out of tokens and end with EOS within max_tokens, parsing as valid turns', async () => {
     const c = await compileConstraint(spec, qwen3Vocab(demoKept));
-    for (const [maxTokens, seed] of [[35, 1], [36, 2], [50, 3], [120, 4], [400, 5]] as const) {
+    for (const [maxTokens, seed] of [
+      [35, 1],
+      [36, 2],
+      [50, 3],
+      [120, 4],
+      [400, 5],
+    ] as const) {
       // id by id near the end, where the budget rule decides
       const w = await walk(c, maxTokens, seed, { exact: (t) => t >= maxTokens - 40 });
       expect(w.ended, `max_tokens ${maxTokens}`).toBe(true);

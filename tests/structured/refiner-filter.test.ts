@@ -65,7 +65,11 @@ describe('shortestCompletion', () => {
   });
 });
 
-interface Walk { text: string; ended: boolean; tokens: number }
+interface Walk {
+  text: string;
+  ended: boolean;
+  tokens: number;
+}
 
 /** Uniform random tokens among the allowed ones (EOS 1 in `eosEvery` when allowed) until EOS or max_tokens. */
 async function walk(c: CompiledConstraint, maxTokens: number, seed: number, filtered = true, eosEvery = 1_000_000, longLines = false): Promise<Walk> {
@@ -100,7 +104,13 @@ async function walk(c: CompiledConstraint, maxTokens: number, seed: number, filt
 describe('RefinerTurnFilter', () => {
   it('random walks end with EOS by max_tokens and parse as refiner turns (full Qwen3 vocabulary)', async () => {
     const c = await compileConstraint({ type: 'grammar', grammar: GRAMMAR, filter: 'refiner_turn' }, qwen3Vocab());
-    for (const [maxTokens, seed] of [[25, 1], [26, 2], [40, 3], [96, 4], [300, 8]] as const) {
+    for (const [maxTokens, seed] of [
+      [25, 1],
+      [26, 2],
+      [40, 3],
+      [96, 4],
+      [300, 8],
+    ] as const) {
       const w = await walk(c, maxTokens, seed);
       expect(w.ended, `max_tokens ${maxTokens}: ${JSON.stringify(w.text)}`).toBe(true);
       expect(w.tokens).toBeLessThanOrEqual(maxTokens);
@@ -112,27 +122,40 @@ describe('RefinerTurnFilter', () => {
   it('lines that never end by choice stop at the caps: a 400-character rationale, 200-character queries', async () => {
     const c = await compileConstraint({ type: 'grammar', grammar: GRAMMAR, filter: 'refiner_turn' }, qwen3Vocab());
     for (const seed of [9, 10]) {
-    const w = await walk(c, 600, seed, true, 1_000_000, true);
-    expect(w.ended).toBe(true);
-    const r = parseRefinerTurn(w.text, caps);
-    expect(r.ok, r.ok ? '' : r.detail).toBe(true);
-    if (!r.ok) continue;
-    // each field stopped within a token (at most 128 bytes) of its cap, in bytes
-    const bytes = (x: string) => new TextEncoder().encode(x).length;
-    expect(bytes(r.turn.rationale)).toBeGreaterThan(400 - 128);
-    expect(r.turn.queries).toHaveLength(5);
-    for (const q of r.turn.queries) expect(bytes(q)).toBeGreaterThan(200 - 128);
+      const w = await walk(c, 600, seed, true, 1_000_000, true);
+      expect(w.ended).toBe(true);
+      const r = parseRefinerTurn(w.text, caps);
+      expect(r.ok, r.ok ? '' : r.detail).toBe(true);
+      if (!r.ok) continue;
+      // each field stopped within a token (at most 128 bytes) of its cap, in bytes
+      const bytes = (x: string) => new TextEncoder().encode(x).length;
+      expect(bytes(r.turn.rationale)).toBeGreaterThan(400 - 128);
+      expect(r.turn.queries).toHaveLength(5);
+      for (const q of r.turn.queries) expect(bytes(q)).toBeGreaterThan(200 - 128);
     }
   }, 240_000);
 
   it('without the filter the same walks are cut at max_tokens', async () => {
     const c = await compileConstraint({ type: 'grammar', grammar: GRAMMAR }, qwen3Vocab());
-    for (const [maxTokens, seed] of [[40, 3], [96, 4]] as const) expect((await walk(c, maxTokens, seed, false)).ended).toBe(false);
+    for (const [maxTokens, seed] of [
+      [40, 3],
+      [96, 4],
+    ] as const)
+      expect((await walk(c, maxTokens, seed, false)).ended).toBe(false);
   }, 240_000);
 
-  it('a trimmed vocabulary (the demo corpus\'s tokens) keeps every turn inside max_tokens too', async () => {
+  it("a trimmed vocabulary (the demo corpus's tokens) keeps every turn inside max_tokens too", async () => {
     const tok = qwen3Tokenizer();
-    const kept = Int32Array.from([...new Set([...Array(256).keys()].map((b) => tok.encode(String.fromCharCode(b))).flat().concat(tok.encode('RATIONALE: the queries name the wrong bridge\nQUERIES:\n- Amos Kell born\n- Kestwick Bridge'), [151643, 151644, 151645]))].sort((a, b) => a - b));
+    const kept = Int32Array.from(
+      [
+        ...new Set(
+          [...Array(256).keys()]
+            .map((b) => tok.encode(String.fromCharCode(b)))
+            .flat()
+            .concat(tok.encode('RATIONALE: the queries name the wrong bridge\nQUERIES:\n- Amos Kell born\n- Kestwick Bridge'), [151643, 151644, 151645]),
+        ),
+      ].sort((a, b) => a - b),
+    );
     const c = await compileConstraint({ type: 'grammar', grammar: GRAMMAR, filter: 'refiner_turn' }, qwen3Vocab(kept));
     for (const seed of [5, 6, 7]) {
       const w = await walk(c, 30, seed, true, 20);

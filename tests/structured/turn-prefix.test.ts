@@ -13,7 +13,33 @@ beforeAll(async () => {
   prefixOk = await ebnfPrefixAcceptor(POLICY_GRAMMAR);
 });
 
-const bit = fc.constantFrom('a', ' ', '|', ':', '-', '\n', '\t', '\v', '\r', 'é', 'x y', 'STATE:', 'PLAN:', 'ACTION: ', 'ASK', 'EXECUTE:', '- ', ' | purpose: ', ' | status: ', 'covered', 'uncovered', ' | source: ', 'memory', ' | value:', ' v');
+const bit = fc.constantFrom(
+  'a',
+  ' ',
+  '|',
+  ':',
+  '-',
+  '\n',
+  '\t',
+  '\v',
+  '\r',
+  'é',
+  'x y',
+  'STATE:',
+  'PLAN:',
+  'ACTION: ',
+  'ASK',
+  'EXECUTE:',
+  '- ',
+  ' | purpose: ',
+  ' | status: ',
+  'covered',
+  'uncovered',
+  ' | source: ',
+  'memory',
+  ' | value:',
+  ' v',
+);
 const junk = fc.array(bit, { maxLength: 14 }).map((b) => b.join(''));
 const turn: fc.Arbitrary<PolicyTurn> = fc.constant({
   state: [

@@ -9,8 +9,13 @@ import { ACTIONS, parseTurn, SECTIONS, SOURCES, STATUSES, trimField } from '../.
 const HEADS = SECTIONS.map((s) => `${s}:`);
 /** Shortest lines of the sections after section i (-1 = before STATE), joined with "\n". */
 const MIN_LINE = ['STATE:', 'PLAN:x', 'ACTION:ASK', 'EXECUTE:x'];
-const tailAfter = (section: number) => MIN_LINE.slice(section + 1).map((l) => `\n${l}`).join('');
-const SLOT_LINES = STATUSES.flatMap((st) => SOURCES.map((src) => `- x | purpose: x | status: ${st} | source: ${src} | value:${st === 'uncovered' ? '' : ' x'}`));
+const tailAfter = (section: number) =>
+  MIN_LINE.slice(section + 1)
+    .map((l) => `\n${l}`)
+    .join('');
+const SLOT_LINES = STATUSES.flatMap((st) =>
+  SOURCES.map((src) => `- x | purpose: x | status: ${st} | source: ${src} | value:${st === 'uncovered' ? '' : ' x'}`),
+);
 // An action may follow a run of spaces; the run's last character is where a cut can fall.
 const ACTION_LINES = ACTIONS.flatMap((a) => ['', ' ', '\t', '\v', '\f', '\r'].map((sp) => `ACTION:${sp}${a}`));
 const LINES = [...SLOT_LINES, 'STATE:', 'PLAN:x', ...ACTION_LINES, 'EXECUTE:x'];

@@ -38,8 +38,15 @@ import { Rng } from '../../util/rng.ts';
 import { EVERY_GRAMMAR } from '../../rollout/env/grammars.ts';
 
 const instance = InstanceSchema.parse({
-  id: 'i', userId: 'u', taskId: 't', split: 'train', query: 'Which laptop should I buy for my research?', profile: 'PhD student.',
-  targets: [{ id: 'budget', description: 'the spending limit', seedQuestion: 'What is your budget?', seedAnswer: 'Under 1200 EUR.', weight: 1, essential: true }],
+  id: 'i',
+  userId: 'u',
+  taskId: 't',
+  split: 'train',
+  query: 'Which laptop should I buy for my research?',
+  profile: 'PhD student.',
+  targets: [
+    { id: 'budget', description: 'the spending limit', seedQuestion: 'What is your budget?', seedAnswer: 'Under 1200 EUR.', weight: 1, essential: true },
+  ],
 });
 
 let root: string;
@@ -59,7 +66,16 @@ beforeAll(async () => {
   // A LoRA whose B is not zero, so the adapter changes every logit (a fresh one would not).
   adapter = createLora(model, LoraSchema.parse({ dropout: 0 }), 3);
   const rng = new Rng(4);
-  tf.tidy(() => adapter.variables().forEach((v) => v.assign(tf.tensor(Float32Array.from(v.dataSync(), (x) => x + 0.05 * rng.normal()), v.shape))));
+  tf.tidy(() =>
+    adapter.variables().forEach((v) =>
+      v.assign(
+        tf.tensor(
+          Float32Array.from(v.dataSync(), (x) => x + 0.05 * rng.normal()),
+          v.shape,
+        ),
+      ),
+    ),
+  );
   savePeftAdapter(adapter, join(root, 'adapter'), MODEL);
   server = await startServer({ modelDir: MODEL, servedModelName: 'base', backend: 'cpu', adapters: { 'policy-v0': join(root, 'adapter') } });
   const encoder = new HashedEncoder(128);
@@ -71,7 +87,11 @@ beforeAll(async () => {
   };
   await deps.store.init([{ userId: 'u', profile: '', memories: [] }]);
   const rollout = { maxTurns: 1, maxTokens: 64, temperature: 1, topP: 0.95, retrieveCandidates: 15, retrieveTopK: 3, constrained: true };
-  trajs = await Promise.all([0, 1].map((index) => runEpisode(deps, instance, { runId: 'r', groupId: 'g', index, policyVersion: 0, model: 'policy-v0', snapshotId: 'u@0', seed: 11, rollout })));
+  trajs = await Promise.all(
+    [0, 1].map((index) =>
+      runEpisode(deps, instance, { runId: 'r', groupId: 'g', index, policyVersion: 0, model: 'policy-v0', snapshotId: 'u@0', seed: 11, rollout }),
+    ),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -92,7 +112,7 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     }
   });
 
-  it('the trainer\'s masked logprobs are the server\'s within 1e-5; raw ones are lower where the mask removed mass', async () => {
+  it("the trainer's masked logprobs are the server's within 1e-5; raw ones are lower where the mask removed mass", async () => {
     const turns = turnsOf().map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint }));
     const { masks, stats } = await replayTurnMasks(turns, model, EVERY_GRAMMAR);
     expect(stats['constraint/turns']).toBe(turns.length);
@@ -100,7 +120,9 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     const inputIds = turns.map((t) => [...t.promptIds, ...t.completionIds]);
     const [masked, raw] = tf.tidy(() => [masks, undefined].map((m) => tokenLogprobs(model, adapter, { inputIds, masks: m }).logprobs.arraySync()));
     // the [N, V] bias by a one-hot matmul (issue 22) gives the gathered bias's numbers
-    const [viaBias, grouped] = (['gather', 'matmul'] as const).map((maskPath) => tf.tidy(() => tokenLogprobs(model, adapter, { inputIds, masks }, { maskPath }).logprobs.arraySync()));
+    const [viaBias, grouped] = (['gather', 'matmul'] as const).map((maskPath) =>
+      tf.tidy(() => tokenLogprobs(model, adapter, { inputIds, masks }, { maskPath }).logprobs.arraySync()),
+    );
     for (const other of [masked!, grouped!]) expect(Math.max(...viaBias!.flatMap((r, b) => r.map((x, t) => Math.abs(x - other[b]![t]!))))).toBeLessThan(1e-6);
     let below = 0;
     turnsOf().forEach((t, b) => {
@@ -116,7 +138,11 @@ describe('constrained turns: server and trainer agree on the mask', () => {
 
   it('the first GRPO step at policy lag 0 reports the sampling ratio 1 within 1e-5', async () => {
     const turns = turnsOf();
-    const { masks } = await replayTurnMasks(turns.map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint })), model, EVERY_GRAMMAR);
+    const { masks } = await replayTurnMasks(
+      turns.map((t) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, constraint: t.constraint })),
+      model,
+      EVERY_GRAMMAR,
+    );
     const P = (i: number) => turns[i]!.tokens.promptIds.length;
     const batch = {
       kind: 'policy' as const,
@@ -128,7 +154,13 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     };
     const opt = new AdamW(adapter.variables(), { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 });
     const before = adapter.variables().map((v) => v.dataSync().slice());
-    const m = trainStep(loraPolicy(model, adapter), opt, batch, { lr: 1e-3, microBatchSize: 2, maxGradNorm: 1, withEntropy: true, grpo: { lossType: 'grpo', epsilon: 0.2, betaKl: 0, tisCap: null } });
+    const m = trainStep(loraPolicy(model, adapter), opt, batch, {
+      lr: 1e-3,
+      microBatchSize: 2,
+      maxGradNorm: 1,
+      withEntropy: true,
+      grpo: { lossType: 'grpo', epsilon: 0.2, betaKl: 0, tisCap: null },
+    });
     expect(Math.abs(m['sampling/importance_sampling_ratio/mean']! - 1)).toBeLessThan(1e-5);
     expect(m['sampling/logprob_diff/max']!).toBeLessThan(1e-5);
     expect(m.grad_norm).toBeGreaterThan(0);
@@ -136,8 +168,12 @@ describe('constrained turns: server and trainer agree on the mask', () => {
     opt.dispose();
   }, 120_000);
 
-  it('the replay pool (worker threads, masks taken synchronously) gives the in-process replay\'s masks', async () => {
-    const turns = [...turnsOf(), turnsOf()[0]!].map((t, i) => ({ promptIds: t.tokens.promptIds, completionIds: t.tokens.completionIds, ...(i === 1 ? {} : { constraint: t.constraint }) }));
+  it("the replay pool (worker threads, masks taken synchronously) gives the in-process replay's masks", async () => {
+    const turns = [...turnsOf(), turnsOf()[0]!].map((t, i) => ({
+      promptIds: t.tokens.promptIds,
+      completionIds: t.tokens.completionIds,
+      ...(i === 1 ? {} : { constraint: t.constraint }),
+    }));
     const { masks, stats } = await replayTurnMasks(turns, model, EVERY_GRAMMAR);
     const pool = new ReplayPool(EVERY_GRAMMAR, 2);
     try {

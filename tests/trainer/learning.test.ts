@@ -29,13 +29,27 @@ const G = 8;
 const UPDATES = 30;
 const SEEDS = [1, 2, 3, 4, 5];
 const cfg: Qwen3Config = {
-  vocabSize: V, hiddenSize: 16, intermediateSize: 32, numHiddenLayers: 2, numAttentionHeads: 2, numKeyValueHeads: 1,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 16,
+  vocabSize: V,
+  hiddenSize: 16,
+  intermediateSize: 32,
+  numHiddenLayers: 2,
+  numAttentionHeads: 2,
+  numKeyValueHeads: 1,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 16,
 };
 
 /** p(v | prompt) for every v: score the V one-token continuations. */
 function nextTokenProbs(model: ReturnType<typeof randomQwen3>, adapter: ReturnType<typeof createLora>): number[] {
-  const rows = scoreRows(model, adapter, [...Array(V).keys()].map((v) => [...PROMPT, v]), V);
+  const rows = scoreRows(
+    model,
+    adapter,
+    [...Array(V).keys()].map((v) => [...PROMPT, v]),
+    V,
+  );
   return rows.map((r) => Math.exp(r[PROMPT.length]!));
 }
 
@@ -68,12 +82,17 @@ function learn(seed: number): SeedRun {
     const R: number[] = tokens.map((t) => (t === X ? 1 : 0));
     curve.push(p[X]!);
     rewards.push(mean(R));
-    trainStep(policy, opt, {
-      kind: 'policy',
-      inputIds: tokens.map((t) => [...PROMPT, t]),
-      completionMask: tokens.map(() => [0, 0, 0, 1]),
-      advantages: groupAdvantages([R], 'group', 1e-4).advantages[0]!,
-    }, { lr: 1e-2, microBatchSize: G, maxGradNorm: 1, grpo: { lossType: 'grpo', epsilon: 0.2, betaKl: 0, tisCap: null } });
+    trainStep(
+      policy,
+      opt,
+      {
+        kind: 'policy',
+        inputIds: tokens.map((t) => [...PROMPT, t]),
+        completionMask: tokens.map(() => [0, 0, 0, 1]),
+        advantages: groupAdvantages([R], 'group', 1e-4).advantages[0]!,
+      },
+      { lr: 1e-2, microBatchSize: G, maxGradNorm: 1, grpo: { lossType: 'grpo', epsilon: 0.2, betaKl: 0, tisCap: null } },
+    );
   }
   const end = nextTokenProbs(model, adapter)[X]!;
   opt.dispose();

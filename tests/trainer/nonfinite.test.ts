@@ -25,11 +25,23 @@ import { randomQwen3 } from './step-fixtures.ts';
 await tf.setBackend('cpu');
 
 const cfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
+  vocabSize: 48,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 2,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 128,
 };
 const model = randomQwen3(cfg, 11);
-const inputIds = [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]];
+const inputIds = [
+  [1, 2, 3, 4, 5, 6],
+  [7, 8, 9, 10, 11, 12],
+];
 const completionMask = inputIds.map((r) => r.map((_, t) => (t >= 3 ? 1 : 0)));
 const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
 const dir = mkdtempSync(join(tmpdir(), 'gsteer-nonfinite-'));
@@ -89,7 +101,7 @@ describe('weights with a NaN', () => {
     adapter.dispose();
   });
 
-  it('optimizer state with a NaN is not written; a file holding null (JSON\'s NaN) is refused', () => {
+  it("optimizer state with a NaN is not written; a file holding null (JSON's NaN) is refused", () => {
     const adapter = createLora(model, LoraSchema.parse({ dropout: 0, r: 4, alpha: 8, targetModules: ['q_proj'] }), 3);
     const opt = new AdamW(adapter.variables(), { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 });
     const file = join(dir, 'optimizer.json');

@@ -20,7 +20,10 @@ describe('the paper preset', () => {
     expect(cfg.trainer.device).toBe('A100-80GB');
     expect(modelShape(cfg.policy.model)?.config).toEqual(QWEN3_SHAPES['Qwen3-8B']);
     const stages = stagePlans(cfg, QWEN3_SHAPES['Qwen3-8B']!);
-    expect(stages.map((s) => [s.stage, s.options.microBatch, s.options.seqLen, s.options.recompute])).toEqual([['sft', 1, 2048, true], ['grpo', 1, 2048, true]]);
+    expect(stages.map((s) => [s.stage, s.options.microBatch, s.options.seqLen, s.options.recompute])).toEqual([
+      ['sft', 1, 2048, true],
+      ['grpo', 1, 2048, true],
+    ]);
     expect(stagePlans(cfg, QWEN3_SHAPES['Qwen3-8B']!, 'sft').map((s) => s.stage)).toEqual(['sft']); // what gsteer sft train checks
     // the plan of trainer/plan.ts with the same options (not a number of its own)
     for (const s of stages) expect(s.total).toBe(planMemory(QWEN3_SHAPES['Qwen3-8B']!, s.options).at(-1)!.bytes);
@@ -39,7 +42,9 @@ describe('the paper preset', () => {
     expect(deviceOf(c({ backend: 'gpu', device: 'H100-80GB' }))?.capacityBytes).toBe(80 * 2 ** 30);
     expect(deviceOf(c({ backend: 'gpu' }))).toBeNull();
     expect(deviceOf(c({ backend: 'wasm' }))?.usableBytes).toBe(0.9 * WASM_HEAP_BYTES);
-    expect(() => deviceOf(c({ backend: 'gpu', device: 'A100' }))).toThrow(/trainer\.device = "A100" is not a GPU gsteer plans for; use one of A100-40GB, A100-80GB, H100-80GB/);
+    expect(() => deviceOf(c({ backend: 'gpu', device: 'A100' }))).toThrow(
+      /trainer\.device = "A100" is not a GPU gsteer plans for; use one of A100-40GB, A100-80GB, H100-80GB/,
+    );
   });
 });
 
@@ -48,11 +53,16 @@ afterAll(() => rmSync(t.dir, { recursive: true, force: true }));
 
 describe('gsteer train', () => {
   it('refuses, with the plan, a config that does not fit its device, before anything starts', async () => {
-    const cfg = writeConfig(t.dir, e2eConfig(t, 'too-big', {
-      trainer: { backend: 'wasm' }, policy: { server: 'embedded', model: 'models/tiny-demo' },
-      grpo: { microBatchSize: 4096, maxUpdates: 1 }, sft: { maxSeqLen: 8192 },
-      queues: { prefix: t.prefix, redisUrl: 'redis://127.0.0.1:1' }, // nothing may talk to it
-    }));
+    const cfg = writeConfig(
+      t.dir,
+      e2eConfig(t, 'too-big', {
+        trainer: { backend: 'wasm' },
+        policy: { server: 'embedded', model: 'models/tiny-demo' },
+        grpo: { microBatchSize: 4096, maxUpdates: 1 },
+        sft: { maxSeqLen: 8192 },
+        queues: { prefix: t.prefix, redisUrl: 'redis://127.0.0.1:1' }, // nothing may talk to it
+      }),
+    );
     const x = await cli(['train', '--config', cfg]).done;
     expect(x.code).toBe(2);
     expect(x.stderr).toMatch(/grpo: micro-batch 4096 x 8192 tokens, recompute off: .* does NOT fit the wasm heap/);

@@ -14,8 +14,17 @@ import { randomQwen3 } from './step-fixtures.ts';
 import { buildPrefixTree } from '../../model/prefix-tree.ts';
 
 const small: Qwen3Config = {
-  vocabSize: 32, hiddenSize: 8, intermediateSize: 16, numHiddenLayers: 2, numAttentionHeads: 2, numKeyValueHeads: 1,
-  headDim: 4, rmsNormEps: 1e-6, ropeTheta: 1e6, tieWordEmbeddings: true, maxPositionEmbeddings: 64,
+  vocabSize: 32,
+  hiddenSize: 8,
+  intermediateSize: 16,
+  numHiddenLayers: 2,
+  numAttentionHeads: 2,
+  numKeyValueHeads: 1,
+  headDim: 4,
+  rmsNormEps: 1e-6,
+  ropeTheta: 1e6,
+  tieWordEmbeddings: true,
+  maxPositionEmbeddings: 64,
 };
 
 describe('planMemory on a small config, worked by hand', () => {
@@ -64,7 +73,13 @@ describe('planMemory on a small config, worked by hand', () => {
   it('counts prefix grouping: a shared head of P tokens computed once (--shared-prefix)', () => {
     // B 3, T 4, P 2: rows 2 + 3 * (4 - 2) = 8 (not 12), as the prefix tree of such a batch has.
     expect(computedRows(3, 4, 2)).toBe(8);
-    expect(buildPrefixTree([[1, 2, 3, 4], [1, 2, 5, 6], [1, 2, 7, 8]]).rows).toBe(8);
+    expect(
+      buildPrefixTree([
+        [1, 2, 3, 4],
+        [1, 2, 5, 6],
+        [1, 2, 7, 8],
+      ]).rows,
+    ).toBe(8);
     // layer: 590.4 * 8 rows = 4723.2; attention 2.5 * H 2 * (P^2 4 + B(T-P)T 24) = 140, plus the
     // suffixes' gathered prefix k/v: B 3 * 3 copies * 2 (k, v) * P 2 * KV 1 * hd 4 = 144
     // -> 5007.2 floats = 20028.8 B; 2 layers + 1 in flight = 60086.4 B (87897.6 B without)
@@ -125,7 +140,10 @@ describe('planMemory on a small config, worked by hand', () => {
       m[k >> 5]! &= ~(1 << (k & 31));
       return m;
     };
-    const masks = ids.map((_, b) => ({ table: Array.from({ length: M / B }, (_, j) => allBut(1 + b * (M / B) + j)), index: Array.from({ length: T }, (_, t) => t % (M / B)) }));
+    const masks = ids.map((_, b) => ({
+      table: Array.from({ length: M / B }, (_, j) => allBut(1 + b * (M / B) + j)),
+      index: Array.from({ length: T }, (_, t) => t % (M / B)),
+    }));
     const forwardBytes = (withMasks: boolean) => {
       const base = tf.memory().numBytes;
       let held = 0;
@@ -148,7 +166,18 @@ describe('planMemory on a small config, worked by hand', () => {
 
   it('matches the published sizes of Qwen3-8B (8.19B params; PEFT r=8 all-linear 21,823,488)', () => {
     const q8 = parseQwen3Config(
-      { architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', vocab_size: 151936, hidden_size: 4096, intermediate_size: 12288, num_hidden_layers: 36, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128, tie_word_embeddings: false },
+      {
+        architectures: ['Qwen3ForCausalLM'],
+        model_type: 'qwen3',
+        vocab_size: 151936,
+        hidden_size: 4096,
+        intermediate_size: 12288,
+        num_hidden_layers: 36,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        head_dim: 128,
+        tie_word_embeddings: false,
+      },
       'config.json',
     );
     expect(baseParams(q8) / 1e9).toBeCloseTo(8.19, 2);
@@ -157,14 +186,32 @@ describe('planMemory on a small config, worked by hand', () => {
 
   it('gives GPU verdicts at 90% of the card', () => {
     const v = verdicts(50 * 2 ** 30);
-    expect(v.map((x) => [x.gpu, x.fits])).toEqual([['A100-40GB', false], ['A100-80GB', true], ['H100-80GB', true]]);
+    expect(v.map((x) => [x.gpu, x.fits])).toEqual([
+      ['A100-40GB', false],
+      ['A100-80GB', true],
+      ['H100-80GB', true],
+    ]);
   });
 });
 
 describe('gsteer model plan', () => {
   it('prints the table and the verdicts from a folder holding only config.json', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsteer-plan-'));
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', vocab_size: 32, hidden_size: 8, intermediate_size: 16, num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 4, tie_word_embeddings: true }));
+    writeFileSync(
+      join(dir, 'config.json'),
+      JSON.stringify({
+        architectures: ['Qwen3ForCausalLM'],
+        model_type: 'qwen3',
+        vocab_size: 32,
+        hidden_size: 8,
+        intermediate_size: 16,
+        num_hidden_layers: 2,
+        num_attention_heads: 2,
+        num_key_value_heads: 1,
+        head_dim: 4,
+        tie_word_embeddings: true,
+      }),
+    );
     const out: string[] = [];
     const log = console.log;
     console.log = (s: string) => out.push(s);
@@ -180,7 +227,24 @@ describe('gsteer model plan', () => {
     out.length = 0;
     console.log = (s: string) => out.push(s);
     try {
-      expect(await runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--lora-r', '2', '--targets', 'q_proj,v_proj', '--no-dropout', '--constrained', '--distinct-masks', '3'])).toBe(0);
+      expect(
+        await runPlan([
+          '--model',
+          dir,
+          '--seq-len',
+          '4',
+          '--micro-batch',
+          '1',
+          '--lora-r',
+          '2',
+          '--targets',
+          'q_proj,v_proj',
+          '--no-dropout',
+          '--constrained',
+          '--distinct-masks',
+          '3',
+        ]),
+      ).toBe(0);
     } finally {
       console.log = log;
     }
@@ -191,14 +255,34 @@ describe('gsteer model plan', () => {
     out.length = 0;
     console.log = (s: string) => out.push(s);
     try {
-      expect(await runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--lora-r', '2', '--targets', 'q_proj,v_proj', '--no-dropout', '--loss-tokens', '2'])).toBe(0);
+      expect(
+        await runPlan([
+          '--model',
+          dir,
+          '--seq-len',
+          '4',
+          '--micro-batch',
+          '1',
+          '--lora-r',
+          '2',
+          '--targets',
+          'q_proj,v_proj',
+          '--no-dropout',
+          '--loss-tokens',
+          '2',
+        ]),
+      ).toBe(0);
     } finally {
       console.log = log;
     }
     expect(out.join('\n')).toMatch(/\(2 positions x V rows 32\)/);
     expect(out.join('\n')).toMatch(/total\s+39\.33 KiB/);
-    await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--loss-tokens', '5'])).rejects.toThrow(/--loss-tokens 5 is more than the micro-batch's 4 tokens/);
-    await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--distinct-masks', '3'])).rejects.toThrow(/--distinct-masks needs --constrained/);
+    await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--loss-tokens', '5'])).rejects.toThrow(
+      /--loss-tokens 5 is more than the micro-batch's 4 tokens/,
+    );
+    await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--distinct-masks', '3'])).rejects.toThrow(
+      /--distinct-masks needs --constrained/,
+    );
     await expect(runPlan(['--model', dir, '--seq-len', 'x', '--micro-batch', '1'])).rejects.toThrow(/--seq-len x must be a positive integer/);
     await expect(runPlan(['--model', dir, '--seq-len', '4', '--micro-batch', '1', '--targets', 'qproj'])).rejects.toThrow(/allowed: q_proj/);
   });

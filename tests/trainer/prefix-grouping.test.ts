@@ -23,8 +23,17 @@ import { grpoStatMeans } from '../../trainer/grpo/stats.ts';
 import { Rng } from '../../util/rng.ts';
 
 const cfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
+  vocabSize: 48,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 2,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 128,
 };
 
 // One update as the trainer sees it: a group of 3 trajectories of 2 turns. Every turn starts
@@ -76,7 +85,14 @@ for (const backend of ['cpu', 'wasm'] as const) {
       model = randomQwen3(cfg, 11);
       adapter = createLora(model, LoraSchema.parse({ dropout: 0 }), 3);
       const r = new Rng(4);
-      for (const v of adapter.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.05), v.shape));
+      for (const v of adapter.variables())
+        if (v.name.endsWith('lora_B'))
+          v.assign(
+            tf.tensor(
+              Float32Array.from({ length: v.size }, () => r.normal() * 0.05),
+              v.shape,
+            ),
+          );
       policy = loraPolicy(model, adapter);
     });
     afterAll(() => {
@@ -118,7 +134,12 @@ for (const backend of ['cpu', 'wasm'] as const) {
     for (const aggregation of ['trajectory', 'turn'] as LossAggregation[]) {
       const g = { lossType: 'grpo' as const, aggregation, epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 16 };
       cases.push({ name: `${aggregation}, off-policy (clipping)`, grpo: g, batch: { ...base, oldLogprobs }, recompute: false });
-      cases.push({ name: `${aggregation}, TIS + KL + recompute`, grpo: { ...g, tisCap: 2, betaKl: 0.05 }, batch: { ...base, oldLogprobs, rolloutLogprobs, refLogprobs: jitter() }, recompute: true });
+      cases.push({
+        name: `${aggregation}, TIS + KL + recompute`,
+        grpo: { ...g, tisCap: 2, betaKl: 0.05 },
+        batch: { ...base, oldLogprobs, rolloutLogprobs, refLogprobs: jitter() },
+        recompute: true,
+      });
       cases.push({ name: `${aggregation}, on-policy dr_grpo`, grpo: { ...g, lossType: 'dr_grpo' }, batch: base, recompute: false });
     }
     for (const c of cases)
@@ -131,7 +152,9 @@ for (const backend of ['cpu', 'wasm'] as const) {
           // the logged metrics (means over the update's policy tokens, as trainStep reports them)
           const [m1, m2] = [grpoStatMeans(want.sums), grpoStatMeans(got.sums)];
           const metricDiff = Math.max(Math.abs(want.loss - got.loss), ...Object.keys(m1).map((k) => Math.abs(m1[k]! - m2[k]!)));
-          console.info(`${backend} ${c.name} micro-batch ${microBatchSize}: max |gradient difference| ${gradDiff.toExponential(2)}, max |loss / metric difference| ${metricDiff.toExponential(2)}`);
+          console.info(
+            `${backend} ${c.name} micro-batch ${microBatchSize}: max |gradient difference| ${gradDiff.toExponential(2)}, max |loss / metric difference| ${metricDiff.toExponential(2)}`,
+          );
           expect(gradDiff).toBeLessThan(1e-5);
           expect(metricDiff).toBeLessThan(1e-5);
           expect(Math.max(...want.grads.map((t) => tf.tidy(() => tf.max(tf.abs(t)).dataSync()[0]!)))).toBeGreaterThan(1e-4); // a real gradient
@@ -159,8 +182,17 @@ for (const backend of ['cpu', 'wasm'] as const) {
       console.info(`${backend} misaligned tree: max |logprob difference| ${d.toExponential(2)}`);
       expect(d).toBeGreaterThan(1e-3);
       tf.dispose([want.logprobs, got.logprobs]);
-      const bad: Policy = { variables: () => adapter.variables(), score: (ids, so, m) => treeLogprobs(model, adapter, { inputIds: ids, masks: m, scored: so.scored }, so, misaligned(ids)) };
-      const batch: PolicyBatch = { kind: 'policy', inputIds: [inputIds[0]!, inputIds[2]!], completionMask: [completionMask[0]!, completionMask[2]!], advantages: [1, -1], trajectories: [0, 1] };
+      const bad: Policy = {
+        variables: () => adapter.variables(),
+        score: (ids, so, m) => treeLogprobs(model, adapter, { inputIds: ids, masks: m, scored: so.scored }, so, misaligned(ids)),
+      };
+      const batch: PolicyBatch = {
+        kind: 'policy',
+        inputIds: [inputIds[0]!, inputIds[2]!],
+        completionMask: [completionMask[0]!, completionMask[2]!],
+        advantages: [1, -1],
+        trajectories: [0, 1],
+      };
       const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
       const right = accumulateGradients(policy, batch, { microBatchSize: 2, grpo, prefixGrouping: true });
       const wrong = accumulateGradients(bad, batch, { microBatchSize: 2, grpo, prefixGrouping: true });

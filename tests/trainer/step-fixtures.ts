@@ -40,14 +40,27 @@ export function bigramPolicy(V: number, d: number, seed: number): Policy & { W: 
 
 /** The shape of the trainer tests' tiny random Qwen3 (2 layers, d 32, 48 ids). */
 export const TINY_QWEN3: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
+  vocabSize: 48,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 2,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 128,
 };
 
 /** A randomly initialized Qwen3-shaped model (weights ~ N(0, 0.02), norms 1), in memory. */
 export function randomQwen3(cfg: Qwen3Config, seed: number, lmHeadScale = 0.02): Qwen3Model {
   const rng = new Rng(seed);
-  const randn = (shape: [number, number], scale = 0.02) => tf.tensor2d(Float32Array.from({ length: shape[0] * shape[1] }, () => rng.normal() * scale), shape);
+  const randn = (shape: [number, number], scale = 0.02) =>
+    tf.tensor2d(
+      Float32Array.from({ length: shape[0] * shape[1] }, () => rng.normal() * scale),
+      shape,
+    );
   const ones = (n: number) => tf.ones([n]) as tf.Tensor1D;
   const layers = Array.from({ length: cfg.numHiddenLayers }, () => ({
     inputNorm: ones(cfg.hiddenSize),
@@ -57,5 +70,10 @@ export function randomQwen3(cfg: Qwen3Config, seed: number, lmHeadScale = 0.02):
     proj: Object.fromEntries(PROJ_NAMES.map((m) => [m, randn(projShape(cfg, m))])) as Record<ProjName, tf.Tensor2D>,
   }));
   const embed = randn([cfg.vocabSize, cfg.hiddenSize], 1);
-  return makeModel('(random)', cfg, { embed, layers, norm: ones(cfg.hiddenSize), lmHead: cfg.tieWordEmbeddings ? embed : randn([cfg.vocabSize, cfg.hiddenSize], lmHeadScale) }, null);
+  return makeModel(
+    '(random)',
+    cfg,
+    { embed, layers, norm: ones(cfg.hiddenSize), lmHead: cfg.tieWordEmbeddings ? embed : randn([cfg.vocabSize, cfg.hiddenSize], lmHeadScale) },
+    null,
+  );
 }

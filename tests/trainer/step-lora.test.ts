@@ -13,8 +13,17 @@ import { Rng } from '../../util/rng.ts';
 await tf.setBackend('cpu');
 
 const cfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
+  vocabSize: 48,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 2,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 128,
 };
 const model = randomQwen3(cfg, 11);
 const rng = new Rng(3);
@@ -28,11 +37,17 @@ const grpo = { lossType: 'grpo' as const, epsilon: 0.2, betaKl: 0, tisCap: null 
 function adapter(dropout: number, seed: number) {
   const a = createLora(model, LoraSchema.parse({ dropout }), seed);
   const r = new Rng(seed + 1);
-  for (const v of a.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.05), v.shape));
+  for (const v of a.variables())
+    if (v.name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => r.normal() * 0.05),
+          v.shape,
+        ),
+      );
   return a;
 }
-const maxDiff = (a: tf.Tensor[], b: tf.Tensor[]) =>
-  Math.max(...a.map((t, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(t, b[i]!))).dataSync()[0]!)));
+const maxDiff = (a: tf.Tensor[], b: tf.Tensor[]) => Math.max(...a.map((t, i) => tf.tidy(() => tf.max(tf.abs(tf.sub(t, b[i]!))).dataSync()[0]!)));
 
 describe('train step on the tfjs Qwen3 + LoRA', () => {
   it('accumulating 4 micro-batches equals the single-batch gradient (1e-5)', () => {
@@ -63,7 +78,18 @@ describe('train step on the tfjs Qwen3 + LoRA', () => {
     const a = createLora(model, LoraSchema.parse({ dropout: 0 }), 3); // PEFT init: B = 0
     const p = loraPolicy(model, a);
     const opt = new AdamW(a.variables(), { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01 });
-    const group: PolicyBatch = { kind: 'policy', inputIds: [[5, 6, 7, 8, 9], [5, 6, 7, 10, 11]], completionMask: [[0, 0, 0, 1, 1], [0, 0, 0, 1, 1]], advantages: [1, -1] };
+    const group: PolicyBatch = {
+      kind: 'policy',
+      inputIds: [
+        [5, 6, 7, 8, 9],
+        [5, 6, 7, 10, 11],
+      ],
+      completionMask: [
+        [0, 0, 0, 1, 1],
+        [0, 0, 0, 1, 1],
+      ],
+      advantages: [1, -1],
+    };
     const seqLogp = () => scoreRows(model, a, group.inputIds, 2).map((r) => r[3]! + r[4]!);
     const [pos0, neg0] = seqLogp();
     const o = { lr: 1e-2, microBatchSize: 1, maxGradNorm: 1, grpo, withEntropy: true, recompute: true };

@@ -20,8 +20,17 @@ import { fullPathGradients } from '../../bench/trainer/full-path.ts';
 import { randomQwen3 } from './step-fixtures.ts';
 
 const cfgOf = (tied: boolean): Qwen3Config => ({
-  vocabSize: 96, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: tied, maxPositionEmbeddings: 128,
+  vocabSize: 96,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 2,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: tied,
+  maxPositionEmbeddings: 128,
 });
 
 const rng = new Rng(17);
@@ -50,7 +59,14 @@ function tokenMasks(): (TokenMasks | null)[] {
 function adapter(model: ReturnType<typeof randomQwen3>, dropout: number) {
   const a = createLora(model, LoraSchema.parse({ dropout }), 3);
   const r = new Rng(4);
-  for (const v of a.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.05), v.shape));
+  for (const v of a.variables())
+    if (v.name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => r.normal() * 0.05),
+          v.shape,
+        ),
+      );
   return a;
 }
 
@@ -75,10 +91,24 @@ const sft: SftBatch = { kind: 'sft', inputIds, targetMask: completionMask };
 const CASES: Case[] = [
   { name: 'unmasked rows, A=0 rows skipped, untied head', tied: false, batch: grpo(), microBatchSize: 2 },
   { name: 'masked and unmasked rows, tied head, dapo', tied: true, batch: grpo({ masks: tokenMasks() }), lossType: 'dapo', microBatchSize: 3 },
-  { name: 'masked rows, dr_grpo, TIS, off-policy old logprobs', tied: false, batch: grpo({ masks: tokenMasks() }), lossType: 'dr_grpo', tisCap: 2, microBatchSize: 4, recompute: true },
+  {
+    name: 'masked rows, dr_grpo, TIS, off-policy old logprobs',
+    tied: false,
+    batch: grpo({ masks: tokenMasks() }),
+    lossType: 'dr_grpo',
+    tisCap: 2,
+    microBatchSize: 4,
+    recompute: true,
+  },
   { name: 'betaKl > 0 (A=0 rows keep their backward)', tied: true, batch: grpo({ masks: tokenMasks() }), betaKl: 0.05, microBatchSize: 2 },
   { name: 'a micro-batch of only A=0 rows', tied: false, batch: grpo({ advantages: [0, 0, 1, -1, 0, 0] }), lossType: 'bnpo', microBatchSize: 2 },
-  { name: 'LoRA dropout on, no A=0 rows (same masks)', tied: true, batch: grpo({ advantages: [1, -1, 0.5, -0.5, 2, -2], masks: tokenMasks() }), dropout: 0.1, microBatchSize: 3 },
+  {
+    name: 'LoRA dropout on, no A=0 rows (same masks)',
+    tied: true,
+    batch: grpo({ advantages: [1, -1, 0.5, -0.5, 2, -2], masks: tokenMasks() }),
+    dropout: 0.1,
+    microBatchSize: 3,
+  },
   { name: 'SFT targets', tied: false, batch: sft, microBatchSize: 4 },
 ];
 
@@ -97,7 +127,8 @@ for (const backend of ['cpu', 'wasm'] as const) {
         const model = models.get(c.tied)!;
         const a = adapter(model, c.dropout ?? 0);
         const p = loraPolicy(model, a);
-        const lp = (o: number) => tf.tidy(() => tokenLogprobs(model, null, { inputIds }).logprobs.arraySync()).map((r, b) => r.slice(0, lens[b]).map((x) => x - o));
+        const lp = (o: number) =>
+          tf.tidy(() => tokenLogprobs(model, null, { inputIds }).logprobs.arraySync()).map((r, b) => r.slice(0, lens[b]).map((x) => x - o));
         const batch: TrainBatch = c.batch.kind === 'policy' && c.tisCap ? { ...c.batch, oldLogprobs: lp(0.05), rolloutLogprobs: near(lp(0), 0.1) } : c.batch;
         const withRef: TrainBatch = batch.kind === 'policy' && c.betaKl ? { ...batch, refLogprobs: lp(0.02) } : batch;
         const g = { lossType: c.lossType ?? 'grpo', epsilon: 0.2, betaKl: c.betaKl ?? 0, tisCap: c.tisCap ?? null, maxCompletionLength: 16 };

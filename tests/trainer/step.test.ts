@@ -57,9 +57,13 @@ describe('accumulateGradients', () => {
   it('rejects misaligned per-token fields and missing TIS / KL inputs with the fix', () => {
     const policy = bigramPolicy(V, 8, 3);
     const bad = { ...grpoBatch, completionMask: [[1, 1], ...completionMask.slice(1)] };
-    expect(() => accumulateGradients(policy, bad, { microBatchSize: 4, grpo: grpoOpts('grpo') })).toThrow(/completionMask\[0\] has 2 entries but inputIds\[0\] has 5 tokens/);
+    expect(() => accumulateGradients(policy, bad, { microBatchSize: 4, grpo: grpoOpts('grpo') })).toThrow(
+      /completionMask\[0\] has 2 entries but inputIds\[0\] has 5 tokens/,
+    );
     expect(() => accumulateGradients(policy, grpoBatch, { microBatchSize: 4, grpo: { ...grpoOpts('grpo'), tisCap: 2 } })).toThrow(/no rolloutLogprobs/);
-    expect(() => accumulateGradients(policy, { ...grpoBatch, advantages: [1] }, { microBatchSize: 4, grpo: grpoOpts('grpo') })).toThrow(/1 advantages for 8 sequences/);
+    expect(() => accumulateGradients(policy, { ...grpoBatch, advantages: [1] }, { microBatchSize: 4, grpo: grpoOpts('grpo') })).toThrow(
+      /1 advantages for 8 sequences/,
+    );
   });
 });
 
@@ -68,8 +72,26 @@ describe('trainStep', () => {
     const policy = bigramPolicy(V, 8, 4);
     const opt = new AdamW(policy.variables(), { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01 });
     // a group of two: same prompt [3, 5], completions [7, 8] (A = +1) and [9, 10] (A = -1)
-    const group: PolicyBatch = { kind: 'policy', inputIds: [[3, 5, 7, 8], [3, 5, 9, 10]], completionMask: [[0, 0, 1, 1], [0, 0, 1, 1]], advantages: [1, -1] };
-    const seqLogp = () => tf.tidy(() => Array.from(tf.sum(tf.mul(policy.score(group.inputIds, { training: false, recompute: false, withEntropy: false }).logprobs, tf.tensor2d(group.completionMask)), 1).dataSync()));
+    const group: PolicyBatch = {
+      kind: 'policy',
+      inputIds: [
+        [3, 5, 7, 8],
+        [3, 5, 9, 10],
+      ],
+      completionMask: [
+        [0, 0, 1, 1],
+        [0, 0, 1, 1],
+      ],
+      advantages: [1, -1],
+    };
+    const seqLogp = () =>
+      tf.tidy(() =>
+        Array.from(
+          tf
+            .sum(tf.mul(policy.score(group.inputIds, { training: false, recompute: false, withEntropy: false }).logprobs, tf.tensor2d(group.completionMask)), 1)
+            .dataSync(),
+        ),
+      );
     const [pos0, neg0] = seqLogp();
     const m = trainStep(policy, opt, group, { lr: 0.05, microBatchSize: 1, maxGradNorm: 1, grpo: grpoOpts('grpo'), withEntropy: true });
     const [pos1, neg1] = seqLogp();

@@ -33,13 +33,15 @@ vi.mock('node:fs/promises', async (orig) => {
       const fh = await fsp.open(...a);
       return new Proxy(fh, {
         get(t, k) {
-          if (k === 'writeFile' && fail.async === 'writeFile') return async () => {
-            await t.write('half a file');
-            throw enospc();
-          };
-          if (k === 'sync' && fail.async === 'sync') return async () => {
-            throw enospc();
-          };
+          if (k === 'writeFile' && fail.async === 'writeFile')
+            return async () => {
+              await t.write('half a file');
+              throw enospc();
+            };
+          if (k === 'sync' && fail.async === 'sync')
+            return async () => {
+              throw enospc();
+            };
           const v = Reflect.get(t, k);
           return typeof v === 'function' ? v.bind(t) : v;
         },

@@ -14,18 +14,46 @@ const dir = mkdtempSync(join(tmpdir(), 'gsteer-episode-record-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const job: RolloutJob = {
-  v: 1, runId: 'r', epoch: 1, step: 3, groupId: 's000003-g0', index: 2, instanceId: 'i0', userId: 'u0',
-  policyVersion: 1, model: 'policy-v1', snapshotId: 'u0@abc', seed: 7, trajPath: 'trajectories/s000003-g0/t2.json',
+  v: 1,
+  runId: 'r',
+  epoch: 1,
+  step: 3,
+  groupId: 's000003-g0',
+  index: 2,
+  instanceId: 'i0',
+  userId: 'u0',
+  policyVersion: 1,
+  model: 'policy-v1',
+  snapshotId: 'u0@abc',
+  seed: 7,
+  trajPath: 'trajectories/s000003-g0/t2.json',
 };
 
 const turn = (index: number, policyVersion?: number): TurnRecord => ({
-  index, tokens: { promptIds: [1, 2], completionIds: [1001, 1002], logprobs: [-0.5, -1.5], ...(policyVersion === undefined ? {} : { policyVersion }) },
-  completionText: 'x', parsed: { ok: false, reason: 'truncated', detail: '' }, observation: { kind: 'none' },
+  index,
+  tokens: { promptIds: [1, 2], completionIds: [1001, 1002], logprobs: [-0.5, -1.5], ...(policyVersion === undefined ? {} : { policyVersion }) },
+  completionText: 'x',
+  parsed: { ok: false, reason: 'truncated', detail: '' },
+  observation: { kind: 'none' },
 });
 
 const traj = (turns: TurnRecord[], over: Partial<Trajectory> = {}): Trajectory => ({
-  version: 1, runId: 'r', instanceId: 'i0', userId: 'u0', groupId: 's000003-g0', index: 2, policyVersion: 1, snapshotId: 'u0@abc',
-  turns, finalSlots: [], askedQuestions: [], retrieveCount: 0, askCount: 0, termination: 'invalid', refinedQuery: null, ...over,
+  version: 1,
+  runId: 'r',
+  instanceId: 'i0',
+  userId: 'u0',
+  groupId: 's000003-g0',
+  index: 2,
+  policyVersion: 1,
+  snapshotId: 'u0@abc',
+  turns,
+  finalSlots: [],
+  askedQuestions: [],
+  retrieveCount: 0,
+  askCount: 0,
+  termination: 'invalid',
+  refinedQuery: null,
+  ...over,
 });
 
 describe('episode record', () => {
@@ -35,7 +63,9 @@ describe('episode record', () => {
   });
 
   it('refuses an episode whose later turn was sampled by a newer adapter', () => {
-    expect(() => tagVersions(traj([turn(0, 1), turn(1, 2)]), job)).toThrow(/turn 1 was sampled by adapter version 2, but the job samples version 1 \(policy-v1\); an episode must finish on the adapter it started with/);
+    expect(() => tagVersions(traj([turn(0, 1), turn(1, 2)]), job)).toThrow(
+      /turn 1 was sampled by adapter version 2, but the job samples version 1 \(policy-v1\); an episode must finish on the adapter it started with/,
+    );
   });
 
   it('keeps a whole trajectory of this very job, and nothing else', () => {

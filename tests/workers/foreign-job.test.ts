@@ -47,11 +47,30 @@ describe("a job of another run on this run's queues", () => {
     const updates = new Queue(QUEUE.updates, conn);
     try {
       const base = { v: 1, runId: 'theirs-11111111', epoch: 0, step: 1 };
-      await groups.add('group', { ...base, groupId: 's000001-g0', groupIndex: 0, instanceId: 'inst-0', userId: 'user-0', policyVersion: 0, snapshotId: 'user-0@0', groupSize: 2, groupPath: 'groups/s000001-g0.json' }, { jobId: 'g', attempts: 3 });
+      await groups.add(
+        'group',
+        {
+          ...base,
+          groupId: 's000001-g0',
+          groupIndex: 0,
+          instanceId: 'inst-0',
+          userId: 'user-0',
+          policyVersion: 0,
+          snapshotId: 'user-0@0',
+          groupSize: 2,
+          groupPath: 'groups/s000001-g0.json',
+        },
+        { jobId: 'g', attempts: 3 },
+      );
       await updates.add('update', { ...base, policyVersion: 1, groupIds: ['s000001-g0'] }, { jobId: 'u', attempts: 3 });
-      for (const [q, id] of [[groups, 'g'], [updates, 'u']] as const) {
+      for (const [q, id] of [
+        [groups, 'g'],
+        [updates, 'u'],
+      ] as const) {
         const job = await failed(q, id);
-        expect(job.failedReason).toBe(`job ${id} belongs to run theirs-11111111, this worker serves mine-00000000 (${layout.root}); start workers with --run pointing at the job's run directory`);
+        expect(job.failedReason).toBe(
+          `job ${id} belongs to run theirs-11111111, this worker serves mine-00000000 (${layout.root}); start workers with --run pointing at the job's run directory`,
+        );
         expect(job.attemptsMade).toBe(1);
       }
       expect(existsSync(layout.abs('groups/s000001-g0.json'))).toBe(false);

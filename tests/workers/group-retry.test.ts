@@ -21,7 +21,10 @@ afterAll(() => removeRuns({ dir: root, prefix }));
 describe('group stage retry', () => {
   it('does not apply a user-state update twice when the job died after applying it', async () => {
     const cfg = resolveConfig({
-      runName: 'retry', runDir: root, seed: 5, data: { instances: ['unused.jsonl'] },
+      runName: 'retry',
+      runDir: root,
+      seed: 5,
+      data: { instances: ['unused.jsonl'] },
       policy: { server: 'external', baseUrl: 'http://127.0.0.1:1/v1', maxRetries: 0 },
       rollout: { groupSize: 2, concurrency: 2 },
       grpo: { passes: 1, groupsPerUpdate: 2, learningRate: 0.1 },
@@ -30,27 +33,31 @@ describe('group stage retry', () => {
     let applyCalls = 0;
     let crashed = false;
     const logs: string[] = [];
-    const r = await runInProcess(cfg, [instance(0), instance(1)].map((i) => InstanceSchema.parse(i)), {
-      latencyMs: 0,
-      log: (m) => logs.push(m),
-      parts: (p) => ({
-        ...p,
-        users: async () => {
-          const real = await p.users();
-          return {
-            ...real,
-            async applyBest(group, inst) {
-              applyCalls++;
-              await real.applyBest(group, inst);
-              if (!crashed && inst.id === 'inst-0') {
-                crashed = true;
-                throw new TransientError('worker died after applying the user-state update');
-              }
-            },
-          };
-        },
-      }),
-    });
+    const r = await runInProcess(
+      cfg,
+      [instance(0), instance(1)].map((i) => InstanceSchema.parse(i)),
+      {
+        latencyMs: 0,
+        log: (m) => logs.push(m),
+        parts: (p) => ({
+          ...p,
+          users: async () => {
+            const real = await p.users();
+            return {
+              ...real,
+              async applyBest(group, inst) {
+                applyCalls++;
+                await real.applyBest(group, inst);
+                if (!crashed && inst.id === 'inst-0') {
+                  crashed = true;
+                  throw new TransientError('worker died after applying the user-state update');
+                }
+              },
+            };
+          },
+        }),
+      },
+    );
     expect(r.outcome).toMatchObject({ kind: 'done', step: 1, total: 1 });
     expect(crashed).toBe(true);
     // Two groups, one crash: applyBest ran for each group once, and the retry skipped it.
@@ -59,7 +66,9 @@ describe('group stage retry', () => {
     expect(r.metrics.map((m) => m.groups)).toEqual([2]);
     // The synthetic update appends one memory per applied group (the policy always STOPs);
     // the run's Redis keys are gone, its user-state dump after update 1 holds the states.
-    const dump = readFileSync(runLayout(join(root, 'retry')).stepStates(1), 'utf8').split('\n').filter(Boolean);
+    const dump = readFileSync(runLayout(join(root, 'retry')).stepStates(1), 'utf8')
+      .split('\n')
+      .filter(Boolean);
     const states = dump.map((line) => JSON.parse(line) as UserState);
     expect(Object.fromEntries(states.map((s) => [s.userId, s.memories.length]))).toEqual({ 'user-0': 1, 'user-1': 1 });
   }, 60_000);

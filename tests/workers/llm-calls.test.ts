@@ -16,13 +16,15 @@ const dir = mkdtempSync(join(tmpdir(), 'gsteer-calls-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('run call records', () => {
-  it('tags each attempt with its group and summarizes an update\'s groups: calls, errors, retries', async () => {
+  it("tags each attempt with its group and summarizes an update's groups: calls, errors, retries", async () => {
     // request 0: 429 (Retry-After 0), 1: 500; both retried. Groups g1 and g2 call concurrently.
     const fake = await startFakeVllm({ rateLimit: { on: [0], retryAfter: '0' }, serverError: { on: [1] }, answer: () => '{"answer": "ok"}' });
     try {
       const file = join(dir, 'llm_calls.jsonl');
       const sink = runCallSink(file);
-      const ep = createEndpoint(options(fake.baseUrl, { role: 'simulator', chatTemplateKwargs: { enable_thinking: false }, retry: { baseDelayMs: 1 } }), { sink });
+      const ep = createEndpoint(options(fake.baseUrl, { role: 'simulator', chatTemplateKwargs: { enable_thinking: false }, retry: { baseDelayMs: 1 } }), {
+        sink,
+      });
       const ask = () => ep.chat({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 32 });
       fake.hold();
       const g1 = withCallGroup('s000001-g0', () => ask());
@@ -33,7 +35,10 @@ describe('run call records', () => {
       await Promise.all([g1, g2, late]);
       await ep.chat({ messages: [{ role: 'user', content: 'outside any group' }] });
 
-      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as RunCallRecord);
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as RunCallRecord);
       expect(lines).toHaveLength(6); // 4 calls, 2 of them retried once
       expect(lines.filter((r) => r.groupId === undefined)).toHaveLength(1);
       const failed = lines.filter((r) => r.status !== 'ok');
@@ -53,7 +58,12 @@ describe('run call records', () => {
       appendFileSync(file, '{"ts":"2026-01-01T00:00:00Z","role":"judge","endpoint":"x","model":"m","status":"ok","latencyMs":5,');
       expect(reader.take(['s000003-g0'])).toEqual({});
       appendFileSync(file, '"promptTokens":1,"completionTokens":2,"retries":0,"error":null,"groupId":"s000003-g0"}\n');
-      expect(reader.take(['s000003-g0'])).toMatchObject({ 'llm/judge/calls': 1, 'llm/judge/errors': 0, 'llm/judge/latency_p50_ms': 5, 'llm/judge/completion_tokens': 2 });
+      expect(reader.take(['s000003-g0'])).toMatchObject({
+        'llm/judge/calls': 1,
+        'llm/judge/errors': 0,
+        'llm/judge/latency_p50_ms': 5,
+        'llm/judge/completion_tokens': 2,
+      });
       expect(reader.take(['s000002-g0'])['llm/simulator/calls']).toBe(1 + failed.filter((r) => r.groupId === 's000002-g0').length);
     } finally {
       await fake.close();
@@ -61,7 +71,16 @@ describe('run call records', () => {
   });
 
   it('the dashboard draws llm/<role>/... in its own panels', () => {
-    const plan = chartPlan(['step', 'reward', 'llm/simulator/calls', 'llm/simulator/retries', 'llm/judge/errors', 'llm/simulator/latency_p50_ms', 'llm/simulator/latency_p95_ms', 'llm/judge/prompt_tokens']);
+    const plan = chartPlan([
+      'step',
+      'reward',
+      'llm/simulator/calls',
+      'llm/simulator/retries',
+      'llm/judge/errors',
+      'llm/simulator/latency_p50_ms',
+      'llm/simulator/latency_p95_ms',
+      'llm/judge/prompt_tokens',
+    ]);
     expect(plan.find((c) => c.id === 'llm_calls')?.series.map((s) => s.key)).toEqual(['llm/judge/errors', 'llm/simulator/calls', 'llm/simulator/retries']);
     expect(plan.find((c) => c.id === 'llm_latency')?.series.map((s) => s.key)).toEqual(['llm/simulator/latency_p50_ms', 'llm/simulator/latency_p95_ms']);
     expect(plan.find((c) => c.id === 'llm_tokens')?.series.map((s) => s.key)).toEqual(['llm/judge/prompt_tokens']);

@@ -36,7 +36,10 @@ describe('pipeline in one process', () => {
     // Two instances, one per group of each update; the plan order is seeded, both appear in update 1.
     writeFileSync(data, [instance(0), instance(1)].map((i) => JSON.stringify(i)).join('\n'));
     const cfg = resolveConfig({
-      runName: 'pipe', runDir: root, seed: 3, data: { instances: [data], userStates: join(root, 'none.jsonl') },
+      runName: 'pipe',
+      runDir: root,
+      seed: 3,
+      data: { instances: [data], userStates: join(root, 'none.jsonl') },
       policy: { server: 'external', baseUrl: 'http://127.0.0.1:1/v1', maxRetries: 0 },
       rollout: { groupSize: 3, concurrency: 3 },
       grpo: { passes: 2, groupsPerUpdate: 2, learningRate: 0.1 },
@@ -74,13 +77,30 @@ describe('pipeline in one process', () => {
     const redis = connect(cfg.queues.redisUrl);
     const users = await parts.users();
     try {
-      const controller = new RunController({ cfg, layout, info, instances, users, redis, sink: metricsSink(layout.metrics, redis, metricsStreamKey(prefix, 'pipe')), policyUrl: server.url, startStep: 0, log });
+      const controller = new RunController({
+        cfg,
+        layout,
+        info,
+        instances,
+        users,
+        redis,
+        sink: metricsSink(layout.metrics, redis, metricsStreamKey(prefix, 'pipe')),
+        policyUrl: server.url,
+        startStep: 0,
+        log,
+      });
       const outcome = await controller.run();
       expect(outcome).toMatchObject({ kind: 'done', step: 2, total: 2 });
       expect(calls.get('1-inst-1-1')).toBe(3); // attempts: 3, then given up
       expect(calls.get('2-inst-0-2')).toBe(1); // InputError -> UnrecoverableError: no retry
-      const metrics = readFileSync(layout.metrics, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-      expect(metrics.map((m) => [m.step, m.groups, m.groups_dropped])).toEqual([[1, 1, 1], [2, 1, 1]]);
+      const metrics = readFileSync(layout.metrics, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(metrics.map((m) => [m.step, m.groups, m.groups_dropped])).toEqual([
+        [1, 1, 1],
+        [2, 1, 1],
+      ]);
       expect(logs.filter((l) => l.includes('dropped'))).toHaveLength(2);
       expect(logs.join('\n')).toMatch(/group s000001-g\d \(step 1, instance inst-1\) dropped: 1 of 3 rollouts failed: simulator timed out/);
       expect(listCheckpoints(layout)).toEqual([1, 2]);

@@ -6,12 +6,33 @@ import { chartPlan } from '../../monitor/dashboard/charts.ts';
 import type { GroupFile } from '../../checkpoints/group-file.ts';
 import type { UpdateResult } from '../../workers/payloads.ts';
 
-const traj = (kept: number, evRetrieved: number, evKept: number) => ({ reward: 0, components: { filter_retrieved: 5, filter_kept: kept, filter_evidence_retrieved: evRetrieved, filter_evidence_kept: evKept } });
-const group = (id: string, scores: ReturnType<typeof traj>[]): GroupFile => ({
-  v: 1, groupId: id, step: 1, instanceId: id, userId: id, policyVersion: 0, snapshotId: `${id}@0`, dropped: false, trajPaths: scores.map((_, i) => `t${i}`),
-  scores, best: 0, episodes: scores.map(() => ({ turns: 1, askCount: 0, retrieveCount: 0, termination: 'stop' as const, completionTokens: 10 })), applied: true,
+const traj = (kept: number, evRetrieved: number, evKept: number) => ({
+  reward: 0,
+  components: { filter_retrieved: 5, filter_kept: kept, filter_evidence_retrieved: evRetrieved, filter_evidence_kept: evKept },
 });
-const result: UpdateResult = { step: 1, policyVersion: 1, adapterPath: 'a', stats: { loss: 0, clip_ratio: 0, grad_norm: 0, entropy: 0, num_tokens: 1, train_seconds: 1 }, groupsTrained: 2, advantageStats: { reward_std: 0 } };
+const group = (id: string, scores: ReturnType<typeof traj>[]): GroupFile => ({
+  v: 1,
+  groupId: id,
+  step: 1,
+  instanceId: id,
+  userId: id,
+  policyVersion: 0,
+  snapshotId: `${id}@0`,
+  dropped: false,
+  trajPaths: scores.map((_, i) => `t${i}`),
+  scores,
+  best: 0,
+  episodes: scores.map(() => ({ turns: 1, askCount: 0, retrieveCount: 0, termination: 'stop' as const, completionTokens: 10 })),
+  applied: true,
+});
+const result: UpdateResult = {
+  step: 1,
+  policyVersion: 1,
+  adapterPath: 'a',
+  stats: { loss: 0, clip_ratio: 0, grad_norm: 0, entropy: 0, num_tokens: 1, train_seconds: 1 },
+  groupsTrained: 2,
+  advantageStats: { reward_std: 0 },
+};
 const timing = { wallSeconds: 1, rolloutSeconds: 1, policyVersionUsed: 0, waitRolloutsSeconds: 0, waitTrainerSeconds: 0 };
 
 describe('QREF update metrics', () => {
@@ -32,7 +53,16 @@ describe('QREF update metrics', () => {
 
 describe('dashboard panels for PPO and QREF', () => {
   it('gives the critic and the filter their own charts', () => {
-    const ids = chartPlan(['critic/vf_loss', 'critic/vf_explained_var', 'critic/vf_clipfrac', 'critic/returns/mean', 'critic/values/mean', 'actor/reward_kl_penalty', 'filter/precision', 'filter/recall']).map((c) => [c.id, c.series.map((s) => s.key)]);
+    const ids = chartPlan([
+      'critic/vf_loss',
+      'critic/vf_explained_var',
+      'critic/vf_clipfrac',
+      'critic/returns/mean',
+      'critic/values/mean',
+      'actor/reward_kl_penalty',
+      'filter/precision',
+      'filter/recall',
+    ]).map((c) => [c.id, c.series.map((s) => s.key)]);
     expect(ids).toEqual([
       ['vf_loss', ['critic/vf_loss']],
       ['vf_explained_var', ['critic/vf_explained_var']],

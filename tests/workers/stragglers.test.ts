@@ -30,13 +30,23 @@ afterEach(() => {
 });
 
 const instances: Instance[] = Array.from({ length: 12 }, (_, k) => ({
-  id: `b${k}`, userId: `u${k}`, taskId: 't', split: 'train', query: `straggler query ${k}`, profile: '', persona: [],
-  targets: [{ id: 't', description: 'd', seedQuestion: 'q', seedAnswer: 'a', weight: 1, essential: true, lateActivatable: false }], edges: [],
+  id: `b${k}`,
+  userId: `u${k}`,
+  taskId: 't',
+  split: 'train',
+  query: `straggler query ${k}`,
+  profile: '',
+  persona: [],
+  targets: [{ id: 't', description: 'd', seedQuestion: 'q', seedAnswer: 'a', weight: 1, essential: true, lateActivatable: false }],
+  edges: [],
 }));
 
 function config(name: string, grpo: Record<string, unknown>, concurrency = 16) {
   return resolveConfig({
-    runName: name, runDir: root, seed: 5, data: { instances: ['unused.jsonl'] },
+    runName: name,
+    runDir: root,
+    seed: 5,
+    data: { instances: ['unused.jsonl'] },
     policy: { server: 'external', baseUrl: 'http://127.0.0.1:1/v1' },
     rollout: { groupSize: 4, concurrency, workers: 1 },
     grpo: { learningRate: 0.05, passes: 10, ...grpo },
@@ -46,13 +56,15 @@ function config(name: string, grpo: Record<string, unknown>, concurrency = 16) {
 }
 
 /** The synthetic parts with the rollout part wrapped by `wrap`. */
-const wrapped = (wrap: (real: RolloutPart) => RolloutPart['run']) => (p: Parts): Parts => ({
-  ...p,
-  rollout: async () => {
-    const real = await p.rollout();
-    return { close: real.close, run: wrap(real) };
-  },
-});
+const wrapped =
+  (wrap: (real: RolloutPart) => RolloutPart['run']) =>
+  (p: Parts): Parts => ({
+    ...p,
+    rollout: async () => {
+      const real = await p.rollout();
+      return { close: real.close, run: wrap(real) };
+    },
+  });
 
 const num = (x: unknown) => x as number;
 
@@ -69,7 +81,7 @@ describe('stragglers and staleness', () => {
           // Stalls 25 s (an endpoint that never answers in time), unless cancelled first.
           await new Promise<void>((resolve) => {
             const natural = setTimeout(() => (order.push('stall-ended-by-itself'), resolve()), 25_000);
-            ctx.signal?.addEventListener('abort', () => (aborted = true, clearTimeout(natural), resolve()));
+            ctx.signal?.addEventListener('abort', () => ((aborted = true), clearTimeout(natural), resolve()));
           });
         }
         return real.run(ctx);
@@ -128,7 +140,12 @@ describe('stragglers and staleness', () => {
     }
     expect([...started.entries()].sort()).toEqual([...used.entries()].sort());
     // Version 0 samples updates 1 .. L + 1 (versionFor); every later version exactly one update.
-    expect([...started.entries()].sort()).toEqual([[0, (L + 1) * B], [1, B], [2, B], [3, B]]);
+    expect([...started.entries()].sort()).toEqual([
+      [0, (L + 1) * B],
+      [1, B],
+      [2, B],
+      [3, B],
+    ]);
     expect(m.map((x) => x.policy_lag)).toEqual([0, 1, 2, 2, 2, 2]);
     // Bounded, and not vacuous: more than one update's episodes were in flight at once.
     expect(maxLagAtStart).toBeLessThanOrEqual(L);
@@ -158,7 +175,19 @@ describe('stragglers and staleness', () => {
         const promptIds = [...first.turns[0]!.tokens.promptIds, ...first.turns[0]!.tokens.completionIds];
         const res = await client.complete({ promptIds, maxTokens: 6, temperature: 1, topP: 1, seed, model: ctx.job.model });
         spanned = { version: v, seeds: [ctx.job.seed, seed] };
-        return { ...first, turns: [...first.turns, { index: 1, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed: parseTurn(res.text), observation: { kind: 'none' } }] };
+        return {
+          ...first,
+          turns: [
+            ...first.turns,
+            {
+              index: 1,
+              tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs },
+              completionText: res.text,
+              parsed: parseTurn(res.text),
+              observation: { kind: 'none' },
+            },
+          ],
+        };
       }),
     });
     expect(r.outcome.kind).toBe('done');

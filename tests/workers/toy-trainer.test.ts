@@ -87,7 +87,13 @@ describe('toy GRPO step', () => {
       const r = seqs.map((s) => s.ids.filter((id) => toyIndex(id) % 4 === 0).length / 6);
       const m = r.reduce((a, b) => a + b) / 4;
       const sd = Math.sqrt(r.reduce((a, b) => a + (b - m) ** 2, 0) / 3) || 1;
-      toyGrpoStep({ theta, adam, cfg, temperature: 1, batch: seqs.map((s, i) => ({ promptIds: [], completionIds: s.ids, oldLogprobs: s.logprobs, advantage: (r[i]! - m) / sd, trajectory: i })) });
+      toyGrpoStep({
+        theta,
+        adam,
+        cfg,
+        temperature: 1,
+        batch: seqs.map((s, i) => ({ promptIds: [], completionIds: s.ids, oldLogprobs: s.logprobs, advantage: (r[i]! - m) / sd, trajectory: i })),
+      });
     }
     expect(pref(logSoftmax(theta, 1))).toBeGreaterThan(start + 0.2);
   });

@@ -21,7 +21,12 @@ const batch: TrainSequence[] = [
 ];
 /** Stats without the wall-clock field. */
 const stats = ({ train_seconds: _, ...rest }: Awaited<ReturnType<TrainerPart['step']>>) => rest;
-const files = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((f) => [f, readFileSync(join(dir, f)).toString('base64')]));
+const files = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f)).toString('base64')]),
+  );
 const fresh = (name: string) => {
   const d = join(root, name);
   mkdirSync(d);

@@ -11,24 +11,48 @@ import type { GroupFile } from '../../checkpoints/group-file.ts';
 import type { UpdateResult } from '../../workers/payloads.ts';
 
 const group = (id: string, rewards: number[], over: Partial<GroupFile> = {}): GroupFile => ({
-  v: 1, groupId: id, step: 3, instanceId: 'i', userId: 'u', policyVersion: 1, snapshotId: 'u@1', dropped: false,
+  v: 1,
+  groupId: id,
+  step: 3,
+  instanceId: 'i',
+  userId: 'u',
+  policyVersion: 1,
+  snapshotId: 'u@1',
+  dropped: false,
   trajPaths: rewards.map((_, i) => `t${i}`),
   scores: rewards.map((r, i) => ({ reward: r, components: { coverage: r + 1, c_acq: i * 0.04 } })),
   best: 0,
-  episodes: rewards.map((_, i) => ({ turns: i + 1, askCount: i, retrieveCount: 1, termination: i === 3 ? 'invalid' : i === 2 ? 'max_turns' : 'stop', completionTokens: 10 * (i + 1), promptTokens: 100, cachedPromptTokens: 20 * i })),
+  episodes: rewards.map((_, i) => ({
+    turns: i + 1,
+    askCount: i,
+    retrieveCount: 1,
+    termination: i === 3 ? 'invalid' : i === 2 ? 'max_turns' : 'stop',
+    completionTokens: 10 * (i + 1),
+    promptTokens: 100,
+    cachedPromptTokens: 20 * i,
+  })),
   applied: true,
   ...over,
 });
 
 const result: UpdateResult = {
-  step: 3, policyVersion: 3, adapterPath: 'adapters/policy-v000003',
+  step: 3,
+  policyVersion: 3,
+  adapterPath: 'adapters/policy-v000003',
   stats: { loss: 0.5, clip_ratio: 0.1, grad_norm: 2, entropy: 1.5, num_tokens: 200, train_seconds: 4 },
-  groupsTrained: 1, advantageStats: { 'advantages/mean': 0, frac_reward_zero_std: 0.5, reward_std: 0.25 },
+  groupsTrained: 1,
+  advantageStats: { 'advantages/mean': 0, frac_reward_zero_std: 0.5, reward_std: 0.25 },
 };
 
 describe('updateMetrics', () => {
   it('aggregates rewards, components, episodes and trainer stats (TRL names)', () => {
-    const rec = updateMetrics(3, [group('g0', [1, 0, 0, 1]), group('g1', [], { dropped: true, reason: 'x' })], result, { wallSeconds: 9, rolloutSeconds: 2, policyVersionUsed: 1, waitRolloutsSeconds: 1.5, waitTrainerSeconds: 0.25 });
+    const rec = updateMetrics(3, [group('g0', [1, 0, 0, 1]), group('g1', [], { dropped: true, reason: 'x' })], result, {
+      wallSeconds: 9,
+      rolloutSeconds: 2,
+      policyVersionUsed: 1,
+      waitRolloutsSeconds: 1.5,
+      waitTrainerSeconds: 0.25,
+    });
     expect(rec.reward).toBe(0.5); // (1 + 0 + 0 + 1) / 4
     expect(rec['rewards/coverage/mean']).toBe(1.5); // rewards + 1
     expect(rec['rewards/coverage/std']).toBe(0.5); // population std of [2, 1, 1, 2]

@@ -20,7 +20,8 @@ export function checkDatum(d: EngineDatum, i: number, fn: TinkerLossFn): void {
   for (const key of need) {
     const v = d.inputs[key];
     if (!v) throw new InputError(`${where}: loss_fn_inputs.${key} is missing; ${fn} reads ${[...need].join(', ')}`);
-    if (v.length !== N) throw new InputError(`${where}: loss_fn_inputs.${key} has ${v.length} entries but model_input has ${N} tokens; every loss input is [N]`);
+    if (v.length !== N)
+      throw new InputError(`${where}: loss_fn_inputs.${key} has ${v.length} entries but model_input has ${N} tokens; every loss input is [N]`);
     for (let j = 0; j < N; j++)
       if (!Number.isFinite(v[j]!)) throw new InputError(`${where}: loss_fn_inputs.${key}[${j}] is ${v[j]}; loss inputs must be finite numbers`);
   }
@@ -30,9 +31,12 @@ export function checkDatum(d: EngineDatum, i: number, fn: TinkerLossFn): void {
         `${where}: target_tokens[${j}] is ${t[j]} but model_input[${j + 1}] is ${d.tokens[j + 1]}; gsteer's engine scores next-token targets only ` +
           '(target_tokens = the full sequence without its first token, model_input = without its last)',
       );
-  if (d.scored && d.scored.length !== N) throw new InputError(`${where}: gsteer scored has ${d.scored.length} entries but model_input has ${N} tokens; it is [N]`);
+  if (d.scored && d.scored.length !== N)
+    throw new InputError(`${where}: gsteer scored has ${d.scored.length} entries but model_input has ${N} tokens; it is [N]`);
   if (d.constraint && (d.constraint.start < 0 || d.constraint.start >= N))
-    throw new InputError(`${where}: gsteer constraint.start is ${d.constraint.start}, outside model_input's 0..${N - 1}; it is the position whose target is the first constrained token`);
+    throw new InputError(
+      `${where}: gsteer constraint.start is ${d.constraint.start}, outside model_input's 0..${N - 1}; it is the position whose target is the first constrained token`,
+    );
 }
 
 /** The whole sequence [N + 1]: model_input then the last target. */

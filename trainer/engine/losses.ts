@@ -45,8 +45,7 @@ export function lossConfig(fn: TinkerLossFn, config: Record<string, number> = {}
   if (!known) throw new InputError(`loss_fn "${String(fn)}" is not one of Tinker's built-in losses (${TINKER_LOSSES.join(', ')})`);
   const out: Record<string, number> = {};
   for (const [key, value] of Object.entries(config)) {
-    if (!(key in known))
-      throw new InputError(`loss_fn_config.${key} = ${value}: ${fn} reads ${Object.keys(known).join(', ') || 'no config'}; remove the key`);
+    if (!(key in known)) throw new InputError(`loss_fn_config.${key} = ${value}: ${fn} reads ${Object.keys(known).join(', ') || 'no config'}; remove the key`);
     if (!Number.isFinite(value)) throw new InputError(`loss_fn_config.${key} = ${value}: must be a finite number`);
   }
   for (const [key, dflt] of Object.entries(known)) {
@@ -55,7 +54,9 @@ export function lossConfig(fn: TinkerLossFn, config: Record<string, number> = {}
     out[key] = v;
   }
   if (out.clip_low_threshold !== undefined && out.clip_low_threshold > out.clip_high_threshold!)
-    throw new InputError(`loss_fn_config: clip_low_threshold ${out.clip_low_threshold} is above clip_high_threshold ${out.clip_high_threshold}; the low threshold is below 1, the high above (e.g. 0.8 and 1.2)`);
+    throw new InputError(
+      `loss_fn_config: clip_low_threshold ${out.clip_low_threshold} is above clip_high_threshold ${out.clip_high_threshold}; the low threshold is below 1, the high above (e.g. 0.8 and 1.2)`,
+    );
   return out;
 }
 

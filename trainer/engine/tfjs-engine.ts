@@ -50,7 +50,6 @@ export interface TfjsEngineOptions {
   replayPool?: ReplayPool;
 }
 
-
 const adamOf = (p: AdamParams): AdamWOptions => ({ beta1: p.beta1, beta2: p.beta2, eps: p.eps, weightDecay: p.weight_decay });
 /** Tinker's AdamParams defaults (0.25 SDK); an optimizer saved before its first step is built with them. */
 const TINKER_ADAM: AdamWOptions = { beta1: 0.9, beta2: 0.95, eps: 1e-12, weightDecay: 0 };
@@ -105,7 +104,12 @@ export class TfjsEngine implements TrainingEngine {
     const seqs = data.map(sequenceOf); // [B][N + 1]
     const row = (key: 'weights' | 'logprobs' | 'advantages') => data.map((d) => columnRow(d.inputs[key], d.tokens.length));
     const x: Columns = { weights: row('weights'), logprobs: row('logprobs'), advantages: row('advantages'), scored: data.map((d) => scoredRow(d, o.lossFn)) };
-    const replay = data.some((d) => d.constraint) ? this.pool().start(data.map((d, i) => maskedTurn(d, seqs[i]!)), this.model) : null;
+    const replay = data.some((d) => d.constraint)
+      ? this.pool().start(
+          data.map((d, i) => maskedTurn(d, seqs[i]!)),
+          this.model,
+        )
+      : null;
     const values: PartValues = { logprobs: [], loss: [], entropy: g.withEntropy ? [] : undefined };
     let lossSum = 0;
     try {
@@ -142,15 +146,33 @@ export class TfjsEngine implements TrainingEngine {
   }
 
   /** Score datums `idx` ([b, T] padded, or over their prefix tree), the loss's elementwise values and their sum. */
-  private partLoss(seqs: number[][], idx: number[], x: Columns, o: ForwardBackwardOptions, cfg: Record<string, number>, p: { dropoutSeed?: number; masks?: readonly (TokenMasks | null)[] }, values: PartValues): tf.Scalar {
+  private partLoss(
+    seqs: number[][],
+    idx: number[],
+    x: Columns,
+    o: ForwardBackwardOptions,
+    cfg: Record<string, number>,
+    p: { dropoutSeed?: number; masks?: readonly (TokenMasks | null)[] },
+    values: PartValues,
+  ): tf.Scalar {
     const g = o.gsteer ?? {};
     const ids = g.prefixGrouping ? idx.map((b) => seqs[b]!) : padRows(seqs, idx, PAD_ID);
     const masks = p.masks ? idx.map((b) => p.masks![b] ?? null) : undefined;
     const score = g.prefixGrouping ? treeLogprobs : tokenLogprobs;
-    const opts = { training: p.dropoutSeed !== undefined, dropoutSeed: p.dropoutSeed, recompute: this.o.recompute ?? false, withEntropy: g.withEntropy ?? false };
+    const opts = {
+      training: p.dropoutSeed !== undefined,
+      dropoutSeed: p.dropoutSeed,
+      recompute: this.o.recompute ?? false,
+      withEntropy: g.withEntropy ?? false,
+    };
     const { logprobs, entropy } = score(this.model, g.reference ? null : this.adapter, { inputIds: ids, masks, scored: padRows(x.scored, idx, 0) }, opts); // [b, T]
     const t2 = (rows: number[][]) => tf.tensor2d(padRows(rows, idx, 0), undefined, 'float32'); // [b, T]
-    const el = elementwiseLoss(o.lossFn, logprobs, { weights: t2(x.weights), logprobs: t2(x.logprobs), advantages: t2(x.advantages), scored: t2(x.scored) }, cfg); // [b, T]
+    const el = elementwiseLoss(
+      o.lossFn,
+      logprobs,
+      { weights: t2(x.weights), logprobs: t2(x.logprobs), advantages: t2(x.advantages), scored: t2(x.scored) },
+      cfg,
+    ); // [b, T]
     const [lp, ls, ent] = [logprobs.arraySync(), el.arraySync() as number[][], entropy?.arraySync()];
     idx.forEach((b, i) => {
       const cols = (r: number[]) => r.slice(1, seqs[b]!.length); // columns 1..N = positions 0..N-1
@@ -181,7 +203,9 @@ export class TfjsEngine implements TrainingEngine {
 
   async optimStep(adam: AdamParams): Promise<{ metrics: Record<string, number> }> {
     if (!(adam.learning_rate >= 0) || !(adam.grad_clip_norm >= 0))
-      throw new InputError(`optim_step: learning_rate ${adam.learning_rate} and grad_clip_norm ${adam.grad_clip_norm} must be >= 0 (grad_clip_norm 0 = no clipping)`);
+      throw new InputError(
+        `optim_step: learning_rate ${adam.learning_rate} and grad_clip_norm ${adam.grad_clip_norm} must be >= 0 (grad_clip_norm 0 = no clipping)`,
+      );
     const t0 = performance.now();
     const vars = this.adapter.variables();
     const grads = this.grads ?? vars.map((v) => tf.zerosLike(v));
@@ -193,7 +217,15 @@ export class TfjsEngine implements TrainingEngine {
     const finite = Number.isFinite(clipped.norm);
     if (finite) this.optimizer.step(clipped.grads, adam.learning_rate, opts);
     tf.dispose(clipped.grads === grads ? grads : [...grads, ...clipped.grads]);
-    return { metrics: { grad_norm: clipped.norm, learning_rate: adam.learning_rate, 'optim/steps': this.optimizer.stepCount, nonfinite_skipped: finite ? 0 : 1, [ENGINE_SECONDS]: (performance.now() - t0) / 1000 } };
+    return {
+      metrics: {
+        grad_norm: clipped.norm,
+        learning_rate: adam.learning_rate,
+        'optim/steps': this.optimizer.stepCount,
+        nonfinite_skipped: finite ? 0 : 1,
+        [ENGINE_SECONDS]: (performance.now() - t0) / 1000,
+      },
+    };
   }
 
   async save(dir: string, o: { optimizer: boolean }): Promise<void> {
@@ -203,7 +235,9 @@ export class TfjsEngine implements TrainingEngine {
 
   async load(dir: string, o: { optimizer: boolean }): Promise<void> {
     if (o.optimizer && !existsSync(join(dir, OPTIMIZER_FILE)))
-      throw new InputError(`${dir}: no ${OPTIMIZER_FILE}; this state was saved without the optimizer (save_weights_for_sampler or an adapter folder): load it without the optimizer`);
+      throw new InputError(
+        `${dir}: no ${OPTIMIZER_FILE}; this state was saved without the optimizer (save_weights_for_sampler or an adapter folder): load it without the optimizer`,
+      );
     const next = loadPeftAdapter(dir, this.model);
     this.reset(next);
     if (o.optimizer) readOptimizerFile(join(dir, OPTIMIZER_FILE), (this.optimizer = new AdamW(next.variables(), TINKER_ADAM)));

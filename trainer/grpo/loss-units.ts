@@ -15,7 +15,9 @@ export interface LossUnits {
 export function lossUnits(rowTokens: readonly number[], aggregation: LossAggregation, trajectories?: readonly number[]): LossUnits {
   if (aggregation === 'turn') return { units: rowTokens.length, unitTokens: [...rowTokens] };
   if (!trajectories)
-    throw new InputError('train batch: grpo.lossAggregation is "trajectory" but the batch does not say which trajectory each row belongs to (trajectories); pass them or set grpo.lossAggregation=turn');
+    throw new InputError(
+      'train batch: grpo.lossAggregation is "trajectory" but the batch does not say which trajectory each row belongs to (trajectories); pass them or set grpo.lossAggregation=turn',
+    );
   if (trajectories.length !== rowTokens.length)
     throw new InputError(`train batch: ${trajectories.length} trajectory ids for ${rowTokens.length} sequences; one per sequence`);
   const total = new Map<number, number>();

@@ -55,7 +55,16 @@ export function grpoTokenSums(x: GrpoLossInput, o: GrpoLossOptions, entropy?: tf
     return tf.stack([tf.sum(x.mask), msum(low), msum(high), msum(approxKl), msum(kl), msum(ent), ratio, tf.max(tf.abs(diff))]).dataSync();
   });
   const [tokens, lowClipped, highClipped, approxKl, kl, ent, ratio, diffMax] = Array.from(values) as number[];
-  return { tokens: tokens!, lowClipped: lowClipped!, highClipped: highClipped!, approxKl: approxKl!, kl: kl!, entropy: ent!, samplingRatio: ratio!, samplingDiffMax: diffMax! };
+  return {
+    tokens: tokens!,
+    lowClipped: lowClipped!,
+    highClipped: highClipped!,
+    approxKl: approxKl!,
+    kl: kl!,
+    entropy: ent!,
+    samplingRatio: ratio!,
+    samplingDiffMax: diffMax!,
+  };
 }
 
 /** Logged means (TRL names). */

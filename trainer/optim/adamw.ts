@@ -81,15 +81,21 @@ export class AdamW {
   /** Restore a saved state; shapes must match the params this optimizer was built over. */
   load(s: AdamWState): void {
     if (s.m.length !== this.params.length || s.v.length !== this.params.length)
-      throw new InputError(`optimizer state has ${s.m.length} tensors but the adapter has ${this.params.length} variables; resume with the same LoRA config (r, targetModules) the checkpoint was written with`);
-    tf.tidy(() => this.params.forEach((p, i) => {
-      const want = p.shape.join('x');
-      const got = (s.shapes[i] ?? []).join('x');
-      if (want !== got)
-        throw new InputError(`optimizer state tensor ${i} (${s.names[i] ?? '?'}) has shape [${got}] but the variable has [${want}]; resume with the same LoRA config the checkpoint was written with`);
-      this.m[i]!.assign(tf.tensor(s.m[i]!, p.shape, 'float32'));
-      this.v[i]!.assign(tf.tensor(s.v[i]!, p.shape, 'float32'));
-    }));
+      throw new InputError(
+        `optimizer state has ${s.m.length} tensors but the adapter has ${this.params.length} variables; resume with the same LoRA config (r, targetModules) the checkpoint was written with`,
+      );
+    tf.tidy(() =>
+      this.params.forEach((p, i) => {
+        const want = p.shape.join('x');
+        const got = (s.shapes[i] ?? []).join('x');
+        if (want !== got)
+          throw new InputError(
+            `optimizer state tensor ${i} (${s.names[i] ?? '?'}) has shape [${got}] but the variable has [${want}]; resume with the same LoRA config the checkpoint was written with`,
+          );
+        this.m[i]!.assign(tf.tensor(s.m[i]!, p.shape, 'float32'));
+        this.v[i]!.assign(tf.tensor(s.v[i]!, p.shape, 'float32'));
+      }),
+    );
     this.k = s.step;
   }
 

@@ -15,7 +15,9 @@ export interface ScheduleOptions {
 /** Learning rate of update `step` (0-based). */
 export function lrAt(step: number, o: ScheduleOptions): number {
   if (o.kind === 'cosine' && o.totalSteps <= o.warmupSteps)
-    throw new InputError(`cosine schedule: total updates (${o.totalSteps}) must exceed grpo.warmupSteps (${o.warmupSteps}); lower warmupSteps or raise passes / maxUpdates`);
+    throw new InputError(
+      `cosine schedule: total updates (${o.totalSteps}) must exceed grpo.warmupSteps (${o.warmupSteps}); lower warmupSteps or raise passes / maxUpdates`,
+    );
   if (o.warmupSteps > 0 && step < o.warmupSteps) return (o.baseLr * step) / o.warmupSteps;
   switch (o.kind) {
     case 'constant':

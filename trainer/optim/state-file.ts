@@ -14,10 +14,14 @@ import type { AdamW } from './adamw.ts';
 
 export function writeOptimizerFile(path: string, optimizer: AdamW): void {
   const s = optimizer.state();
-  for (const [which, list] of [['m', s.m], ['v', s.v]] as const)
+  for (const [which, list] of [
+    ['m', s.m],
+    ['v', s.v],
+  ] as const)
     list.forEach((x, i) => {
       const bad = firstNonFinite(x);
-      if (bad >= 0) throw new Error(`optimizer state ${which}[${i}] (${s.names[i]}) holds ${x[bad]} at index ${bad}; non-finite optimizer state is not written`);
+      if (bad >= 0)
+        throw new Error(`optimizer state ${which}[${i}] (${s.names[i]}) holds ${x[bad]} at index ${bad}; non-finite optimizer state is not written`);
     });
   const names = s.names.map((n) => n.replace(/^lora\d+\//, ''));
   writeFileAtomic(path, JSON.stringify({ ...s, names, m: s.m.map((x) => Array.from(x)), v: s.v.map((x) => Array.from(x)) }));
@@ -25,10 +29,16 @@ export function writeOptimizerFile(path: string, optimizer: AdamW): void {
 
 export function readOptimizerFile(path: string, optimizer: AdamW): void {
   const s = JSON.parse(readFileSync(path, 'utf8')) as { step: number; names: string[]; shapes: number[][]; m: (number | null)[][]; v: (number | null)[][] };
-  for (const [which, list] of [['m', s.m], ['v', s.v]] as const)
+  for (const [which, list] of [
+    ['m', s.m],
+    ['v', s.v],
+  ] as const)
     list.forEach((x, i) => {
       const bad = x.findIndex((y) => typeof y !== 'number' || !Number.isFinite(y));
-      if (bad >= 0) throw new InputError(`${path}: ${which}[${i}] (${s.names[i]}) holds ${JSON.stringify(x[bad])} at index ${bad}, not a finite number; the optimizer state is damaged: resume from an earlier checkpoint`);
+      if (bad >= 0)
+        throw new InputError(
+          `${path}: ${which}[${i}] (${s.names[i]}) holds ${JSON.stringify(x[bad])} at index ${bad}, not a finite number; the optimizer state is damaged: resume from an earlier checkpoint`,
+        );
     });
   optimizer.load({ ...s, m: s.m.map((x) => Float32Array.from(x as number[])), v: s.v.map((x) => Float32Array.from(x as number[])) });
 }

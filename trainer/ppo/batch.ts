@@ -45,7 +45,14 @@ function layout(seqs: readonly PpoSequence[]): { b: number; t: number }[][] {
  * seqs [B]; logp, refLogp, values [B][T_b] aligned with each sequence's tokens; scores
  * [trajectories]. Every trajectory needs at least one response token.
  */
-export function ppoTargets(seqs: readonly PpoSequence[], logp: number[][], refLogp: number[][], values: number[][], scores: readonly number[], o: PpoBatchOptions): PpoTargets {
+export function ppoTargets(
+  seqs: readonly PpoSequence[],
+  logp: number[][],
+  refLogp: number[][],
+  values: number[][],
+  scores: readonly number[],
+  o: PpoBatchOptions,
+): PpoTargets {
   const pos = layout(seqs);
   if (scores.length !== pos.length) throw new Error(`internal: ${scores.length} scores for ${pos.length} trajectories`);
   const T = Math.max(...pos.map((p) => p.length));
@@ -57,9 +64,11 @@ export function ppoTargets(seqs: readonly PpoSequence[], logp: number[][], refLo
   const g = gaeAdvantageReturn(r.rewards, v, mask, o.gamma, o.lambda, o.whiten);
   const advantages = seqs.map((s) => new Array<number>(s.length).fill(0));
   const returns = seqs.map((s) => new Array<number>(s.length).fill(0));
-  pos.forEach((p, j) => p.forEach(({ b, t }, k) => {
-    advantages[b]![t] = g.advantages[j]![k]!;
-    returns[b]![t] = g.returns[j]![k]!;
-  }));
+  pos.forEach((p, j) =>
+    p.forEach(({ b, t }, k) => {
+      advantages[b]![t] = g.advantages[j]![k]!;
+      returns[b]![t] = g.returns[j]![k]!;
+    }),
+  );
   return { advantages, returns, metrics: { ...criticMetrics(g.returns, v, g.advantages, mask), kl_in_reward: r.klMean, kl_coef: r.klCoef } };
 }

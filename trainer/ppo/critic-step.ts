@@ -45,7 +45,13 @@ export function criticStep(model: Qwen3Model, critic: Critic, optimizer: AdamW, 
     const ret = t2(batch.returns);
     let c = 0;
     const { value, grads } = tf.variableGrads(() => {
-      const v = criticValues(model, critic, ids, idx.map((b) => batch.mask[b]!), { training: true, recompute: o.recompute ?? false });
+      const v = criticValues(
+        model,
+        critic,
+        ids,
+        idx.map((b) => batch.mask[b]!),
+        { training: true, recompute: o.recompute ?? false },
+      );
       const r = clippedValueLossTf(v, oldV, ret, mask, o.cliprangeValue, tokens);
       c = r.clipped.dataSync()[0]!;
       r.clipped.dispose();
@@ -73,7 +79,14 @@ export function scoreValues(model: Qwen3Model, critic: Critic, inputIds: number[
   const out: number[][] = [];
   for (const idx of microBatches(inputIds.length, microBatchSize)) {
     const ids = idx.map((b) => inputIds[b]!);
-    const v = tf.tidy(() => criticValues(model, critic, ids, idx.map((b) => mask[b]!)).arraySync());
+    const v = tf.tidy(() =>
+      criticValues(
+        model,
+        critic,
+        ids,
+        idx.map((b) => mask[b]!),
+      ).arraySync(),
+    );
     ids.forEach((seq, i) => out.push(v[i]!.slice(0, seq.length)));
   }
   return out;

@@ -39,7 +39,9 @@ export function makeCritic(adapter: LoraAdapter, w: Float32Array, b: number): Cr
   const wv = tf.variable(tf.tensor2d(w, [D, 1]), true, `critic/value_head/w_${k}`);
   const bv = tf.variable(tf.tensor1d([b]), true, `critic/value_head/b_${k}`);
   return {
-    adapter, w: wv, b: bv,
+    adapter,
+    w: wv,
+    b: bv,
     variables: () => [...adapter.variables(), wv, bv],
     dispose() {
       adapter.dispose();
@@ -69,7 +71,13 @@ export function valueHead(h: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D): tf.Te
  * Values [B, T] of right-padded sequences: column t (t >= 1, where scored[b][t] != 0) is
  * V(h_{t-1}); every other column 0. scored: the response tokens (absent = all t >= 1).
  */
-export function criticValues(model: Qwen3Model, critic: Critic, inputIds: number[][], scored: readonly (readonly number[])[] | undefined, opts: StackOptions = {}): tf.Tensor2D {
+export function criticValues(
+  model: Qwen3Model,
+  critic: Critic,
+  inputIds: number[][],
+  scored: readonly (readonly number[])[] | undefined,
+  opts: StackOptions = {},
+): tf.Tensor2D {
   const B = inputIds.length;
   const T = Math.max(...inputIds.map((s) => s.length));
   const rows = new Int32Array(B * T);
@@ -83,12 +91,26 @@ export function criticValues(model: Qwen3Model, critic: Critic, inputIds: number
     const hs = runStack(model, critic.adapter, tf.tensor2d(rows, [B, T], 'int32'), opts); // [B*T, D]
     const at = Int32Array.from(h);
     const v = valueHead(gatherRows(hs, at) as tf.Tensor2D, critic.w as tf.Tensor2D, critic.b as tf.Tensor1D); // [N]
-    return tf.reshape(scatterRows(v, Int32Array.from(at, (i) => i + 1), B * T), [B, T]) as tf.Tensor2D;
+    return tf.reshape(
+      scatterRows(
+        v,
+        Int32Array.from(at, (i) => i + 1),
+        B * T,
+      ),
+      [B, T],
+    ) as tf.Tensor2D;
   });
 }
 
 /** The clipped value loss (header) with the batch's token count as normalizer; the clip fraction's numerator. */
-export function clippedValueLossTf(v: tf.Tensor2D, oldV: tf.Tensor2D, ret: tf.Tensor2D, mask: tf.Tensor2D, cliprange: number, tokens: number): { loss: tf.Scalar; clipped: tf.Scalar } {
+export function clippedValueLossTf(
+  v: tf.Tensor2D,
+  oldV: tf.Tensor2D,
+  ret: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  cliprange: number,
+  tokens: number,
+): { loss: tf.Scalar; clipped: tf.Scalar } {
   return tf.tidy(() => {
     const vClip = tf.add(oldV, tf.clipByValue(tf.sub(v, oldV), -cliprange, cliprange));
     const l1 = tf.square(tf.sub(v, ret));

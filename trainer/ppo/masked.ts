@@ -14,9 +14,11 @@ export function assertShapes(mask: Matrix, ...others: Matrix[]): void {
       if (row.length !== (mask[i] as number[]).length) throw new Error(`internal: row ${i} has length ${row.length} != mask's ${(mask[i] as number[]).length}`);
     });
   }
-  mask.forEach((row, i) => row.forEach((v, t) => {
-    if (v !== 0 && v !== 1) throw new Error(`internal: mask[${i}][${t}] = ${v}, expected 0 or 1`);
-  }));
+  mask.forEach((row, i) =>
+    row.forEach((v, t) => {
+      if (v !== 0 && v !== 1) throw new Error(`internal: mask[${i}][${t}] = ${v}, expected 0 or 1`);
+    }),
+  );
 }
 
 /** sum(values * mask) / sum(mask) over the whole batch (verl masked_mean, axis=None). */
@@ -24,12 +26,14 @@ export function maskedMean(values: Matrix, mask: Matrix): number {
   assertShapes(mask, values);
   let sum = 0;
   let n = 0;
-  values.forEach((row, i) => row.forEach((v, t) => {
-    if ((mask[i] as number[])[t]) {
-      sum += v;
-      n++;
-    }
-  }));
+  values.forEach((row, i) =>
+    row.forEach((v, t) => {
+      if ((mask[i] as number[])[t]) {
+        sum += v;
+        n++;
+      }
+    }),
+  );
   if (n === 0) throw new Error('internal: maskedMean over an all-zero mask');
   return sum / n;
 }

@@ -44,8 +44,14 @@ export function criticMetrics(returns: Matrix, values: Matrix, advantages: Matri
   const a = stat(masked(advantages, mask));
   return {
     vf_explained_var: explainedVariance(returns, values, mask),
-    returns_mean: g.mean, returns_max: g.max, returns_min: g.min,
-    values_mean: v.mean, values_max: v.max, values_min: v.min,
-    advantages_mean: a.mean, advantages_max: a.max, advantages_min: a.min,
+    returns_mean: g.mean,
+    returns_max: g.max,
+    returns_min: g.min,
+    values_mean: v.mean,
+    values_max: v.max,
+    values_min: v.min,
+    advantages_mean: a.mean,
+    advantages_max: a.max,
+    advantages_min: a.min,
   };
 }

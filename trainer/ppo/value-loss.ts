@@ -12,7 +12,13 @@ export interface ValueLoss {
   vf_clipfrac: number;
 }
 
-export function clippedValueLoss(vpreds: Matrix /* [B, T] */, oldValues: Matrix /* [B, T] */, returns: Matrix /* [B, T] */, mask: Matrix /* [B, T] */, cliprangeValue: number): ValueLoss {
+export function clippedValueLoss(
+  vpreds: Matrix /* [B, T] */,
+  oldValues: Matrix /* [B, T] */,
+  returns: Matrix /* [B, T] */,
+  mask: Matrix /* [B, T] */,
+  cliprangeValue: number,
+): ValueLoss {
   assertShapes(mask, vpreds, oldValues, returns);
   const losses: Matrix = []; // [B, T]
   const clipped: Matrix = []; // [B, T] 1 where the clipped term is larger

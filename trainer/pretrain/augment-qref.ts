@@ -17,12 +17,19 @@ import { parseRefinerTurn, QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from
 import type { Rng } from '../../util/rng.ts';
 
 /** Capitalised function words that open questions and queries, and the prompt's headers; never swapped. */
-const KEEP = new Set('Candidate Question Reasoning A An And As At By Did Do Does For From How I In Is It Its Of On Or The To Was Were What When Where Which Who Whom Whose Why With'.split(' '));
+const KEEP = new Set(
+  'Candidate Question Reasoning A An And As At By Did Do Does For From How I In Is It Its Of On Or The To Was Were What When Where Which Who Whom Whose Why With'.split(
+    ' ',
+  ),
+);
 const WORD = /[\p{L}\p{N}]+/gu;
 const NAME = /^\p{Lu}/u;
 const NUMBER = /^\d{2,}$/;
 
-interface Refinable { input: readonly ChatMessage[]; target: string }
+interface Refinable {
+  input: readonly ChatMessage[];
+  target: string;
+}
 
 /** Whether an example is a refiner example (its target is a refiner turn), not a G-STEER step. */
 export const isRefinerExample = (ex: Refinable): boolean => ex.target.startsWith(RATIONALE_HEADER);
@@ -33,10 +40,19 @@ const copyable = (w: string) => (NAME.test(w) && !KEEP.has(w)) || NUMBER.test(w)
 function queryLines(target: string): string[] {
   const lines = target.split('\n');
   const at = lines.findIndex((l) => l.trim() === QUERIES_HEADER);
-  return at < 0 ? [] : lines.slice(at + 1).filter((l) => l.startsWith(QUERY_BULLET)).map((l) => l.slice(QUERY_BULLET.length));
+  return at < 0
+    ? []
+    : lines
+        .slice(at + 1)
+        .filter((l) => l.startsWith(QUERY_BULLET))
+        .map((l) => l.slice(QUERY_BULLET.length));
 }
 
-const userText = (ex: Refinable) => ex.input.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+const userText = (ex: Refinable) =>
+  ex.input
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join('\n');
 
 /** The distinct copied words of one example, in order of first use in its queries. */
 export function copiedWords(ex: Refinable): string[] {

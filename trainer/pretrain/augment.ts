@@ -28,8 +28,7 @@ function texts(ex: SftExample): string[] {
 export function copiedValues(ex: SftExample): string[] {
   const out = new Set<string>();
   const patterns = ex.step > 0 ? [...PATTERNS, QUERY] : PATTERNS;
-  for (const text of texts(ex))
-    for (const re of patterns) for (const m of text.matchAll(re)) if (m[1]!.trim()) out.add(m[1]!.trim());
+  for (const text of texts(ex)) for (const re of patterns) for (const m of text.matchAll(re)) if (m[1]!.trim()) out.add(m[1]!.trim());
   return [...out].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
 }
 

@@ -9,8 +9,26 @@ import { pretrainModel, type PretrainOptions } from './pretrain.ts';
 // demo's budget"): the whole prompt as context (a cut prompt trains faster but the model
 // then fails on the full prompts it is sampled with); batch 1 at lr 5e-3 learns more per
 // sequence than batch 2 at 1e-2 or batch 4 at 8e-3.
-export const PRETRAIN_DEFAULTS: { steps: number; seconds: number; batch: number; lr: number; warmup: number; context: number | null; maxLen: number; heldOut: number; augment: number } = {
-  steps: 500, seconds: Infinity, batch: 1, lr: 5e-3, warmup: 20, context: null, maxLen: 1024, heldOut: 0.1, augment: 0,
+export const PRETRAIN_DEFAULTS: {
+  steps: number;
+  seconds: number;
+  batch: number;
+  lr: number;
+  warmup: number;
+  context: number | null;
+  maxLen: number;
+  heldOut: number;
+  augment: number;
+} = {
+  steps: 500,
+  seconds: Infinity,
+  batch: 1,
+  lr: 5e-3,
+  warmup: 20,
+  context: null,
+  maxLen: 1024,
+  heldOut: 0.1,
+  augment: 0,
 };
 
 export const PRETRAIN_FLAGS = {
@@ -60,14 +78,20 @@ export function pretrainOptions(values: Values, seed: number): PretrainOptions {
   const int = (x: number) => Number.isInteger(x) && x > 0;
   const pos = (x: number) => Number.isFinite(x) && x > 0;
   const raw = values['pretrain-context'];
-  const context = raw === 'full' || (raw === undefined && D.context === null) ? null : num(values, 'pretrain-context', D.context ?? 0, int, 'a positive integer or "full"');
+  const context =
+    raw === 'full' || (raw === undefined && D.context === null) ? null : num(values, 'pretrain-context', D.context ?? 0, int, 'a positive integer or "full"');
   const steps = num(values, 'pretrain-steps', D.steps, int, 'a positive integer');
   return {
-    seed, steps, seconds: num(values, 'pretrain-seconds', D.seconds, pos, 'a positive number of seconds'),
+    seed,
+    steps,
+    seconds: num(values, 'pretrain-seconds', D.seconds, pos, 'a positive number of seconds'),
     batchSize: num(values, 'pretrain-batch', D.batch, int, 'a positive integer'),
     lr: num(values, 'pretrain-lr', D.lr, pos, 'a positive learning rate'),
-    warmup: Math.min(D.warmup, Math.floor(steps / 10)), weightDecay: 0, maxGradNorm: 1,
-    context, maxLen: D.maxLen,
+    warmup: Math.min(D.warmup, Math.floor(steps / 10)),
+    weightDecay: 0,
+    maxGradNorm: 1,
+    context,
+    maxLen: D.maxLen,
     splitSeed: values['pretrain-split-seed'] === undefined ? seed : num(values, 'pretrain-split-seed', seed, Number.isInteger, 'an integer'),
     heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
     augment: num(values, 'pretrain-augment', D.augment, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
@@ -81,5 +105,7 @@ export async function runPretrain(dir: string, examples: string, backend: string
   if (!kinds.includes(backend ?? 'auto')) throw new InputError(`model init: --backend ${backend} must be one of ${kinds.join(', ')}`);
   await selectBackend((backend ?? 'auto') as BackendKind);
   const r = await pretrainModel(dir, examples, qwen3Tokenizer(), o);
-  console.error(`model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s${r.augmented ? ` (${r.augmented} with fresh copied values)` : ''}; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`);
+  console.error(
+    `model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s${r.augmented ? ` (${r.augmented} with fresh copied values)` : ''}; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`,
+  );
 }

@@ -69,7 +69,7 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
   let tooLong = 0;
   const add = (ex: TrainableExample, i: number): boolean => {
     const seq = toSequence(tok, ex, i, o);
-    if (!seq) return void tooLong++, false;
+    if (!seq) return (void tooLong++, false);
     out.push(seq);
     kept.push(ex);
     return true;
@@ -94,7 +94,8 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
       if (add(ex, examples.length + i)) extraAdded++;
     });
   }
-  if (!out.length) throw new InputError(`${file}: no pretraining sequence left (${heldOut} held out, ${tooLong} longer than ${o.maxLen} tokens); raise --pretrain-max-len`);
+  if (!out.length)
+    throw new InputError(`${file}: no pretraining sequence left (${heldOut} held out, ${tooLong} longer than ${o.maxLen} tokens); raise --pretrain-max-len`);
   return { train: out, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated };
 }
 
@@ -119,8 +120,13 @@ function augmentAny(ex: TrainableExample, words: readonly string[], rng: Rng): T
  * example itself. Depends on (seed, step, slot) only, so runs stay reproducible.
  */
 export function stepSequence(
-  tok: Tokenizer, model: Qwen3Model, data: { train: PretrainSequence[]; examples: TrainableExample[]; words: readonly string[] },
-  i: number, o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number }, step: number, slot: number,
+  tok: Tokenizer,
+  model: Qwen3Model,
+  data: { train: PretrainSequence[]; examples: TrainableExample[]; words: readonly string[] },
+  i: number,
+  o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number },
+  step: number,
+  slot: number,
 ): { seq: PretrainSequence; augmented: boolean } {
   const own = { seq: data.train[i]!, augmented: false };
   if (!(o.augment > 0)) return own;

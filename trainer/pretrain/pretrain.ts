@@ -124,14 +124,21 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const t0 = performance.now();
   const base = await loadModel(dir);
   if (base.config.tieWordEmbeddings)
-    throw new InputError(`${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`);
+    throw new InputError(
+      `${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`,
+    );
   const { train, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated } = pretrainSequences(tok, examples, o);
   const data = { train, examples: kept, words: o.augment > 0 ? augmentWords(kept) : [] };
   const examplesSha256 = sha256File(examples);
   const extraSha256 = o.extra ? sha256File(o.extra) : undefined;
   const previous = earlierStages(dir);
-  if (o.extra) log(`pretrain: ${o.extra}: ${extraAdded} more sequences; left out: ${extraHeldOut} whose prompt is held out, ${extraInMain} whose prompt ${examples} trains on, ${extraRepeated} repeated`);
-  log(`pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}% with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`);
+  if (o.extra)
+    log(
+      `pretrain: ${o.extra}: ${extraAdded} more sequences; left out: ${extraHeldOut} whose prompt is held out, ${extraInMain} whose prompt ${examples} trains on, ${extraRepeated} repeated`,
+    );
+  log(
+    `pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}% with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`,
+  );
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
   const opt = new AdamW(vars, { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: o.weightDecay });
@@ -149,17 +156,28 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
     writeSafetensors(join(dir, 'model.safetensors'), hfTensors(model), { format: 'pt' });
     const tail = losses.slice(-5);
     const r: PretrainResult = {
-      steps, sequences: train.length, tokens, augmented, firstLoss: losses[0] ?? NaN,
-      lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length), seconds: (performance.now() - t0) / 1000,
+      steps,
+      sequences: train.length,
+      tokens,
+      augmented,
+      firstLoss: losses[0] ?? NaN,
+      lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length),
+      seconds: (performance.now() - t0) / 1000,
     };
-    writeFileAtomic(join(dir, PRETRAIN_RECORD), `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`);
+    writeFileAtomic(
+      join(dir, PRETRAIN_RECORD),
+      `${JSON.stringify({ examples, examplesSha256, extraSha256, backend: tf.getBackend(), ...o, log: undefined, onTrained: undefined, ...r, previous: previous.length ? previous : undefined }, null, 2)}\n`,
+    );
     return r;
   };
   for (; step < o.steps && (performance.now() - t0) / 1000 < o.seconds; step++) {
     const idx = pretrainBatches(o.seed, Math.floor(step / perEpoch), train.length, o.batchSize)[step % perEpoch] as number[];
     const picked = idx.map((i, slot) => stepSequence(tok, model, data, i, o, step, slot));
     augmented += picked.filter((p) => p.augmented).length;
-    const batch = makeBatch(model, picked.map((p) => p.seq));
+    const batch = makeBatch(
+      model,
+      picked.map((p) => p.seq),
+    );
     const lr = lrAt(step, schedule);
     const { value, grads } = tf.variableGrads(() => pretrainLoss(model, batch), vars);
     const g = vars.map((x) => grads[x.name]!);

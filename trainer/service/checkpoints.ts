@@ -28,7 +28,10 @@ export interface CheckpointMeta {
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._:-]{0,199}$/;
 
 export function checkName(name: string, field: string): void {
-  if (!NAME.test(name) || name.includes('..')) throw new InputError(`${field} = ${JSON.stringify(name)}: a checkpoint name is 1-200 letters, digits, ".", "_", "-" or ":" (no "/" or ".."), e.g. "step-0010"`);
+  if (!NAME.test(name) || name.includes('..'))
+    throw new InputError(
+      `${field} = ${JSON.stringify(name)}: a checkpoint name is 1-200 letters, digits, ".", "_", "-" or ":" (no "/" or ".."), e.g. "step-0010"`,
+    );
 }
 
 export const tinkerPath = (runId: string, kind: CheckpointKind, name: string): string => `tinker://${runId}/${kind}/${name}`;
@@ -37,7 +40,9 @@ export function parseTinkerPath(path: string, field: string): { runId: string; k
   const parts = path.startsWith('tinker://') ? path.slice('tinker://'.length).split('/') : [];
   const [runId, kind, name] = parts as [string, string, string];
   if (parts.length !== 3 || (kind !== 'weights' && kind !== 'sampler_weights'))
-    throw new InputError(`${field} = ${JSON.stringify(path)}: a Tinker path looks like tinker://<model id>/weights/<name> or tinker://<model id>/sampler_weights/<name>`);
+    throw new InputError(
+      `${field} = ${JSON.stringify(path)}: a Tinker path looks like tinker://<model id>/weights/<name> or tinker://<model id>/sampler_weights/<name>`,
+    );
   checkName(runId, `${field} (model id)`);
   checkName(name, `${field} (name)`);
   return { runId, kind, name };
@@ -68,7 +73,8 @@ export class CheckpointStore {
     const { runId, kind, name } = parseTinkerPath(path, field);
     const dir = this.dirOf(runId, kind, name);
     const metaFile = join(dir, CHECKPOINT_META);
-    if (!existsSync(metaFile)) throw new InputError(`${field} = ${path}: no such checkpoint on this server (under ${this.root}); save_state or save_weights_for_sampler writes one`);
+    if (!existsSync(metaFile))
+      throw new InputError(`${field} = ${path}: no such checkpoint on this server (under ${this.root}); save_state or save_weights_for_sampler writes one`);
     return { dir, meta: JSON.parse(readFileSync(metaFile, 'utf8')) as CheckpointMeta };
   }
 }

@@ -9,7 +9,10 @@ import type { ForwardBackwardOutput } from '../tinker/forward-backward.ts';
 import type { SampleResult } from '../tinker/sample.ts';
 
 /** What a future resolves to: a JSON body, or a result that may go as protobuf. */
-export type FutureResult = { kind: 'json'; body: Record<string, unknown> } | { kind: 'forward_backward'; output: ForwardBackwardOutput } | { kind: 'sample'; result: SampleResult };
+export type FutureResult =
+  | { kind: 'json'; body: Record<string, unknown> }
+  | { kind: 'forward_backward'; output: ForwardBackwardOutput }
+  | { kind: 'sample'; result: SampleResult };
 
 /** Tinker's RequestErrorCategory (a StrEnum of auto() names: lower case). */
 export type ErrorCategory = 'user' | 'server' | 'unknown';

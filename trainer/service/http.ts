@@ -76,13 +76,15 @@ export function httpHandler(state: ServiceState) {
     let status = 200;
     try {
       const methods = ROUTES[path] ?? ROUTES[path.replace(/\/[^/]+$/, '/{id}')];
-      if (!methods) throw new ServiceError(404, `no route ${req.method} ${path}; gsteer's trainer service serves the Tinker API under /api/v1 (trainer/tinker/README.md)`);
+      if (!methods)
+        throw new ServiceError(404, `no route ${req.method} ${path}; gsteer's trainer service serves the Tinker API under /api/v1 (trainer/tinker/README.md)`);
       const handler = methods[req.method as 'GET' | 'POST'];
       if (!handler) {
         res.setHeader('allow', Object.keys(methods).join(', '));
         throw new ServiceError(405, `${req.method} is not allowed on ${path}; use ${Object.keys(methods).join(', ')}`);
       }
-      if (apiKey && path !== '/api/v1/healthz' && !keyMatches(req, apiKey)) throw new ServiceError(401, 'missing or wrong API key; send X-API-Key: <key> (the Tinker SDK sends $TINKER_API_KEY)');
+      if (apiKey && path !== '/api/v1/healthz' && !keyMatches(req, apiKey))
+        throw new ServiceError(401, 'missing or wrong API key; send X-API-Key: <key> (the Tinker SDK sends $TINKER_API_KEY)');
       const reply = await handler(state, await parseRequest(req, state, path));
       status = reply.status ?? 200;
       send(res, status, reply);

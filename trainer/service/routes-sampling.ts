@@ -46,7 +46,10 @@ export const asample: Handler = async (state, req) => {
   const r = parseBody(SampleRequestSchema, req);
   const sampler = state.opts.sampler;
   if (!sampler) throw badRequest('asample: this trainer service was started without a sampler (gsteer trainer serve starts one unless --no-sampler)');
-  if (r.topk_prompt_logprobs > 0) throw badRequest(`asample.topk_prompt_logprobs = ${r.topk_prompt_logprobs}: gsteer's sampler returns prompt logprobs of the prompt's own tokens only; send 0`);
+  if (r.topk_prompt_logprobs > 0)
+    throw badRequest(
+      `asample.topk_prompt_logprobs = ${r.topk_prompt_logprobs}: gsteer's sampler returns prompt logprobs of the prompt's own tokens only; send 0`,
+    );
   let t: Omit<SamplingSession, 'id'>;
   if (r.sampling_session_id) {
     const s = state.samplers.get(r.sampling_session_id);

@@ -20,12 +20,25 @@ export const healthz: Handler = async () => ({ json: { status: 'ok' } });
 export const capabilities: Handler = async (state) => ({
   json: {
     supported_models: [{ model_name: state.opts.baseModel, max_context_length: state.opts.maxContextLength }],
-    gsteer: { server: 'gsteer trainer serve', loss_fns: LOSSES, sampler: !!state.opts.sampler, extensions: ['datum.gsteer.constraint', 'forward_backward_input.gsteer', 'create_model.gsteer', 'get_info.gsteer_next_seq_id'] },
+    gsteer: {
+      server: 'gsteer trainer serve',
+      loss_fns: LOSSES,
+      sampler: !!state.opts.sampler,
+      extensions: ['datum.gsteer.constraint', 'forward_backward_input.gsteer', 'create_model.gsteer', 'get_info.gsteer_next_seq_id'],
+    },
   },
 });
 
 export const clientConfig: Handler = async (state) => ({
-  json: { pjwt_auth_enabled: false, credential_default_source: 'api_key', use_pyqwest_transport: false, proto_compress_fwdbwd: state.opts.compressForwardBackward ?? true, parallel_fwdbwd_chunks: true, create_model_via_load_weights: false, sample_no_retries: false },
+  json: {
+    pjwt_auth_enabled: false,
+    credential_default_source: 'api_key',
+    use_pyqwest_transport: false,
+    proto_compress_fwdbwd: state.opts.compressForwardBackward ?? true,
+    parallel_fwdbwd_chunks: true,
+    create_model_via_load_weights: false,
+    sample_no_retries: false,
+  },
 });
 
 export const clientDynamicConfig: Handler = async () => ({ json: { refresh_interval_sec: 300 } });
@@ -56,8 +69,13 @@ function resultReply(r: FutureResult, acceptProto: boolean): Reply {
 export const retrieveFuture: Handler = async (state, req) => {
   const r = parseBody(FutureRetrieveRequestSchema, req);
   const s = await state.futures.wait(r.request_id, state.opts.retrieveHoldMs ?? 10_000);
-  if (s === null) throw new ServiceError(404, `request_id ${r.request_id} is unknown to this server (it restarted, or the id is not one it gave); resend the request`);
-  if (s === 'gone') throw new ServiceError(410, `request_id ${r.request_id}: its result was dropped (kept ${Math.round((state.opts.futureTtlMs ?? 900_000) / 1000)} s after it settled); resend the request`);
+  if (s === null)
+    throw new ServiceError(404, `request_id ${r.request_id} is unknown to this server (it restarted, or the id is not one it gave); resend the request`);
+  if (s === 'gone')
+    throw new ServiceError(
+      410,
+      `request_id ${r.request_id}: its result was dropped (kept ${Math.round((state.opts.futureTtlMs ?? 900_000) / 1000)} s after it settled); resend the request`,
+    );
   if (s.state === 'pending') return { json: { type: 'try_again', request_id: r.request_id, queue_state: 'active' } };
   if (s.state === 'failed') return { json: { error: s.error, category: s.category } };
   return resultReply(s.result, req.acceptProto);

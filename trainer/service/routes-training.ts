@@ -28,7 +28,10 @@ const json = (body: Record<string, unknown>): FutureResult => ({ kind: 'json', b
 export const createModel: Handler = async (state, req) => {
   const r = parseBody(CreateModelRequestSchema, req);
   state.session(r.session_id);
-  if (r.base_model !== state.opts.baseModel) throw badRequest(`create_model.base_model = "${r.base_model}": this server trains LoRAs on "${state.opts.baseModel}" only (get_server_capabilities lists it)`);
+  if (r.base_model !== state.opts.baseModel)
+    throw badRequest(
+      `create_model.base_model = "${r.base_model}": this server trains LoRAs on "${state.opts.baseModel}" only (get_server_capabilities lists it)`,
+    );
   const lc = r.lora_config ?? { rank: 32, seed: null, train_attn: true, train_mlp: true, train_unembed: true };
   const lora: LoraSpec = {
     rank: lc.rank,
@@ -79,10 +82,15 @@ export const getInfo: Handler = async (state, req) => {
 
 export const unloadModel: Handler = async (state, req) => {
   const m = state.model(parseBody(ModelIdRequestSchema, req).model_id);
-  const { requestId } = state.submit('unload_model', req.idempotencyKey, async () => {
-    state.unloadModel(m);
-    return json({ type: 'unload_model', model_id: m.id });
-  }, { model: m, seq: null });
+  const { requestId } = state.submit(
+    'unload_model',
+    req.idempotencyKey,
+    async () => {
+      state.unloadModel(m);
+      return json({ type: 'unload_model', model_id: m.id });
+    },
+    { model: m, seq: null },
+  );
   return futureReply(requestId, m.id);
 };
 
@@ -109,11 +117,21 @@ const forwardBackwardRoute =
     if (!call.data.length) throw badRequest(`${route}: no data; send at least one datum`);
     const m = state.model(call.modelId);
     // checked inside the future: a bad datum fails this seq_id's call, and the calls after it still run
-    const { requestId } = state.submit(route, req.idempotencyKey, async () => {
-      const data = call.data.map((d, i) => engineDatum(d, i, route));
-      const r = await engineOf(m).forwardBackward(data, { lossFn: call.lossFn, config: call.lossFnConfig, forwardOnly: call.forwardOnly, ...(call.gsteer ? { gsteer: call.gsteer } : {}) });
-      return { kind: 'forward_backward', output: { lossFnOutputType: 'ArrayRecord', outputs: r.outputs, metrics: sdkMetrics(r.metrics) } };
-    }, { model: m, seq: call.seqId });
+    const { requestId } = state.submit(
+      route,
+      req.idempotencyKey,
+      async () => {
+        const data = call.data.map((d, i) => engineDatum(d, i, route));
+        const r = await engineOf(m).forwardBackward(data, {
+          lossFn: call.lossFn,
+          config: call.lossFnConfig,
+          forwardOnly: call.forwardOnly,
+          ...(call.gsteer ? { gsteer: call.gsteer } : {}),
+        });
+        return { kind: 'forward_backward', output: { lossFnOutputType: 'ArrayRecord', outputs: r.outputs, metrics: sdkMetrics(r.metrics) } };
+      },
+      { model: m, seq: call.seqId },
+    );
     return futureReply(requestId, m.id);
   };
 
@@ -126,11 +144,25 @@ export const optimStep: Handler = async (state, req) => {
   const r = parseBody(OptimStepRequestSchema, req);
   const m = state.model(r.model_id);
   const a = r.adam_params;
-  const { requestId } = state.submit('optim_step', req.idempotencyKey, async () => {
-    if (!(a.learning_rate >= 0) || !(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1) || !(a.eps > 0) || !(a.weight_decay >= 0) || !(a.grad_clip_norm >= 0))
-      throw badRequest(`optim_step.adam_params = ${JSON.stringify(a)}: need learning_rate >= 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0, grad_clip_norm >= 0 (0 = no clipping)`);
-    const out = await engineOf(m).optimStep(a);
-    return json({ type: 'optim_step', metrics: out.metrics });
-  }, { model: m, seq: r.seq_id ?? null });
+  const { requestId } = state.submit(
+    'optim_step',
+    req.idempotencyKey,
+    async () => {
+      if (
+        !(a.learning_rate >= 0) ||
+        !(a.beta1 >= 0 && a.beta1 < 1) ||
+        !(a.beta2 >= 0 && a.beta2 < 1) ||
+        !(a.eps > 0) ||
+        !(a.weight_decay >= 0) ||
+        !(a.grad_clip_norm >= 0)
+      )
+        throw badRequest(
+          `optim_step.adam_params = ${JSON.stringify(a)}: need learning_rate >= 0, 0 <= beta1, beta2 < 1, eps > 0, weight_decay >= 0, grad_clip_norm >= 0 (0 = no clipping)`,
+        );
+      const out = await engineOf(m).optimStep(a);
+      return json({ type: 'optim_step', metrics: out.metrics });
+    },
+    { model: m, seq: r.seq_id ?? null },
+  );
   return futureReply(requestId, m.id);
 };

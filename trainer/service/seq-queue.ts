@@ -30,7 +30,10 @@ export class SeqQueue {
   /** Queue `run` at `seq` (null: after the highest seen); resolves with its result once it ran in order. */
   submit<T>(seq: number | null, run: () => Promise<T>, who: string): Promise<T> {
     const at = seq ?? this.highest + 1;
-    if (this.seen(at)) throw new InputError(`${who}: seq_id ${at} was already used on this model (next is ${this.nextSeq}); a retried request must resend its seq_id with the same request`);
+    if (this.seen(at))
+      throw new InputError(
+        `${who}: seq_id ${at} was already used on this model (next is ${this.nextSeq}); a retried request must resend its seq_id with the same request`,
+      );
     this.highest = Math.max(this.highest, at);
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(at, () => run().then(resolve, reject));

@@ -23,7 +23,9 @@ export async function startTrainerService(opts: ServiceOptions): Promise<Running
   server.keepAliveTimeout = 30_000; // as gsteer serve's server: longer than clients' idle reuse
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e),
+      reject(
+        e.code === 'EADDRINUSE' ? new InputError(`port ${opts.port} on ${opts.host ?? '127.0.0.1'} is in use; pick another --port (0 = any free port)`) : e,
+      ),
     );
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
   });

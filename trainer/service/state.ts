@@ -72,7 +72,10 @@ export class ServiceState {
 
   model(id: string | null | undefined, field = 'model_id'): ServedModel {
     const m = id ? this.models.get(id) : undefined;
-    if (!m) throw notFound(`${field} = ${JSON.stringify(id)} is not loaded on this server (the server restarted, its session ended, or it was unloaded); create a model and load_state from your last checkpoint`);
+    if (!m)
+      throw notFound(
+        `${field} = ${JSON.stringify(id)} is not loaded on this server (the server restarted, its session ended, or it was unloaded); create a model and load_state from your last checkpoint`,
+      );
     const s = this.sessions.get(m.sessionId);
     if (s) s.lastSeen = this.now(); // a call on a model keeps its session alive, as a heartbeat does
     return m;
@@ -98,7 +101,12 @@ export class ServiceState {
    * A call as a future, safe to retry (module comment). `model` + `seq` order it on the model
    * (seq null: after the highest); without a model it runs at once.
    */
-  submit(route: string, key: string | null, run: () => Promise<FutureResult>, on?: { model: ServedModel; seq: number | null }): { requestId: string; fresh: boolean } {
+  submit(
+    route: string,
+    key: string | null,
+    run: () => Promise<FutureResult>,
+    on?: { model: ServedModel; seq: number | null },
+  ): { requestId: string; fresh: boolean } {
     const known = (hit: { requestId: string; route: string } | undefined, why: string) => {
       if (!hit) return null;
       if (hit.route !== route) throw badRequest(`${why} was used for ${hit.route}, not ${route}; use a new key / seq_id for a new request`);
@@ -112,7 +120,8 @@ export class ServiceState {
     const bySeq = on && on.seq !== null ? known(on.model.bySeq.get(on.seq), `seq_id ${on.seq} of model ${on.model.id}`) : null;
     if (bySeq) return bySeq;
     const ordered = on ? () => on.model.queue.submit(on.seq, run, `${route} on ${on.model.id}`) : run;
-    if (on && on.seq !== null && on.model.queue.seen(on.seq)) throw badRequest(`${route}: seq_id ${on.seq} of model ${on.model.id} already ran and its result is gone; continue from seq_id ${on.model.queue.nextSeq}`);
+    if (on && on.seq !== null && on.model.queue.seen(on.seq))
+      throw badRequest(`${route}: seq_id ${on.seq} of model ${on.model.id} already ran and its result is gone; continue from seq_id ${on.model.queue.nextSeq}`);
     const requestId = this.futures.create(ordered, classifyFailure);
     const entry = { requestId, route };
     if (on) on.model.bySeq.set(on.seq ?? on.model.queue.nextSeq - 1, entry);

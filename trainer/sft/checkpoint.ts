@@ -106,11 +106,13 @@ export function readSftCheckpoint(layout: SftLayout, expect: Omit<SftState, 'ste
   if (step === undefined) return null;
   const dir = layout.checkpoint(step);
   const parsed = SftStateSchema.safeParse(JSON.parse(readFileSync(join(dir, 'sft_state.json'), 'utf8')));
-  if (!parsed.success) throw new InputError(`${dir}/sft_state.json is malformed (${parsed.error.issues[0]?.message}); delete that checkpoint or start with --fresh`);
+  if (!parsed.success)
+    throw new InputError(`${dir}/sft_state.json is malformed (${parsed.error.issues[0]?.message}); delete that checkpoint or start with --fresh`);
   const s = parsed.data;
   const diffs = (Object.keys(expect) as (keyof typeof expect)[])
     .filter((k) => JSON.stringify(s[k]) !== JSON.stringify(expect[k]))
     .map((k) => `${k}: checkpoint ${JSON.stringify(s[k])}, this run ${JSON.stringify(expect[k])}`);
-  if (diffs.length) throw new InputError(`cannot resume from ${dir}: ${diffs.join('; ')}; resume with the same config and examples, or start over with --fresh`);
+  if (diffs.length)
+    throw new InputError(`cannot resume from ${dir}: ${diffs.join('; ')}; resume with the same config and examples, or start over with --fresh`);
   return { dir, state: s };
 }

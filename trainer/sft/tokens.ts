@@ -29,7 +29,9 @@ export function readSftExamples(file: string): SftExample[] {
     if (r.success) out.push(r.data);
     else
       for (const i of r.error.issues.slice(0, 3))
-        problems.push(`${file}:${rec.line}: ${i.path.join('.') || '(record)'}: ${i.message}; lines must be written by \`gsteer sft build\` (format in data/sft/README.md)`);
+        problems.push(
+          `${file}:${rec.line}: ${i.path.join('.') || '(record)'}: ${i.message}; lines must be written by \`gsteer sft build\` (format in data/sft/README.md)`,
+        );
   }
   if (problems.length) throw new InputError(problems.slice(0, 20).join('\n'), problems);
   if (out.length === 0) throw new InputError(`${file}: no SFT examples; build some with \`gsteer sft build --data FILE --out ${file}\``);
@@ -53,7 +55,11 @@ export function readTrainableExamples(file: string): TrainableExample[] {
   for (const rec of readJsonl(file)) {
     const r = ChatSftExampleSchema.safeParse(rec.value);
     if (r.success) out.push({ trajectoryId: r.data.id, input: r.data.input, target: r.data.target });
-    else for (const i of r.error.issues.slice(0, 3)) problems.push(`${file}:${rec.line}: ${i.path.join('.') || '(record)'}: ${i.message}; a chat SFT example is {id, input: [{role, content}], target, meta} (data/chat-sft-example.ts)`);
+    else
+      for (const i of r.error.issues.slice(0, 3))
+        problems.push(
+          `${file}:${rec.line}: ${i.path.join('.') || '(record)'}: ${i.message}; a chat SFT example is {id, input: [{role, content}], target, meta} (data/chat-sft-example.ts)`,
+        );
   }
   if (problems.length) throw new InputError(problems.slice(0, 20).join('\n'), problems);
   return out;

@@ -55,10 +55,19 @@ export interface SftRunResult {
 }
 
 /** The examples file: cfg.sft.examples, or the environment's, built into the run folder by `write`. */
-async function examplesFile(cfg: RunConfig, layout: SftLayout, resume: boolean, log: (l: string) => void, write: SftRunOptions['writeExamples']): Promise<string> {
+async function examplesFile(
+  cfg: RunConfig,
+  layout: SftLayout,
+  resume: boolean,
+  log: (l: string) => void,
+  write: SftRunOptions['writeExamples'],
+): Promise<string> {
   if (cfg.sft.examples) return cfg.sft.examples;
   if (resume && existsSync(layout.examples)) return layout.examples; // its sha256 is checked against the checkpoint
-  if (!write) throw new InputError('sft.examples is unset and this caller builds no examples; name an examples file (sft.examples) or run `gsteer sft train`, which builds them');
+  if (!write)
+    throw new InputError(
+      'sft.examples is unset and this caller builds no examples; name an examples file (sft.examples) or run `gsteer sft train`, which builds them',
+    );
   // LLM teacher / http encoder calls are recorded beside the examples (endpoints/ call records)
   const calls = new JsonlCallSink(join(layout.root, 'llm_calls.jsonl'));
   log(await write(cfg, layout.examples, calls));
@@ -80,7 +89,9 @@ function splitExamples(cfg: RunConfig, file: string, log: (l: string) => void) {
   log(formatBudget(budget));
   const { dropped, trimmed } = budget.total;
   if (train.length === 0)
-    throw new InputError(`${file}: no training example fits sft.maxSeqLen=${cfg.sft.maxSeqLen} (${dropped} too long, ${held.length} held out); raise sft.maxSeqLen or lower sft.heldOutFraction`);
+    throw new InputError(
+      `${file}: no training example fits sft.maxSeqLen=${cfg.sft.maxSeqLen} (${dropped} too long, ${held.length} held out); raise sft.maxSeqLen or lower sft.heldOutFraction`,
+    );
   return { train, held, dropped, trimmed };
 }
 
@@ -110,7 +121,9 @@ export function heldOutLoss(model: Qwen3Model, adapter: LoraAdapter | null, exam
 
 function metricsUpTo(file: string, step: number): void {
   if (!existsSync(file)) return;
-  const keep = readFileSync(file, 'utf8').split('\n').filter((l) => l && (JSON.parse(l) as { step: number }).step <= step);
+  const keep = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l && (JSON.parse(l) as { step: number }).step <= step);
   writeFileAtomic(file, keep.map((l) => `${l}\n`).join(''));
 }
 
@@ -138,10 +151,17 @@ async function plan(cfg: RunConfig, o: SftRunOptions, log: (l: string) => void):
   const stepsPerEpoch = Math.ceil(train.length / cfg.sft.batchSize);
   const totalSteps = Math.min(cfg.sft.maxSteps ?? Infinity, stepsPerEpoch * cfg.sft.epochs);
   const expect = {
-    totalSteps, seed: cfg.seed, examplesSha256: sha256File(file), batchSize: cfg.sft.batchSize, heldOutFraction: cfg.sft.heldOutFraction,
-    baseModel: cfg.policy.model, lora: { r: cfg.lora.r, alpha: cfg.lora.alpha, targetModules: [...cfg.lora.targetModules] },
+    totalSteps,
+    seed: cfg.seed,
+    examplesSha256: sha256File(file),
+    batchSize: cfg.sft.batchSize,
+    heldOutFraction: cfg.sft.heldOutFraction,
+    baseModel: cfg.policy.model,
+    lora: { r: cfg.lora.r, alpha: cfg.lora.alpha, targetModules: [...cfg.lora.targetModules] },
   };
-  log(`sft: ${train.length} train / ${held.length} held-out examples (over sft.maxSeqLen=${cfg.sft.maxSeqLen}: ${trimmed} trimmed, ${dropped} left out), ${totalSteps} updates of ${cfg.sft.batchSize}`);
+  log(
+    `sft: ${train.length} train / ${held.length} held-out examples (over sft.maxSeqLen=${cfg.sft.maxSeqLen}: ${trimmed} trimmed, ${dropped} left out), ${totalSteps} updates of ${cfg.sft.batchSize}`,
+  );
   return { layout, file, train, held, dropped, trimmed, stepsPerEpoch, totalSteps, expect };
 }
 
@@ -159,7 +179,7 @@ export function checkVocabulary(model: Qwen3Model, train: readonly TokenizedExam
     e.inputIds.forEach((id, t) => {
       if (!e.targetMask[t]) return;
       total++;
-      if ((vocab.rowOf[id] ?? -1) < 0) (unknown++, missing.add(id));
+      if ((vocab.rowOf[id] ?? -1) < 0) unknown++, missing.add(id);
     });
   if (unknown > 0.01 * total)
     throw new InputError(
@@ -207,13 +227,30 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
     const lr = lrAt(step, { kind: cfg.grpo.lrSchedule, baseLr: cfg.sft.learningRate, warmupSteps: cfg.grpo.warmupSteps, totalSteps });
     const batch = { kind: 'sft' as const, inputIds: idx.map((i) => train[i]!.inputIds), targetMask: idx.map((i) => train[i]!.targetMask) };
     const m = trainStep(policy, opt, batch, {
-      lr, microBatchSize: cfg.sft.microBatchSize, maxGradNorm: cfg.grpo.maxGradNorm, recompute: cfg.grpo.gradientCheckpointing,
+      lr,
+      microBatchSize: cfg.sft.microBatchSize,
+      maxGradNorm: cfg.grpo.maxGradNorm,
+      recompute: cfg.grpo.gradientCheckpointing,
       dropoutSeed: Rng.derive(cfg.seed, 'sft-dropout', step).nextU32(),
     });
     trainLoss = m.loss;
     const done = step + 1;
-    metric({ phase: 'sft', step: done, epoch, loss: m.loss, grad_norm: m.grad_norm, learning_rate: lr, num_tokens: m.num_tokens, loss_tokens: m.loss_tokens, tokens_per_second: m.tokens_per_second, nonfinite_skipped: m.nonfinite_skipped });
-    if (m.nonfinite_skipped) (bar ?? { print: (l: string) => console.error(l) }).print(`sft: step ${done}: non-finite loss or grad_norm (${m.loss}, ${m.grad_norm}); step skipped, adapter unchanged`);
+    metric({
+      phase: 'sft',
+      step: done,
+      epoch,
+      loss: m.loss,
+      grad_norm: m.grad_norm,
+      learning_rate: lr,
+      num_tokens: m.num_tokens,
+      loss_tokens: m.loss_tokens,
+      tokens_per_second: m.tokens_per_second,
+      nonfinite_skipped: m.nonfinite_skipped,
+    });
+    if (m.nonfinite_skipped)
+      (bar ?? { print: (l: string) => console.error(l) }).print(
+        `sft: step ${done}: non-finite loss or grad_norm (${m.loss}, ${m.grad_norm}); step skipped, adapter unchanged`,
+      );
     if (heldEval.length && (done % cfg.sft.evalEvery === 0 || done === totalSteps)) {
       heldLoss = heldOutLoss(model, adapter, heldEval, cfg.sft.microBatchSize);
       metric({ phase: 'sft_eval', step: done, held_out_loss: heldLoss, examples: heldEval.length });
@@ -229,7 +266,16 @@ export async function runSft(cfg: RunConfig, o: SftRunOptions = {}): Promise<Sft
   if (finished) await o.onTrained?.(model, adapter);
   dispose();
   return {
-    steps: end, trainExamples: train.length, heldOutExamples: p.held.length, droppedTooLong: p.dropped, trimmed: p.trimmed, trainLoss, heldOutLoss: heldLoss, heldOutLossBefore: heldBefore,
-    adapterDir: finished ? layout.adapter : '', examplesFile: p.file, seconds: (performance.now() - t0) / 1000,
+    steps: end,
+    trainExamples: train.length,
+    heldOutExamples: p.held.length,
+    droppedTooLong: p.dropped,
+    trimmed: p.trimmed,
+    trainLoss,
+    heldOutLoss: heldLoss,
+    heldOutLossBefore: heldBefore,
+    adapterDir: finished ? layout.adapter : '',
+    examplesFile: p.file,
+    seconds: (performance.now() - t0) / 1000,
   };
 }

@@ -24,7 +24,8 @@ export const readFloat32 = (b: Uint8Array, field: string): number[] => Array.fro
 
 export function readInt64(b: Uint8Array, field: string): number[] {
   return Array.from(new BigInt64Array(aligned(b, 8, field)), (x, i) => {
-    if (x > BigInt(Number.MAX_SAFE_INTEGER) || x < BigInt(Number.MIN_SAFE_INTEGER)) throw new InputError(`${field}[${i}] = ${x} is beyond 2^53; gsteer reads int64 tensors as exact JavaScript numbers`);
+    if (x > BigInt(Number.MAX_SAFE_INTEGER) || x < BigInt(Number.MIN_SAFE_INTEGER))
+      throw new InputError(`${field}[${i}] = ${x} is beyond 2^53; gsteer reads int64 tensors as exact JavaScript numbers`);
     return Number(x);
   });
 }

@@ -39,7 +39,9 @@ export const METRIC_REDUCTIONS = ['mean', 'sum', 'min', 'max', 'slack', 'hash_un
 export function checkMetricKey(key: string): void {
   const parts = key.split(':');
   if (parts.length !== 2 || !parts[0] || !(METRIC_REDUCTIONS as readonly string[]).includes(parts[1] as string))
-    throw new Error(`internal: metric "${key}" must be "name:reduction" with reduction one of ${METRIC_REDUCTIONS.join(', ')} (the Tinker SDK splits keys on ":" to merge chunked results)`);
+    throw new Error(
+      `internal: metric "${key}" must be "name:reduction" with reduction one of ${METRIC_REDUCTIONS.join(', ')} (the Tinker SDK splits keys on ":" to merge chunked results)`,
+    );
 }
 
 /**
@@ -59,7 +61,8 @@ export function sdkMetrics(metrics: Record<string, number>): Record<string, numb
 export function chunkTokens(chunks: readonly { type?: string; tokens?: number[] }[], field: string): number[] {
   const out: number[] = [];
   chunks.forEach((c, i) => {
-    if (c.type !== undefined && c.type !== 'encoded_text') throw new InputError(`${field}.chunks[${i}].type = "${c.type}": gsteer's engine reads encoded_text chunks only`);
+    if (c.type !== undefined && c.type !== 'encoded_text')
+      throw new InputError(`${field}.chunks[${i}].type = "${c.type}": gsteer's engine reads encoded_text chunks only`);
     for (const t of c.tokens ?? []) out.push(t);
   });
   return out;
@@ -68,7 +71,11 @@ export function chunkTokens(chunks: readonly { type?: string; tokens?: number[] 
 export function datumFromJson(d: DatumWire, field: string): WireDatum {
   const inputs: Record<string, DenseTensor> = {};
   for (const [k, t] of Object.entries(d.loss_fn_inputs)) inputs[k] = decodeTensor(t as TensorData, `${field}.loss_fn_inputs.${k}`);
-  return { tokens: chunkTokens(d.model_input.chunks as { type?: string; tokens?: number[] }[], `${field}.model_input`), inputs, ...(d.gsteer ? { gsteer: d.gsteer } : {}) };
+  return {
+    tokens: chunkTokens(d.model_input.chunks as { type?: string; tokens?: number[] }[], `${field}.model_input`),
+    inputs,
+    ...(d.gsteer ? { gsteer: d.gsteer } : {}),
+  };
 }
 
 /** A WireDatum as the JSON body carries it (dense tensors, one encoded_text chunk). */
@@ -86,10 +93,16 @@ export function outputToJson(o: ForwardBackwardOutput): Record<string, unknown> 
   };
 }
 
-export function outputFromJson(j: { loss_fn_output_type: string; loss_fn_outputs: Record<string, TensorData>[]; metrics: Record<string, number> }): ForwardBackwardOutput {
+export function outputFromJson(j: {
+  loss_fn_output_type: string;
+  loss_fn_outputs: Record<string, TensorData>[];
+  metrics: Record<string, number>;
+}): ForwardBackwardOutput {
   return {
     lossFnOutputType: j.loss_fn_output_type,
-    outputs: j.loss_fn_outputs.map((rec, i) => Object.fromEntries(Object.entries(rec).map(([k, t]) => [k, decodeTensor(t, `loss_fn_outputs[${i}].${k}`).values]))),
+    outputs: j.loss_fn_outputs.map((rec, i) =>
+      Object.fromEntries(Object.entries(rec).map(([k, t]) => [k, decodeTensor(t, `loss_fn_outputs[${i}].${k}`).values])),
+    ),
     metrics: j.metrics,
   };
 }

@@ -43,7 +43,13 @@ function tensorFromProto(t: TensorMsg, field: string): DenseTensor {
   if (t.encoding === 'sparse_csr' && t.sparse_csr) {
     const { values, dtype } = readValues(t.sparse_csr.values, t.dtype, `${field}.sparse_csr.values`);
     return decodeTensor(
-      { data: values, dtype, shape, sparse_crow_indices: readInt64(t.sparse_csr.crow_indices, `${field}.sparse_csr.crow_indices`), sparse_col_indices: readInt64(t.sparse_csr.col_indices, `${field}.sparse_csr.col_indices`) },
+      {
+        data: values,
+        dtype,
+        shape,
+        sparse_crow_indices: readInt64(t.sparse_csr.crow_indices, `${field}.sparse_csr.crow_indices`),
+        sparse_col_indices: readInt64(t.sparse_csr.col_indices, `${field}.sparse_csr.col_indices`),
+      },
       field,
     );
   }
@@ -69,7 +75,15 @@ export function decodeForwardBackwardRequest(bytes: Uint8Array): ForwardBackward
   } catch (e) {
     throw new InputError(`forward_backward body is not a tinker_public.ForwardBackwardRequest protobuf (${(e as Error).message})`);
   }
-  const m = msg as { model_id: string; seq_id: number; data: Record<string, unknown>[]; loss_fn: string; loss_fn_config: Record<string, number>; forward_only: boolean; gsteer_json: string };
+  const m = msg as {
+    model_id: string;
+    seq_id: number;
+    data: Record<string, unknown>[];
+    loss_fn: string;
+    loss_fn_config: Record<string, number>;
+    forward_only: boolean;
+    gsteer_json: string;
+  };
   const loss = LossFnSchema.safeParse(m.loss_fn);
   if (!loss.success) throw new InputError(`forward_backward.loss_fn = "${m.loss_fn}": must be one of ${LossFnSchema.options.join(', ')}`);
   if (!m.model_id) throw new InputError('forward_backward.model_id is empty; send the model_id create_model returned');
@@ -78,7 +92,8 @@ export function decodeForwardBackwardRequest(bytes: Uint8Array): ForwardBackward
     const chunks = d.model_input as { chunk?: string; encoded_text?: { tokens: Uint8Array } }[];
     const tokens: number[] = [];
     chunks.forEach((c, j) => {
-      if (c.chunk !== 'encoded_text' || !c.encoded_text) throw new InputError(`${field}.model_input[${j}] is a ${c.chunk ?? 'empty'} chunk: gsteer's engine reads encoded_text chunks only`);
+      if (c.chunk !== 'encoded_text' || !c.encoded_text)
+        throw new InputError(`${field}.model_input[${j}] is a ${c.chunk ?? 'empty'} chunk: gsteer's engine reads encoded_text chunks only`);
       tokens.push(...readInt32(c.encoded_text.tokens, `${field}.model_input[${j}].encoded_text.tokens`));
     });
     const inputs: Record<string, DenseTensor> = {};
@@ -87,11 +102,23 @@ export function decodeForwardBackwardRequest(bytes: Uint8Array): ForwardBackward
     return { tokens, inputs, ...(gsteer ? { gsteer } : {}) };
   });
   const gsteer = parseExtension(m.gsteer_json, 'forward_backward');
-  return { modelId: m.model_id, seqId: m.seq_id, forwardOnly: m.forward_only, lossFn: loss.data, lossFnConfig: { ...m.loss_fn_config }, data, ...(gsteer ? { gsteer } : {}) };
+  return {
+    modelId: m.model_id,
+    seqId: m.seq_id,
+    forwardOnly: m.forward_only,
+    lossFn: loss.data,
+    lossFnConfig: { ...m.loss_fn_config },
+    data,
+    ...(gsteer ? { gsteer } : {}),
+  };
 }
 
 function tensorToProto(t: DenseTensor): Record<string, unknown> {
-  return { dense: t.dtype === 'int64' ? int64Bytes(t.values) : float32Bytes(t.values), dtype: t.dtype === 'int64' ? DTYPE.INT64 : DTYPE.FLOAT32, shape: t.shape };
+  return {
+    dense: t.dtype === 'int64' ? int64Bytes(t.values) : float32Bytes(t.values),
+    dtype: t.dtype === 'int64' ? DTYPE.INT64 : DTYPE.FLOAT32,
+    shape: t.shape,
+  };
 }
 
 export function encodeForwardBackwardRequest(call: ForwardBackwardCall): Uint8Array {
@@ -128,7 +155,9 @@ export function encodeForwardBackwardOutput(o: ForwardBackwardOutput): Uint8Arra
     fields[name] = { data: float32Bytes(all), offsets: int64Bytes(offsets), dtype: DTYPE.FLOAT32, trailing_shape: [] };
   }
   const records = o.outputs.length ? [{ type_tag: o.lossFnOutputType, fields, num_datums: o.outputs.length }] : [];
-  return pb.ForwardBackwardOutput.encode(pb.ForwardBackwardOutput.create({ loss_fn_output_type: o.lossFnOutputType, loss_fn_outputs: records, metrics: o.metrics })).finish();
+  return pb.ForwardBackwardOutput.encode(
+    pb.ForwardBackwardOutput.create({ loss_fn_output_type: o.lossFnOutputType, loss_fn_outputs: records, metrics: o.metrics }),
+  ).finish();
 }
 
 export function decodeForwardBackwardOutput(bytes: Uint8Array): ForwardBackwardOutput {
@@ -145,7 +174,8 @@ export function decodeForwardBackwardOutput(bytes: Uint8Array): ForwardBackwardO
       const { values } = readValues(bt.data, bt.dtype, `loss_fn_outputs.${name}`);
       const size = bt.dtype === DTYPE.INT64 ? 8 : bt.dtype === DTYPE.BFLOAT16 ? 2 : 4;
       const off = readInt64(bt.offsets, `loss_fn_outputs.${name}.offsets`);
-      for (let i = 0; i + 1 < off.length; i++) (outputs[base + i] as Record<string, number[]>)[name] = values.slice((off[i] as number) / size, (off[i + 1] as number) / size);
+      for (let i = 0; i + 1 < off.length; i++)
+        (outputs[base + i] as Record<string, number[]>)[name] = values.slice((off[i] as number) / size, (off[i + 1] as number) / size);
     }
   }
   return { lossFnOutputType: m.loss_fn_output_type.split(':').pop() as string, outputs, metrics: m.metrics };

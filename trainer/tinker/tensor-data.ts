@@ -47,9 +47,12 @@ function densifyCsr(t: TensorData, field: string): number[] {
   const shape = t.shape;
   if (!shape || shape.length !== 2) throw new InputError(`${field}.shape = ${JSON.stringify(shape)}: a sparse CSR tensor needs a 2-D shape [rows, cols]`);
   const [rows, cols] = shape as [number, number];
-  if (crow.length !== rows + 1) throw new InputError(`${field}.sparse_crow_indices has ${crow.length} entries; a CSR tensor of ${rows} rows needs rows + 1 = ${rows + 1}`);
+  if (crow.length !== rows + 1)
+    throw new InputError(`${field}.sparse_crow_indices has ${crow.length} entries; a CSR tensor of ${rows} rows needs rows + 1 = ${rows + 1}`);
   if (crow[0] !== 0 || crow[rows] !== t.data.length || col.length !== t.data.length)
-    throw new InputError(`${field}: CSR sizes disagree (crow[0] = ${crow[0]}, crow[last] = ${crow[rows]}, ${col.length} column indices, ${t.data.length} values); crow must start at 0 and end at nnz = data.length = col_indices.length`);
+    throw new InputError(
+      `${field}: CSR sizes disagree (crow[0] = ${crow[0]}, crow[last] = ${crow[rows]}, ${col.length} column indices, ${t.data.length} values); crow must start at 0 and end at nnz = data.length = col_indices.length`,
+    );
   const dense = new Array<number>(rows * cols).fill(0);
   for (let r = 0; r < rows; r++) {
     const from = crow[r] as number;
@@ -101,5 +104,11 @@ export function encodeTensorCsr(values: readonly number[], rows: number, cols: n
     crow.push(data.length);
   }
   if (rows + 1 + 2 * data.length >= rows * cols) return { ...encodeTensor(values, dtype), shape: [rows, cols] };
-  return { data: dtype === 'float32' ? Array.from(Float32Array.from(data)) : data, dtype, shape: [rows, cols], sparse_crow_indices: crow, sparse_col_indices: col };
+  return {
+    data: dtype === 'float32' ? Array.from(Float32Array.from(data)) : data,
+    dtype,
+    shape: [rows, cols],
+    sparse_crow_indices: crow,
+    sparse_col_indices: col,
+  };
 }

@@ -151,7 +151,12 @@ export const WeightsInfoRequestSchema = z.object({ tinker_path: id });
 export const UntypedFutureSchema = z.object({ request_id: id, model_id: z.string().nullish() });
 export const TryAgainSchema = z.object({ type: z.literal('try_again'), request_id: z.string(), queue_state: z.string().nullish() });
 export const RequestFailedSchema = z.object({ error: z.string(), category: z.string() });
-export const CreateSessionResponseSchema = z.object({ session_id: id, info_message: z.string().nullish(), warning_message: z.string().nullish(), error_message: z.string().nullish() });
+export const CreateSessionResponseSchema = z.object({
+  session_id: id,
+  info_message: z.string().nullish(),
+  warning_message: z.string().nullish(),
+  error_message: z.string().nullish(),
+});
 export const CreateModelResponseSchema = z.object({ model_id: id });
 export const CreateSamplingSessionResponseSchema = z.object({ sampling_session_id: id });
 export const SaveWeightsResponseSchema = z.object({ path: id });

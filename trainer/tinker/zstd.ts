@@ -30,8 +30,10 @@ export function declaredContentSize(frame: Uint8Array): number | null {
 
 export function zstdDecompress(body: Uint8Array, maxBytes: number, field = 'body'): Uint8Array {
   const declared = declaredContentSize(body);
-  if (declared === null) throw new InputError(`${field}: a zstd frame must declare its content size (Python's ZstdCompressor().compress does); send it uncompressed otherwise`);
-  if (declared > maxBytes) throw new InputError(`${field}: the zstd frame inflates to ${declared} bytes, beyond this server's ${maxBytes}-byte cap; send fewer datums per request`);
+  if (declared === null)
+    throw new InputError(`${field}: a zstd frame must declare its content size (Python's ZstdCompressor().compress does); send it uncompressed otherwise`);
+  if (declared > maxBytes)
+    throw new InputError(`${field}: the zstd frame inflates to ${declared} bytes, beyond this server's ${maxBytes}-byte cap; send fewer datums per request`);
   try {
     return decompress(body, { defaultHeapSize: declared });
   } catch (e) {

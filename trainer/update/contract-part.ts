@@ -65,18 +65,37 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
   // version's state, so its calls must not alias the dead incarnation's.
   const connect = () =>
     TinkerClient.connect({
-      baseUrl: o.baseUrl, apiKeyEnv: o.embedded ? EMBEDDED_KEY_ENV : cfg.trainer.apiKeyEnv, keyPrefix: `${o.runId}:${randomUUID().slice(0, 8)}`,
+      baseUrl: o.baseUrl,
+      apiKeyEnv: o.embedded ? EMBEDDED_KEY_ENV : cfg.trainer.apiKeyEnv,
+      keyPrefix: `${o.runId}:${randomUUID().slice(0, 8)}`,
       sink: o.callsFile ? teeTrainerSinks(new JsonlTrainerCallSink(o.callsFile), calls) : calls,
     });
   let client = await connect();
-  const lora: LoraSpec = { rank: cfg.lora.r, seed: cfg.seed, trainAttn: true, trainMlp: true, trainUnembed: false, alpha: cfg.lora.alpha, dropout: cfg.lora.dropout, targetModules: [...cfg.lora.targetModules] };
+  const lora: LoraSpec = {
+    rank: cfg.lora.r,
+    seed: cfg.seed,
+    trainAttn: true,
+    trainMlp: true,
+    trainUnembed: false,
+    alpha: cfg.lora.alpha,
+    dropout: cfg.lora.dropout,
+    targetModules: [...cfg.lora.targetModules],
+  };
   const local = o.embedded ? new LocalStates(o.embedded.stateDir) : null;
   const extensions = local !== null;
   const models = new Map<'main' | 'shadow' | 'base', TrainingModel>();
   let lastStep = 0;
   let held: number | null = null; // the adapter version whose state the main model holds (saved in its folder)
   const create = async (role: 'main' | 'shadow' | 'base') => {
-    const m = await client.createModel({ baseModel: o.baseModel, rank: lora.rank, seed: lora.seed, trainAttn: true, trainMlp: true, trainUnembed: false, gsteer: { lora_alpha: lora.alpha!, lora_dropout: lora.dropout!, target_modules: lora.targetModules! } });
+    const m = await client.createModel({
+      baseModel: o.baseModel,
+      rank: lora.rank,
+      seed: lora.seed,
+      trainAttn: true,
+      trainMlp: true,
+      trainUnembed: false,
+      gsteer: { lora_alpha: lora.alpha!, lora_dropout: lora.dropout!, target_modules: lora.targetModules! },
+    });
     models.set(role, m);
     return m;
   };
@@ -88,9 +107,13 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
   /** load_state of a local folder (embedded: imported) or a tinker:// path. */
   const loadFrom = async (m: TrainingModel, source: string, optimizer: boolean) => {
     if (source.startsWith('tinker://')) return m.loadState(source, { optimizer });
-    if (!local) throw new InputError(`${source}: a remote Tinker engine cannot read a local folder; start from a tinker:// path the engine saved (e.g. its SFT state), or use trainer.engine=embedded`);
+    if (!local)
+      throw new InputError(
+        `${source}: a remote Tinker engine cannot read a local folder; start from a tinker:// path the engine saved (e.g. its SFT state), or use trainer.engine=embedded`,
+      );
     const imp = await local.import(source, `${o.runId}-import`, { baseModel: o.baseModel, lora });
-    if (optimizer && !imp.optimizer) throw new InputError(`${source}: no optimizer.json; this adapter version was not written by a trainer (resume needs the optimizer state)`);
+    if (optimizer && !imp.optimizer)
+      throw new InputError(`${source}: no optimizer.json; this adapter version was not written by a trainer (resume needs the optimizer state)`);
     await m.loadState(imp.path, { optimizer });
     local.drop(imp.path);
   };
@@ -99,14 +122,30 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     const dir = o.versionDir(v);
     const rec = readEngineState(dir);
     if (local) return dir;
-    if (!rec) throw new InputError(`${dir}: no engine-state.json; this adapter version was not saved through a Tinker engine (trained with trainer.engine=inprocess); resume with that engine`);
+    if (!rec)
+      throw new InputError(
+        `${dir}: no engine-state.json; this adapter version was not saved through a Tinker engine (trained with trainer.engine=inprocess); resume with that engine`,
+      );
     return rec.state;
   };
-  const datums = (seqs: TrainSequence[]) => policyDatums(policyRows(seqs, false, seqs.map(() => null)), { weights: seqs.map((s) => [...s.promptIds, ...s.completionIds].map(() => 0)) });
+  const datums = (seqs: TrainSequence[]) =>
+    policyDatums(
+      policyRows(
+        seqs,
+        false,
+        seqs.map(() => null),
+      ),
+      { weights: seqs.map((s) => [...s.promptIds, ...s.completionIds].map(() => 0)) },
+    );
   const gsteer = extensions ? { prefixGrouping: cfg.grpo.prefixGrouping } : undefined;
   /** Completion logprobs of `seqs` under model m ([turn][completion token]). */
   const score = async (m: TrainingModel, seqs: TrainSequence[], reference = false) => {
-    const r = await m.forward(datums(seqs), 'cross_entropy', undefined, gsteer || reference ? { gsteer: { ...gsteer, ...(reference ? { reference: true } : {}) } } : {});
+    const r = await m.forward(
+      datums(seqs),
+      'cross_entropy',
+      undefined,
+      gsteer || reference ? { gsteer: { ...gsteer, ...(reference ? { reference: true } : {}) } } : {},
+    );
     return r.outputs.map((x, i) => x.logprobs!.slice(seqs[i]!.promptIds.length - 1));
   };
   /** The stale-adapter check (sampler-check.ts) on a few turns of the batch's newest version. */
@@ -121,15 +160,25 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     const cur = c.version === step - 1 && cfg.lora.dropout === 0 ? c.idx.map((b) => current[b]!.slice(batch[b]!.promptIds.length)) : await under(c.version);
     const prev = await under(c.version - 1);
     const base = extensions ? await score(main(), seqs, true) : await score(models.get('base') ?? (await create('base')), seqs); // a fresh LoRA (B = 0) is the base
-    const cands: Candidate[] = [{ name: 'current', logprobs: cur }, { name: 'previous', logprobs: prev }, { name: 'base', logprobs: base }];
-    return staleVerdict(seqs.map((s) => s.oldLogprobs), cands, c.version);
+    const cands: Candidate[] = [
+      { name: 'current', logprobs: cur },
+      { name: 'previous', logprobs: prev },
+      { name: 'base', logprobs: base },
+    ];
+    return staleVerdict(
+      seqs.map((s) => s.oldLogprobs),
+      cands,
+      c.version,
+    );
   };
   /**
    * The engine lost the main model (its service restarted, its session ended): wait until it answers,
    * open a new session, create the model and load version v's state. Says so in the log.
    */
   const recover = async (v: number, why: string) => {
-    o.log(`the trainer engine lost model ${models.get('main')?.modelId ?? '?'} (${why}): opened a new session, created a new model and loaded the state of ${o.versionDir(v)}`);
+    o.log(
+      `the trainer engine lost model ${models.get('main')?.modelId ?? '?'} (${why}): opened a new session, created a new model and loaded the state of ${o.versionDir(v)}`,
+    );
     client.close();
     client = await reconnect(connect, o.log);
     models.clear();
@@ -139,18 +188,50 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
   const update = async (batch: TrainSequence[], step: number): Promise<UpdateStats> => {
     lastStep = step;
     calls.takeWindow(); // this update's calls only
-    const rows = policyRows(batch, cfg.grpo.maxPolicyLag > 0, batch.map(() => null));
+    const rows = policyRows(
+      batch,
+      cfg.grpo.maxPolicyLag > 0,
+      batch.map(() => null),
+    );
     const so = { ...grpoStepOptions(cfg, step - 1, o.totalSteps()), adam: grpoAdam(cfg), extensions };
-    const ref = cfg.grpo.betaKl > 0 ? { refLogprobs: toColumns((await main().forward(policyDatums(rows, { weights: rows.completionMask }), 'cross_entropy', undefined, { gsteer: { ...gsteer, reference: true } })).outputs.map((x) => x.logprobs!)) } : {};
+    const ref =
+      cfg.grpo.betaKl > 0
+        ? {
+            refLogprobs: toColumns(
+              (
+                await main().forward(policyDatums(rows, { weights: rows.completionMask }), 'cross_entropy', undefined, {
+                  gsteer: { ...gsteer, reference: true },
+                })
+              ).outputs.map((x) => x.logprobs!),
+            ),
+          }
+        : {};
     const r = await contractStep(engineOf(main()), { ...rows, ...ref }, so);
     const check = await staleCheck(batch, step, r.logprobs);
     const m = r.metrics;
     const replay = Object.fromEntries(Object.entries(m).filter(([k]) => k.startsWith('constraint/'))); // the engine's mask replay
     // the update's calls: the engine's compute and the rest, the contract's own time (HTTP, encoding, futures)
     const engineSeconds = m['time/engine_seconds'];
-    const overhead: Record<string, number> = engineSeconds !== undefined ? { 'trainer/engine_seconds': engineSeconds, 'trainer/overhead_seconds': m.step_time_s - engineSeconds } : {};
-    const diagnostics = { ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])), ...replay, ...samplerTrainerKl(batch, r.logprobs), ...check, ...calls.takeWindow(), ...overhead, 'train/nonfinite_skipped': m.nonfinite_skipped };
-    return { loss: m.loss, clip_ratio: m['clip_ratio/region_mean'] ?? 0, grad_norm: m.grad_norm, entropy: m.entropy ?? 0, num_tokens: m.num_tokens, train_seconds: m.step_time_s, diagnostics };
+    const overhead: Record<string, number> =
+      engineSeconds !== undefined ? { 'trainer/engine_seconds': engineSeconds, 'trainer/overhead_seconds': m.step_time_s - engineSeconds } : {};
+    const diagnostics = {
+      ...Object.fromEntries(DIAGNOSTICS.filter((k) => m[k] !== undefined).map((k) => [k, m[k]!])),
+      ...replay,
+      ...samplerTrainerKl(batch, r.logprobs),
+      ...check,
+      ...calls.takeWindow(),
+      ...overhead,
+      'train/nonfinite_skipped': m.nonfinite_skipped,
+    };
+    return {
+      loss: m.loss,
+      clip_ratio: m['clip_ratio/region_mean'] ?? 0,
+      grad_norm: m.grad_norm,
+      entropy: m.entropy ?? 0,
+      num_tokens: m.num_tokens,
+      train_seconds: m.step_time_s,
+      diagnostics,
+    };
   };
   return {
     async init(initAdapter) {
@@ -160,7 +241,10 @@ export async function contractTrainerPart(o: ContractPartOptions): Promise<Train
     async load(dir) {
       const rec = readEngineState(dir);
       const source = local ? dir : rec?.state;
-      if (!source) throw new InputError(`${dir}: no engine-state.json; this adapter version was not saved through a Tinker engine (trained with trainer.engine=inprocess); resume with that engine`);
+      if (!source)
+        throw new InputError(
+          `${dir}: no engine-state.json; this adapter version was not saved through a Tinker engine (trained with trainer.engine=inprocess); resume with that engine`,
+        );
       const v = versionOf(dir);
       try {
         await loadFrom(models.get('main') ?? (await create('main')), source, true);

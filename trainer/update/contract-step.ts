@@ -43,7 +43,9 @@ interface Scored {
 
 /** The engine's diagnostics under gsteer's names: the SDK-mergeable "name:unique" of the wire back to "name"; loss:sum left out. */
 function engineDiagnostics(metrics: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(metrics).flatMap(([k, v]) => (k.startsWith('constraint/') || k.startsWith(ENGINE_TIME) ? [[k.replace(/:unique$/, ''), v]] : [])));
+  return Object.fromEntries(
+    Object.entries(metrics).flatMap(([k, v]) => (k.startsWith('constraint/') || k.startsWith(ENGINE_TIME) ? [[k.replace(/:unique$/, ''), v]] : [])),
+  );
 }
 
 /** gsteer's engine reports each call's compute time (trainer/engine/tfjs-engine.ts ENGINE_SECONDS). */
@@ -51,7 +53,9 @@ const ENGINE_TIME = 'time/engine_seconds';
 const engineTime = (m: Record<string, number>): number => m[ENGINE_TIME] ?? m[`${ENGINE_TIME}:unique`] ?? 0;
 
 async function call(engine: EngineCalls, c: PlannedCall, forwardOnly: boolean, o: ContractStepOptions): Promise<Scored> {
-  const gsteer: GsteerCallOptions | undefined = o.extensions ? { prefixGrouping: o.prefixGrouping, dropoutSeed: o.dropoutSeed, withEntropy: o.withEntropy } : undefined;
+  const gsteer: GsteerCallOptions | undefined = o.extensions
+    ? { prefixGrouping: o.prefixGrouping, dropoutSeed: o.dropoutSeed, withEntropy: o.withEntropy }
+    : undefined;
   const data: EngineDatum[] = o.extensions ? c.data : c.data.map((d) => ({ tokens: d.tokens, inputs: d.inputs }));
   const r = await engine.forwardBackward(data, { lossFn: c.lossFn, config: c.config, forwardOnly, ...(gsteer ? { gsteer } : {}) });
   const entropy = r.outputs.every((x) => x.entropy) ? toColumns(r.outputs.map((x) => x.entropy!)) : undefined;

@@ -53,7 +53,9 @@ export class LocalStates {
    */
   async import(dir: string, name: string, o: { baseModel: string; lora: LoraSpec }): Promise<{ path: string; optimizer: boolean }> {
     if (!existsSync(join(dir, 'adapter_model.safetensors')))
-      throw new InputError(`${dir}: no adapter_model.safetensors; an adapter version or init adapter is a PEFT folder (adapter_config.json + adapter_model.safetensors)`);
+      throw new InputError(
+        `${dir}: no adapter_model.safetensors; an adapter version or init adapter is a PEFT folder (adapter_config.json + adapter_model.safetensors)`,
+      );
     const optimizer = existsSync(join(dir, 'optimizer.json'));
     const path = await this.store.write({ kind: 'weights', model_id: 'import', base_model: o.baseModel, lora: o.lora, optimizer }, name, true, async (tmp) => {
       for (const f of readdirSync(dir)) if (f.startsWith('adapter_') || f === 'optimizer.json') copyFileSync(join(dir, f), join(tmp, f));

@@ -41,7 +41,8 @@ export function policyTerms(batch: PolicyBatch, o: PolicyLossOptions): PolicyTer
       case 'dapo':
         return 1 / Math.max(tokens, 1);
       case 'dr_grpo':
-        if (!(o.maxCompletionLength && o.maxCompletionLength > 0)) throw new InputError('grpo.lossType dr_grpo needs maxCompletionLength > 0 (rollout.maxTurns x rollout.maxTokens)');
+        if (!(o.maxCompletionLength && o.maxCompletionLength > 0))
+          throw new InputError('grpo.lossType dr_grpo needs maxCompletionLength > 0 (rollout.maxTurns x rollout.maxTokens)');
         return 1 / (units.units * o.maxCompletionLength);
       default: {
         const never: never = o.lossType;
@@ -92,8 +93,10 @@ function token(x: PolicyTerms, o: PolicyLossOptions, b: number, t: number, logp:
 }
 
 function check(x: PolicyTerms, o: PolicyLossOptions): void {
-  if (o.tisCap !== null && !x.rollout) throw new InputError(`train batch: grpo.tisCap is ${o.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs or set grpo.tisCap=null`);
-  if (o.betaKl > 0 && !x.ref) throw new InputError(`train batch: grpo.betaKl is ${o.betaKl} but the batch has no refLogprobs; score it under the reference first or set grpo.betaKl=0`);
+  if (o.tisCap !== null && !x.rollout)
+    throw new InputError(`train batch: grpo.tisCap is ${o.tisCap} but the batch has no rolloutLogprobs; keep the server's logprobs or set grpo.tisCap=null`);
+  if (o.betaKl > 0 && !x.ref)
+    throw new InputError(`train batch: grpo.betaKl is ${o.betaKl} but the batch has no refLogprobs; score it under the reference first or set grpo.betaKl=0`);
 }
 
 /**

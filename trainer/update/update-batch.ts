@@ -36,7 +36,11 @@ function sequenceOf(traj: Trajectory, turn: Trajectory['turns'][number], advanta
 export function updateBatch(groups: readonly ScoredGroup[], grpo: GrpoConfig, algorithm: 'grpo' | 'ppo'): UpdateBatch {
   if (groups.length === 0) return { sequences: [], advantageStats: {} };
   if (algorithm === 'ppo') return ppoBatch(groups);
-  const { advantages, stats } = groupAdvantages(groups.map((g) => g.rewards), grpo.advantageScaling, grpo.advantageEps); // [numGroups, G]
+  const { advantages, stats } = groupAdvantages(
+    groups.map((g) => g.rewards),
+    grpo.advantageScaling,
+    grpo.advantageEps,
+  ); // [numGroups, G]
   const sequences: TrainSequence[] = [];
   let trajectory = -1; // index of the current trajectory in the update
   groups.forEach((g, gi) =>

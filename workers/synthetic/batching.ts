@@ -56,7 +56,10 @@ export class BatchScheduler {
   private stepEnd = 0; // wall-clock end of the step in progress (0: idle)
   readonly stats: BatchStats = { requests: 0, tokens: 0, steps: 0, batchSum: 0, busyMs: 0, queueMs: 0, serviceMs: 0 };
 
-  constructor(private readonly o: BatchingOptions, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly o: BatchingOptions,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Resolves when `completionTokens` tokens of this request are decoded. */
   submit(promptTokens: number, completionTokens: number): Promise<{ queueMs: number; serviceMs: number }> {
@@ -97,7 +100,11 @@ export class BatchScheduler {
       if (s.left > 0) left.push(s);
       else {
         const t = { queueMs: Math.max(0, s.admittedAt - s.queuedAt), serviceMs: end - s.admittedAt };
-        Object.assign(this.stats, { requests: this.stats.requests + 1, queueMs: this.stats.queueMs + t.queueMs, serviceMs: this.stats.serviceMs + t.serviceMs });
+        Object.assign(this.stats, {
+          requests: this.stats.requests + 1,
+          queueMs: this.stats.queueMs + t.queueMs,
+          serviceMs: this.stats.serviceMs + t.serviceMs,
+        });
         s.done(t);
       }
     }

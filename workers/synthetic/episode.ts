@@ -36,7 +36,11 @@ export function episodeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Syn
     return n;
   };
   const tokens = int('GSTEER_SYNTHETIC_TOKENS');
-  return { maxTurns: int('GSTEER_SYNTHETIC_TURNS') ?? 1, ...(tokens ? { tokensPerTurn: tokens } : {}), ...(env.GSTEER_SYNTHETIC_SIMULATOR_URL ? { simulatorUrl: env.GSTEER_SYNTHETIC_SIMULATOR_URL } : {}) };
+  return {
+    maxTurns: int('GSTEER_SYNTHETIC_TURNS') ?? 1,
+    ...(tokens ? { tokensPerTurn: tokens } : {}),
+    ...(env.GSTEER_SYNTHETIC_SIMULATOR_URL ? { simulatorUrl: env.GSTEER_SYNTHETIC_SIMULATOR_URL } : {}),
+  };
 }
 
 /** Sampling seed of turn t: the job's own for the first (the one-turn episode of old), derived after. */
@@ -46,7 +50,14 @@ export function syntheticRolloutPart(cfg: RunConfig, o: SyntheticEpisodeOptions,
   const clients = new Map<string, OpenAIPolicyClient>();
   const client = (baseUrl: string) => {
     let c = clients.get(baseUrl);
-    const config = { baseUrl, apiKeyEnv: cfg.policy.apiKeyEnv, timeoutMs: cfg.policy.timeoutMs, maxRetries: cfg.policy.maxRetries, retryBaseMs: 200, concurrency: Math.max(64, cfg.rollout.concurrency) };
+    const config = {
+      baseUrl,
+      apiKeyEnv: cfg.policy.apiKeyEnv,
+      timeoutMs: cfg.policy.timeoutMs,
+      maxRetries: cfg.policy.maxRetries,
+      retryBaseMs: 200,
+      concurrency: Math.max(64, cfg.rollout.concurrency),
+    };
     if (!c) clients.set(baseUrl, (c = new OpenAIPolicyClient(sink ? policyEndpoint(config, sink) : config)));
     return c;
   };
@@ -62,12 +73,33 @@ export function syntheticRolloutPart(cfg: RunConfig, o: SyntheticEpisodeOptions,
       for (let t = 0; t < turnsOf; t++) {
         if (signal?.aborted) throw new Error(`rollout ${job.groupId}/t${job.index} cancelled`);
         const promptIds = context;
-        const res = await withCallGroup(job.groupId, () => client(policyUrl).complete({ promptIds, maxTokens, temperature: cfg.rollout.temperature, topP: cfg.rollout.topP, seed: turnSeed(job.seed, t), model: job.model }));
-        turns.push({ index: t, tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs }, completionText: res.text, parsed: parseTurn(res.text), observation: { kind: 'none' } });
+        const res = await withCallGroup(job.groupId, () =>
+          client(policyUrl).complete({
+            promptIds,
+            maxTokens,
+            temperature: cfg.rollout.temperature,
+            topP: cfg.rollout.topP,
+            seed: turnSeed(job.seed, t),
+            model: job.model,
+          }),
+        );
+        turns.push({
+          index: t,
+          tokens: { promptIds, completionIds: res.completionIds, logprobs: res.logprobs },
+          completionText: res.text,
+          parsed: parseTurn(res.text),
+          observation: { kind: 'none' },
+        });
         context = [...promptIds, ...res.completionIds];
         if (t + 1 < turnsOf && simulator) {
           // The user simulator's answer to this turn becomes part of the next prompt.
-          const reply = await withCallGroup(job.groupId, () => simulator.chat({ messages: [{ role: 'user', content: `Turn ${t} of episode ${job.groupId}/t${job.index}: what do you want?` }], maxTokens: 64, seed: turnSeed(job.seed, t) }));
+          const reply = await withCallGroup(job.groupId, () =>
+            simulator.chat({
+              messages: [{ role: 'user', content: `Turn ${t} of episode ${job.groupId}/t${job.index}: what do you want?` }],
+              maxTokens: 64,
+              seed: turnSeed(job.seed, t),
+            }),
+          );
           context = [...context, ...[...reply.text].slice(0, 32).map((ch) => ch.charCodeAt(0) % 900)];
           asks++;
         }
@@ -75,8 +107,19 @@ export function syntheticRolloutPart(cfg: RunConfig, o: SyntheticEpisodeOptions,
       const last = turns.at(-1)!;
       const ok = last.parsed.ok && last.parsed.turn.action === 'STOP';
       const traj: Trajectory = {
-        version: 1, runId: job.runId, instanceId: instance.id, userId: instance.userId, groupId: job.groupId, index: job.index,
-        policyVersion: job.policyVersion, snapshotId: job.snapshotId, turns, finalSlots: [], askedQuestions: [], retrieveCount: 0, askCount: asks,
+        version: 1,
+        runId: job.runId,
+        instanceId: instance.id,
+        userId: instance.userId,
+        groupId: job.groupId,
+        index: job.index,
+        policyVersion: job.policyVersion,
+        snapshotId: job.snapshotId,
+        turns,
+        finalSlots: [],
+        askedQuestions: [],
+        retrieveCount: 0,
+        askCount: asks,
         termination: ok ? 'stop' : 'invalid',
         ...(last.parsed.ok ? {} : { invalidReason: last.parsed.reason }),
         refinedQuery: ok && last.parsed.ok ? last.parsed.turn.execute : null,

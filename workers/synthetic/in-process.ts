@@ -30,7 +30,18 @@ export interface InProcessResult {
   events: readonly ServerEvent[];
 }
 
-export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { latencyMs: number; log?: (m: string) => void; parts?: (p: Parts) => Parts; trace?: ControllerDeps['trace']; /** Leave the run's Redis keys (the profile reads BullMQ's event streams afterwards; it deletes them itself). */ keepKeys?: boolean; recordEvents?: boolean }): Promise<InProcessResult> {
+export async function runInProcess(
+  cfg: RunConfig,
+  instances: Instance[],
+  o: {
+    latencyMs: number;
+    log?: (m: string) => void;
+    parts?: (p: Parts) => Parts;
+    trace?: ControllerDeps['trace'] /** Leave the run's Redis keys (the profile reads BullMQ's event streams afterwards; it deletes them itself). */;
+    keepKeys?: boolean;
+    recordEvents?: boolean;
+  },
+): Promise<InProcessResult> {
   const log = o.log ?? (() => {});
   const server = await startSyntheticServer({ latencyMs: o.latencyMs, ...(o.recordEvents ? { recordEvents: true } : {}) });
   const layout = runLayout(join(cfg.runDir, cfg.runName));
@@ -46,10 +57,28 @@ export async function runInProcess(cfg: RunConfig, instances: Instance[], o: { l
   await users.init([]);
   try {
     const sink = metricsSink(layout.metrics, redis, metricsStreamKey(cfg.queues.prefix, info.runId));
-    const controller = new RunController({ cfg, layout, info, instances, users, redis, sink, policyUrl: server.url, startStep: 0, log, ...(o.trace ? { trace: o.trace } : {}) });
+    const controller = new RunController({
+      cfg,
+      layout,
+      info,
+      instances,
+      users,
+      redis,
+      sink,
+      policyUrl: server.url,
+      startStep: 0,
+      log,
+      ...(o.trace ? { trace: o.trace } : {}),
+    });
     const t0 = performance.now();
     const outcome = await controller.run();
-    return { outcome, metrics: readMetrics(layout.metrics), seconds: (performance.now() - t0) / 1000, completions: server.completions(), events: server.events() };
+    return {
+      outcome,
+      metrics: readMetrics(layout.metrics),
+      seconds: (performance.now() - t0) / 1000,
+      completions: server.completions(),
+      events: server.events(),
+    };
   } finally {
     await Promise.all(workers.map((w) => w.close()));
     await users.close();

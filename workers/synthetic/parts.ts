@@ -45,7 +45,9 @@ function usersPart(cfg: RunConfig, runId: string): UserStatePart {
   };
   return {
     async snapshot(userId) {
-      const digest = createHash('sha256').update(JSON.stringify(await get(userId))).digest('hex');
+      const digest = createHash('sha256')
+        .update(JSON.stringify(await get(userId)))
+        .digest('hex');
       return `${userId}@${digest.slice(0, 12)}`;
     },
     // Every change appends one memory, so the count is the version.
@@ -53,12 +55,15 @@ function usersPart(cfg: RunConfig, runId: string): UserStatePart {
     async applyBest(group, instance) {
       const best = group[bestIndex(group.map((g) => ({ reward: g.reward, components: {} })))]!.trajectory;
       const s = await get(instance.userId);
-      if (best.refinedQuery) s.memories.push({ name: `toy-${instance.id}`, purpose: 'synthetic memory', value: best.refinedQuery, sourceInstance: instance.id });
+      if (best.refinedQuery)
+        s.memories.push({ name: `toy-${instance.id}`, purpose: 'synthetic memory', value: best.refinedQuery, sourceInstance: instance.id });
       await redis.hset(key, instance.userId, JSON.stringify(s));
     },
     async dump() {
       const all = await redis.hgetall(key);
-      return Object.keys(all).sort().map((u) => JSON.parse(all[u] as string) as UserState);
+      return Object.keys(all)
+        .sort()
+        .map((u) => JSON.parse(all[u] as string) as UserState);
     },
     async init(states) {
       await redis.del(key);

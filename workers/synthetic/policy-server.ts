@@ -83,7 +83,16 @@ export async function startSyntheticServer(o: SyntheticServerOptions = {}): Prom
       object: 'text_completion',
       created: 0,
       model: String(b.model),
-      choices: [{ index: 0, text, finish_reason: 'stop', token_ids: ids, prompt_token_ids: prompt, logprobs: { tokens: ids.map((i) => `token_id:${i}`), token_logprobs: logprobs } }],
+      choices: [
+        {
+          index: 0,
+          text,
+          finish_reason: 'stop',
+          token_ids: ids,
+          prompt_token_ids: prompt,
+          logprobs: { tokens: ids.map((i) => `token_id:${i}`), token_logprobs: logprobs },
+        },
+      ],
       usage: { prompt_tokens: prompt.length, completion_tokens: ids.length, total_tokens: prompt.length + ids.length },
     });
   };
@@ -119,6 +128,10 @@ export async function startSyntheticServer(o: SyntheticServerOptions = {}): Prom
     url: `http://127.0.0.1:${port}/v1`,
     completions: () => served,
     events: () => log,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

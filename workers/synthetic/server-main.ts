@@ -6,8 +6,12 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_BATCHING, type BatchingOptions } from './batching.ts';
 import { startSyntheticServer } from './policy-server.ts';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, 'latency-ms': { type: 'string', default: '0' }, batching: { type: 'string' } } });
-const batching: BatchingOptions | undefined = values.batching ? { ...DEFAULT_BATCHING, ...(JSON.parse(values.batching) as Partial<BatchingOptions>) } : undefined;
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '0' }, 'latency-ms': { type: 'string', default: '0' }, batching: { type: 'string' } },
+});
+const batching: BatchingOptions | undefined = values.batching
+  ? { ...DEFAULT_BATCHING, ...(JSON.parse(values.batching) as Partial<BatchingOptions>) }
+  : undefined;
 const server = await startSyntheticServer({ port: Number(values.port), latencyMs: Number(values['latency-ms']), ...(batching ? { batching } : {}) });
 console.log(server.url);
 const stop = () => void server.close().then(() => process.exit(0));

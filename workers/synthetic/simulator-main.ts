@@ -4,7 +4,9 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_SIMULATOR, startSimulatorServer, type SimulatorTiming } from './simulator-server.ts';
 
-const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, timing: { type: 'string', default: '{}' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string', default: '0' }, timing: { type: 'string', default: '{}' }, seed: { type: 'string', default: '1' } },
+});
 const timing: SimulatorTiming = { ...DEFAULT_SIMULATOR, ...(JSON.parse(values.timing) as Partial<SimulatorTiming>) };
 const server = await startSimulatorServer(timing, { port: Number(values.port), seed: Number(values.seed) });
 console.log(server.url);

@@ -84,7 +84,10 @@ export async function startSimulatorServer(t: SimulatorTiming, o: { port?: numbe
       stats.latencyMs += ms;
       const content = `The answer is ${typeof b.seed === 'number' ? b.seed % 1_000_003 : 0}.`;
       send(res, 200, {
-        id: `sim-${stats.requests}`, object: 'chat.completion', created: 0, model: 'simulator',
+        id: `sim-${stats.requests}`,
+        object: 'chat.completion',
+        created: 0,
+        model: 'simulator',
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
         usage: { prompt_tokens: 0, completion_tokens: 8, total_tokens: 8 },
       });
@@ -97,6 +100,10 @@ export async function startSimulatorServer(t: SimulatorTiming, o: { port?: numbe
   return {
     url: `http://127.0.0.1:${port}/v1`,
     stats: () => ({ ...stats }),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

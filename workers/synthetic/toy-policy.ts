@@ -8,7 +8,24 @@ import type { Rng } from '../../util/rng.ts';
 export const TOY_VOCAB = 16;
 /** Toy token ids start here, well inside the Qwen3 id space (ids only; never decoded). */
 export const TOY_BASE = 1000;
-export const TOY_WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'mike', 'november', 'oscar', 'papa'];
+export const TOY_WORDS = [
+  'alpha',
+  'bravo',
+  'charlie',
+  'delta',
+  'echo',
+  'foxtrot',
+  'golf',
+  'hotel',
+  'india',
+  'juliet',
+  'kilo',
+  'lima',
+  'mike',
+  'november',
+  'oscar',
+  'papa',
+];
 /** Completion length in toy tokens (one STOP turn). */
 export const TOY_LEN = 6;
 

@@ -54,7 +54,7 @@ export function toyGrpoStep(x: ToyStepInput): TrainStats {
       const unclippedWins = rho * A <= clip * A;
       loss += -w * Math.min(rho * A, clip * A);
       if (!unclippedWins) clipped++;
-      else for (let j = 0; j < TOY_VOCAB; j++) grad[j]! += -w * A * rho * ((j === k ? 1 : 0) - (p[j] as number)) / T;
+      else for (let j = 0; j < TOY_VOCAB; j++) grad[j]! += (-w * A * rho * ((j === k ? 1 : 0) - (p[j] as number))) / T;
     });
   }
   // Global-norm clipping (TRL max_grad_norm).

@@ -42,28 +42,36 @@ describe('safetensors round trip', () => {
   const tensorArb = fc
     .record({ dtype: fc.constantFrom(...dtypes), shape: fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 3 }) })
     .chain(({ dtype, shape }) =>
-      fc.uint8Array({ minLength: shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype], maxLength: shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype] }).map(
-        (data): SafeTensor => ({ dtype, shape, data }),
-      ),
+      fc
+        .uint8Array({ minLength: shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype], maxLength: shape.reduce((a, b) => a * b, 1) * DTYPE_BYTES[dtype] })
+        .map((data): SafeTensor => ({ dtype, shape, data })),
     );
 
   it('writes and reads back every dtype bit-exactly, in order, with metadata (property)', () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s !== '__metadata__'), tensorArb, { maxKeys: 6 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }), (tensors, metadata) => {
-        const file = join(tmp, 'prop.safetensors');
-        const bytes = writeSafetensors(file, tensors, metadata);
-        const back = readSafetensors(file);
-        expect([...back.tensors.keys()]).toEqual(Object.keys(tensors));
-        for (const [name, t] of Object.entries(tensors)) {
-          const got = back.tensors.get(name)!;
-          expect(got.dtype).toBe(t.dtype);
-          expect(got.shape).toEqual(t.shape);
-          expect(Buffer.from(got.data).equals(Buffer.from(t.data))).toBe(true);
-        }
-        expect(back.metadata).toEqual(Object.keys(metadata).length ? metadata : {});
-        // re-serializing what we read gives the same bytes
-        expect(Buffer.from(serializeSafetensors(back.tensors, back.metadata)).equals(Buffer.from(bytes))).toBe(true);
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s !== '__metadata__'),
+          tensorArb,
+          { maxKeys: 6 },
+        ),
+        fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+        (tensors, metadata) => {
+          const file = join(tmp, 'prop.safetensors');
+          const bytes = writeSafetensors(file, tensors, metadata);
+          const back = readSafetensors(file);
+          expect([...back.tensors.keys()]).toEqual(Object.keys(tensors));
+          for (const [name, t] of Object.entries(tensors)) {
+            const got = back.tensors.get(name)!;
+            expect(got.dtype).toBe(t.dtype);
+            expect(got.shape).toEqual(t.shape);
+            expect(Buffer.from(got.data).equals(Buffer.from(t.data))).toBe(true);
+          }
+          expect(back.metadata).toEqual(Object.keys(metadata).length ? metadata : {});
+          // re-serializing what we read gives the same bytes
+          expect(Buffer.from(serializeSafetensors(back.tensors, back.metadata)).equals(Buffer.from(bytes))).toBe(true);
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -130,17 +138,37 @@ describe('header faults are InputErrors naming the file and tensor', () => {
     expect(faultOf(join(tmp, 'short.safetensors'))).toMatch(/short\.safetensors: 5 bytes is too short/);
   });
   it('overlapping tensors', () => {
-    const file = rawFile('overlap.safetensors', { a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] }, c: { dtype: 'F32', shape: [1], data_offsets: [12, 16] } }, four);
+    const file = rawFile(
+      'overlap.safetensors',
+      {
+        a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] },
+        b: { dtype: 'F32', shape: [2], data_offsets: [4, 12] },
+        c: { dtype: 'F32', shape: [1], data_offsets: [12, 16] },
+      },
+      four,
+    );
     expect(faultOf(file)).toMatch(/overlap\.safetensors: tensors "a" and "b" overlap/);
   });
   it('a hole between tensors, trailing bytes', () => {
-    expect(faultOf(rawFile('hole.safetensors', { a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [2], data_offsets: [8, 16] } }, four))).toMatch(/tensor "b" starts at 8 but the previous tensor ends at 4/);
-    expect(faultOf(rawFile('trail.safetensors', { a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, four))).toMatch(/tensors cover 8 bytes but the data section has 16/);
+    expect(
+      faultOf(
+        rawFile('hole.safetensors', { a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [2], data_offsets: [8, 16] } }, four),
+      ),
+    ).toMatch(/tensor "b" starts at 8 but the previous tensor ends at 4/);
+    expect(faultOf(rawFile('trail.safetensors', { a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }, four))).toMatch(
+      /tensors cover 8 bytes but the data section has 16/,
+    );
   });
   it('unknown dtype, byte count that does not fit the shape, bad offsets, bad JSON', () => {
-    expect(faultOf(rawFile('dtype.safetensors', { ...ok, a: { dtype: 'F8_E4M3', shape: [8], data_offsets: [0, 8] } }, four))).toMatch(/dtype\.safetensors: tensor "a": unknown dtype "F8_E4M3"/);
-    expect(faultOf(rawFile('count.safetensors', { ...ok, a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, four))).toMatch(/tensor "a": F32\[3\] needs 12 bytes but data_offsets \[0, 8\] hold 8/);
-    expect(faultOf(rawFile('offs.safetensors', { ...ok, a: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, four))).toMatch(/tensor "a": data_offsets \[8,0\] must be \[begin, end\]/);
+    expect(faultOf(rawFile('dtype.safetensors', { ...ok, a: { dtype: 'F8_E4M3', shape: [8], data_offsets: [0, 8] } }, four))).toMatch(
+      /dtype\.safetensors: tensor "a": unknown dtype "F8_E4M3"/,
+    );
+    expect(faultOf(rawFile('count.safetensors', { ...ok, a: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, four))).toMatch(
+      /tensor "a": F32\[3\] needs 12 bytes but data_offsets \[0, 8\] hold 8/,
+    );
+    expect(faultOf(rawFile('offs.safetensors', { ...ok, a: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, four))).toMatch(
+      /tensor "a": data_offsets \[8,0\] must be \[begin, end\]/,
+    );
     const file = join(tmp, 'json.safetensors');
     const h = new TextEncoder().encode('{"a": ');
     const bytes = new Uint8Array(8 + h.length);

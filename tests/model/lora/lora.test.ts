@@ -40,8 +40,8 @@ describe('LoRA adapters', () => {
         expect(Math.max(...values.map(Math.abs))).toBeLessThanOrEqual(1 / Math.sqrt(inF));
         // uniform on [-b, b] has std b/sqrt(3); 8*in samples: loose 25% band
         const std = Math.sqrt(values.reduce((s: number, x: number) => s + x * x, 0) / values.length);
-        expect(std).toBeGreaterThan((0.75 / Math.sqrt(inF)) / Math.sqrt(3));
-        expect(std).toBeLessThan((1.25 / Math.sqrt(inF)) / Math.sqrt(3));
+        expect(std).toBeGreaterThan(0.75 / Math.sqrt(inF) / Math.sqrt(3));
+        expect(std).toBeLessThan(1.25 / Math.sqrt(inF) / Math.sqrt(3));
         expect(B.dataSync().every((x) => x === 0)).toBe(true);
         expect(b.pair(i, m)!.A.dataSync()).toEqual(values);
         expect(c.pair(i, m)!.A.dataSync()).not.toEqual(values);

@@ -31,7 +31,12 @@ describe('PEFT adapter IO', () => {
 
   it('loads the fixture and writes back the same tensor bytes under the same PEFT names', () => {
     const adapter = loadPeftAdapter(join(FIX, 'gqa/adapter'), gqa);
-    expect(adapter.config).toEqual({ r: 4, alpha: 8, dropout: 0.05, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] });
+    expect(adapter.config).toEqual({
+      r: 4,
+      alpha: 8,
+      dropout: 0.05,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    });
     const out = join(tmp, 'a1');
     savePeftAdapter(adapter, out, 'gsteer-fixture/gqa');
     const orig = readSafetensors(join(FIX, 'gqa/adapter', ADAPTER_WEIGHTS)).tensors;
@@ -40,7 +45,16 @@ describe('PEFT adapter IO', () => {
     expect(mine.has('base_model.model.model.layers.1.mlp.down_proj.lora_B.weight')).toBe(true);
     for (const [name, t] of orig) expect(Buffer.from(mine.get(name)!.data).equals(Buffer.from(t.data))).toBe(true);
     const cfg = JSON.parse(readFileSync(join(out, ADAPTER_CONFIG), 'utf8'));
-    expect(cfg).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8, bias: 'none', task_type: 'CAUSAL_LM', base_model_name_or_path: 'gsteer-fixture/gqa', use_rslora: false, fan_in_fan_out: false });
+    expect(cfg).toMatchObject({
+      peft_type: 'LORA',
+      r: 4,
+      lora_alpha: 8,
+      bias: 'none',
+      task_type: 'CAUSAL_LM',
+      base_model_name_or_path: 'gsteer-fixture/gqa',
+      use_rslora: false,
+      fan_in_fan_out: false,
+    });
     adapter.dispose();
   });
 

@@ -27,11 +27,13 @@ function answer(req: FakeChatRequest): string {
   const user = req.messages.at(-1)!.content;
   if (req.response_format?.json_schema?.name === 'evidence_filter') return /Search query: Marrowby river/.test(user) ? '{"kept": [7]}' : '{"kept": [0]}';
   const step = (user.match(/^Step \d+$/gm) ?? []).length;
-  return JSON.stringify([
-    { thought: 'The bridge was designed by Amos Kell; I need his birthplace.', action: 'search', queries: ['Amos Kell born', 'Marrowby river'] },
-    { thought: 'd1 says Marrowby; read it.', action: 'visit', url: 'd1' },
-    { thought: 'Amos Kell was born in Marrowby.', action: 'answer', answer: 'Marrowby' },
-  ][step]);
+  return JSON.stringify(
+    [
+      { thought: 'The bridge was designed by Amos Kell; I need his birthplace.', action: 'search', queries: ['Amos Kell born', 'Marrowby river'] },
+      { thought: 'd1 says Marrowby; read it.', action: 'visit', url: 'd1' },
+      { thought: 'Amos Kell was born in Marrowby.', action: 'answer', answer: 'Marrowby' },
+    ][step],
+  );
 }
 
 let llm: FakeVllm;
@@ -50,19 +52,65 @@ describe('the search agent over HTTP', () => {
     const records: CallRecord[] = [];
     const sink = { record: (r: CallRecord) => void records.push(r) };
     const cfg = RunConfigSchema.parse({ env: 'qref', qref: { filter: { kind: 'llm', llm: { baseUrl: llm.baseUrl, maxRetries: 0 } } } });
-    const search = recordedSearch(new HttpSearch({ ...cfg.qref.search, ...{ url: `${web.url}/search`, method: 'GET', queryParam: 'q', topKParam: 'num', body: {}, headers: {}, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ', results: 'organic', id: 'link', title: 'title', text: 'snippet', score: 'score', timeoutMs: 60_000 } }), sink);
-    const reader = recordedReader(new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 60_000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }), sink);
-    const endpoint = createEndpoint({ role: 'agent', baseUrl: llm.baseUrl, model: 'Qwen/Qwen3-8B', apiKeyEnv: 'NONE_SET', timeoutMs: 60_000, maxRetries: 0, concurrency: 2, chatTemplateKwargs: { enable_thinking: false } }, { sink });
+    const search = recordedSearch(
+      new HttpSearch({
+        ...cfg.qref.search,
+        ...{
+          url: `${web.url}/search`,
+          method: 'GET',
+          queryParam: 'q',
+          topKParam: 'num',
+          body: {},
+          headers: {},
+          apiKeyHeader: 'Authorization',
+          apiKeyPrefix: 'Bearer ',
+          results: 'organic',
+          id: 'link',
+          title: 'title',
+          text: 'snippet',
+          score: 'score',
+          timeoutMs: 60_000,
+        },
+      }),
+      sink,
+    );
+    const reader = recordedReader(
+      new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 60_000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
+      sink,
+    );
+    const endpoint = createEndpoint(
+      {
+        role: 'agent',
+        baseUrl: llm.baseUrl,
+        model: 'Qwen/Qwen3-8B',
+        apiKeyEnv: 'NONE_SET',
+        timeoutMs: 60_000,
+        maxRetries: 0,
+        concurrency: 2,
+        chatTemplateKwargs: { enable_thinking: false },
+      },
+      { sink },
+    );
     const backbone = new LlmBackbone({ endpoint, maxQueries: 5, temperature: 0.6, maxTokens: 400 });
-    const run = await runAgent({ backbone, search, filter: await filterFrom(cfg.qref, sink), refiner: null, reader }, 'On which river is the birthplace of the engineer of Kestwick Bridge?', '', limits);
+    const run = await runAgent(
+      { backbone, search, filter: await filterFrom(cfg.qref, sink), refiner: null, reader },
+      'On which river is the birthplace of the engineer of Kestwick Bridge?',
+      '',
+      limits,
+    );
 
     expect(run).toMatchObject({ end: 'answer', answer: 'Marrowby', searches: 1, reads: 1 });
     const s = run.steps[0]!.search!;
     // BM25 top 2: "Amos Kell born" -> d1, d2; "Marrowby river" -> d3, d1. The filter kept [0] of the
     // first and answered [7] (out of range) for the second: a bad_indices decision, nothing kept
-    expect(s.outcomes.map((o) => (o.ok ? o.hits.map((h) => h.id) : o.reason))).toEqual([['d1', 'd2'], ['d3', 'd1']]);
+    expect(s.outcomes.map((o) => (o.ok ? o.hits.map((h) => h.id) : o.reason))).toEqual([
+      ['d1', 'd2'],
+      ['d3', 'd1'],
+    ]);
     expect(s.kept).toEqual([[0], null]);
-    expect(run.steps[0]!.observation).toBe('Results for "Amos Kell born":\n  - Amos Kell (d1): Amos Kell, the engineer, was born in Marrowby.\nResults for "Marrowby river":\n  (no result kept)');
+    expect(run.steps[0]!.observation).toBe(
+      'Results for "Amos Kell born":\n  - Amos Kell (d1): Amos Kell, the engineer, was born in Marrowby.\nResults for "Marrowby river":\n  (no result kept)',
+    );
     expect(run.steps[1]!.observation).toBe('Page d1 (Amos Kell):\nTitle: Amos Kell\n\nAmos Kell, the engineer, was born in Marrowby.');
     // the backbone's second and third prompts carry the earlier steps and what is left
     const body = (r: (typeof llm.requests)[number]) => r.body as unknown as FakeChatRequest;
@@ -84,17 +132,50 @@ describe('the search agent over HTTP', () => {
     const sink = { record: (r: CallRecord) => void records.push(r) };
     const down = await startSearchServer(corpus, { failQueries: ['Amos Kell born'] });
     try {
-      const search = recordedSearch(new HttpSearch({ url: `${down.url}/search`, method: 'GET', queryParam: 'q', topKParam: 'num', body: {}, headers: {}, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ', results: 'organic', id: 'link', title: 'title', text: 'snippet', score: 'score', timeoutMs: 5000 }), sink);
-      const reader = recordedReader(new HttpReader({ prefix: `${down.url}/read/`, timeoutMs: 5000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }), sink);
+      const search = recordedSearch(
+        new HttpSearch({
+          url: `${down.url}/search`,
+          method: 'GET',
+          queryParam: 'q',
+          topKParam: 'num',
+          body: {},
+          headers: {},
+          apiKeyHeader: 'Authorization',
+          apiKeyPrefix: 'Bearer ',
+          results: 'organic',
+          id: 'link',
+          title: 'title',
+          text: 'snippet',
+          score: 'score',
+          timeoutMs: 5000,
+        }),
+        sink,
+      );
+      const reader = recordedReader(
+        new HttpReader({ prefix: `${down.url}/read/`, timeoutMs: 5000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
+        sink,
+      );
       const scripted = [
         { action: 'search' as const, thought: '', queries: ['Amos Kell born'] },
         { action: 'visit' as const, thought: '', url: 'no-such-page' },
         { action: 'answer' as const, thought: '', answer: 'unknown' },
       ];
       let k = 0;
-      const run = await runAgent({ backbone: { name: 's', next: async () => ({ ok: true, decision: scripted[k++]! }) }, search, filter: null, refiner: null, reader }, 'Q?', '', limits);
-      expect(run.steps.map((s) => s.observation)).toEqual(['Results for "Amos Kell born":\n  (search failed: http_status)', '(could not read no-such-page: http_status)', '']);
-      expect(records.map((r) => [r.role, r.status])).toEqual([['search', 'error'], ['reader', 'error']]);
+      const run = await runAgent(
+        { backbone: { name: 's', next: async () => ({ ok: true, decision: scripted[k++]! }) }, search, filter: null, refiner: null, reader },
+        'Q?',
+        '',
+        limits,
+      );
+      expect(run.steps.map((s) => s.observation)).toEqual([
+        'Results for "Amos Kell born":\n  (search failed: http_status)',
+        '(could not read no-such-page: http_status)',
+        '',
+      ]);
+      expect(records.map((r) => [r.role, r.status])).toEqual([
+        ['search', 'error'],
+        ['reader', 'error'],
+      ]);
       expect(records[0]!.error).toMatch(/^http_status: http:127\.0\.0\.1:\d+ answered HTTP 500: search backend down$/);
     } finally {
       await down.close();

@@ -30,13 +30,22 @@ const refiner = (r: Refinement): Refiner & { inputs: unknown[] } => {
   return { inputs, refine: async (input) => (inputs.push(input), r) };
 };
 const deps = (backbone: Backbone, over: Partial<AgentDeps> = {}): AgentDeps => ({
-  backbone, search: new Bm25Search(corpus), filter: new RuleEvidenceFilter(0.45), refiner: null, reader: new CorpusReader(corpus), ...over,
+  backbone,
+  search: new Bm25Search(corpus),
+  filter: new RuleEvidenceFilter(0.45),
+  refiner: null,
+  reader: new CorpusReader(corpus),
+  ...over,
 });
 const search = (queries: string[], thought = 't'): BackboneAction => ({ action: 'search', thought, queries });
 
 describe('runAgent', () => {
   it('searches, reads and answers; each observation is what the filter kept or the page read', async () => {
-    const b = new Scripted([search(['Amos Kell born'], 'need the birthplace'), { action: 'visit', thought: 'read it', url: 'd1' }, { action: 'answer', thought: 'found', answer: 'Marrowby' }]);
+    const b = new Scripted([
+      search(['Amos Kell born'], 'need the birthplace'),
+      { action: 'visit', thought: 'read it', url: 'd1' },
+      { action: 'answer', thought: 'found', answer: 'Marrowby' },
+    ]);
     const run = await runAgent(deps(b), 'Where was Amos Kell born?', '', limits);
     expect(run).toMatchObject({ end: 'answer', answer: 'Marrowby', searches: 1, reads: 1 });
     expect(run.steps.map((s) => s.action)).toEqual(['search', 'visit', 'answer']);
@@ -50,7 +59,11 @@ describe('runAgent', () => {
     expect(run.steps[0]!.observation).toContain('Results for "Amos Kell born":\n  - Amos Kell (d1): Amos Kell, the engineer, was born in Marrowby.');
     expect(run.steps[1]!.observation).toBe('Page d1 (Amos Kell):\nAmos Kell, the engineer, was born in Marrowby.');
     // the backbone saw its earlier steps and what was left
-    expect(b.views.map((v) => v.left)).toEqual([{ steps: 6, searches: 2, reads: 1 }, { steps: 5, searches: 1, reads: 1 }, { steps: 4, searches: 1, reads: 0 }]);
+    expect(b.views.map((v) => v.left)).toEqual([
+      { steps: 6, searches: 2, reads: 1 },
+      { steps: 5, searches: 1, reads: 1 },
+      { steps: 4, searches: 1, reads: 0 },
+    ]);
     expect(b.views[2]!.steps).toHaveLength(2);
   });
 
@@ -65,12 +78,21 @@ describe('runAgent', () => {
     const fallback = await runAgent(deps(new Scripted([search(['Kestwick Bridge'])]), { refiner: refiner(bad) }), 'Q?', '', limits);
     expect(fallback.steps[0]!.search).toMatchObject({ refined: null, refiner: 'unexpected_line', issued: ['Kestwick Bridge'] });
     expect(fallback.steps[0]!.observation).toMatch(/^\(the refiner's turn was invalid: unexpected_line; your own queries were sent\)/);
-    const skipped = await runAgent(deps(new Scripted([search(['Kestwick Bridge'])]), { refiner: refiner(bad) }), 'Q?', '', limits, { onInvalidRefinement: 'skip' });
+    const skipped = await runAgent(deps(new Scripted([search(['Kestwick Bridge'])]), { refiner: refiner(bad) }), 'Q?', '', limits, {
+      onInvalidRefinement: 'skip',
+    });
     expect(skipped.steps[0]!.search).toMatchObject({ issued: [], outcomes: [], kept: [] });
   });
 
   it('an action over its limit is not run; the last step accepts only an answer', async () => {
-    const b = new Scripted([search(['a']), search(['b']), search(['c']), { action: 'visit', thought: '', url: 'd9' }, { action: 'visit', thought: '', url: 'd1' }, search(['d'])]);
+    const b = new Scripted([
+      search(['a']),
+      search(['b']),
+      search(['c']),
+      { action: 'visit', thought: '', url: 'd9' },
+      { action: 'visit', thought: '', url: 'd1' },
+      search(['d']),
+    ]);
     const run = await runAgent(deps(b), 'Q?', '', limits);
     expect(run.steps.map((s) => s.action)).toEqual(['search', 'search', 'over_limit', 'visit', 'over_limit', 'over_limit']);
     expect(run.steps[2]!.observation).toBe('(not run: no search left; answer with what you have)');
@@ -87,6 +109,10 @@ describe('runAgent', () => {
     expect(run.steps[0]!.action).toBe('over_limit');
     const failing: Backbone = { name: 'f', next: async () => ({ ok: false, reason: 'failed_call', detail: 'reply refused 4 times' }) };
     const dead = await runAgent(deps(failing), 'Q?', '', limits);
-    expect(dead).toMatchObject({ end: 'backbone_failed', answer: null, steps: [{ action: 'backbone_failed', observation: 'failed_call: reply refused 4 times' }] });
+    expect(dead).toMatchObject({
+      end: 'backbone_failed',
+      answer: null,
+      steps: [{ action: 'backbone_failed', observation: 'failed_call: reply refused 4 times' }],
+    });
   });
 });

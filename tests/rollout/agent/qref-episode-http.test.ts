@@ -19,7 +19,10 @@ import { startFakeVllm, type FakeVllm } from '../../helpers/fake-vllm.ts';
 import { startSearchServer, type SearchServer } from '../../helpers/search-server.ts';
 
 const MODEL = join(import.meta.dirname, '../../../models/tiny-qref');
-const data = loadQref({ corpus: 'data/qref/demo/corpus.jsonl', questions: 'data/qref/demo/questions.jsonl' }, { maxQueries: 5, maxQueryChars: 200, maxRationaleChars: 400 });
+const data = loadQref(
+  { corpus: 'data/qref/demo/corpus.jsonl', questions: 'data/qref/demo/questions.jsonl' },
+  { maxQueries: 5, maxQueryChars: 200, maxRationaleChars: 400 },
+);
 
 let policy: RunningServer;
 let llm: FakeVllm;
@@ -40,9 +43,24 @@ describe('a QREF episode through the agent loop over HTTP', () => {
     const records: CallRecord[] = [];
     const sink = { record: (r: CallRecord) => void records.push(r) };
     const cfg = RunConfigSchema.parse({
-      env: 'qref', policy: { model: 'tiny-qref', server: 'external', baseUrl: `${policy.url}/v1`, maxRetries: 0 }, rollout: { maxTokens: 96, temperature: 0.7 },
+      env: 'qref',
+      policy: { model: 'tiny-qref', server: 'external', baseUrl: `${policy.url}/v1`, maxRetries: 0 },
+      rollout: { maxTokens: 96, temperature: 0.7 },
       qref: {
-        search: { kind: 'http', topK: 3, http: { url: `${web.url}/search`, queryParam: 'q', topKParam: 'num', results: 'organic', id: 'link', title: 'title', text: 'snippet', score: 'score' } },
+        search: {
+          kind: 'http',
+          topK: 3,
+          http: {
+            url: `${web.url}/search`,
+            queryParam: 'q',
+            topKParam: 'num',
+            results: 'organic',
+            id: 'link',
+            title: 'title',
+            text: 'snippet',
+            score: 'score',
+          },
+        },
         filter: { kind: 'llm', llm: { baseUrl: llm.baseUrl, maxRetries: 0 } },
       },
     });
@@ -63,13 +81,18 @@ describe('a QREF episode through the agent loop over HTTP', () => {
     expect(searched.slice().sort()).toEqual([...inst.question.batch, ...refined].sort());
     expect(rec.kept).toEqual(rec.refinedIds!.map((ids) => (ids!.length ? [0] : [])));
     // the reward's recalls from the recorded ids: |U(B) ∩ E| / |E|
-    const recall = (ids: (string[] | null)[]) => new Set(ids.flat().filter((id) => id !== null && inst.question.evidenceIds.includes(id))).size / inst.question.evidenceIds.length;
+    const recall = (ids: (string[] | null)[]) =>
+      new Set(ids.flat().filter((id) => id !== null && inst.question.evidenceIds.includes(id))).size / inst.question.evidenceIds.length;
     const s = qrefScore(traj, inst, cfg.qref.reward);
     expect(s.components.recall_original).toBe(recall(rec.originalIds));
     expect(s.components.recall_refined).toBe(recall(rec.refinedIds!));
     // one policy call, one search record per query, one filter call per refined list with results
     const count = (role: string) => records.filter((r) => r.role === role && r.status === 'ok').length;
-    expect([count('policy'), count('search'), count('filter')]).toEqual([1, inst.question.batch.length + refined.length, rec.refinedIds!.filter((ids) => ids!.length).length]);
+    expect([count('policy'), count('search'), count('filter')]).toEqual([
+      1,
+      inst.question.batch.length + refined.length,
+      rec.refinedIds!.filter((ids) => ids!.length).length,
+    ]);
     expect(records).toHaveLength(count('policy') + count('search') + count('filter'));
   }, 120_000);
 });

@@ -38,13 +38,20 @@ export async function startScriptedServer(handler: Handler): Promise<ScriptedSer
       else send();
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -80,7 +87,10 @@ export function completionBody(
 /** A /v1/chat/completions body with one assistant message (for simulator and judge tests). */
 export function chatBody(content: string) {
   return {
-    id: 'chatcmpl-test', object: 'chat.completion', created: 1, model: 'm',
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };

@@ -15,15 +15,23 @@ const corpus = [
   { id: 'd2', title: 'Kestwick Bridge', text: 'Kestwick Bridge history: stone arches over the river.' },
   { id: 'd3', title: 'Oat cakes', text: 'A cooking recipe with oats and butter.' },
 ];
-const [inst] = asQrefInstances([{ id: 'q1', split: 'train', question: 'Where was the engineer Amos Kell born?', evidenceIds: ['d1'], trace: '', batch: ['Kestwick Bridge history'] }]);
+const [inst] = asQrefInstances([
+  { id: 'q1', split: 'train', question: 'Where was the engineer Amos Kell born?', evidenceIds: ['d1'], trace: '', batch: ['Kestwick Bridge history'] },
+]);
 const cfg = RunConfigSchema.parse({ env: 'qref', rollout: { constrained: false, maxTokens: 64 } });
 const job = { runId: 'r', groupId: 's000001-g0', index: 0, policyVersion: 0, model: 'policy-v0', snapshotId: 'q1@0', seed: 3 };
 
-const scripted = (text: string, finishReason: CompletionResult['finishReason'] = 'stop'): PolicyClient => ({
-  complete: async () => ({ completionIds: [1, 2, 3], logprobs: [-0.1, -0.2, -0.3], text, finishReason }),
-}) as unknown as PolicyClient;
+const scripted = (text: string, finishReason: CompletionResult['finishReason'] = 'stop'): PolicyClient =>
+  ({
+    complete: async () => ({ completionIds: [1, 2, 3], logprobs: [-0.1, -0.2, -0.3], text, finishReason }),
+  }) as unknown as PolicyClient;
 
-const deps = (text: string, finish?: CompletionResult['finishReason']) => ({ policy: scripted(text, finish), tokenizer: qwen3Tokenizer(), search: new Bm25Search(corpus), filter: new RuleEvidenceFilter(0.45) });
+const deps = (text: string, finish?: CompletionResult['finishReason']) => ({
+  policy: scripted(text, finish),
+  tokenizer: qwen3Tokenizer(),
+  search: new Bm25Search(corpus),
+  filter: new RuleEvidenceFilter(0.45),
+});
 
 describe('QREF episode', () => {
   it('a refined batch that finds the evidence the original missed earns the recall gain', async () => {
@@ -38,7 +46,14 @@ describe('QREF episode', () => {
     const s = qrefScore(traj, inst!, cfg.qref.reward);
     // recall 1 - 0 = 1, one query each: no extra-query cost -> R = 1
     expect(s.reward).toBe(1);
-    expect(s.components).toMatchObject({ recall_refined: 1, recall_original: 0, extra_queries: 0, invalid: 0, filter_retrieved: 1, filter_evidence_retrieved: 1 });
+    expect(s.components).toMatchObject({
+      recall_refined: 1,
+      recall_original: 0,
+      extra_queries: 0,
+      invalid: 0,
+      filter_retrieved: 1,
+      filter_evidence_retrieved: 1,
+    });
     // need = {engine, amo, kell, born} (question) + query terms; d1 holds all of them -> kept
     expect(rec.kept).toEqual([[0]]);
     expect(s.components.filter_evidence_kept).toBe(1);
@@ -54,7 +69,10 @@ describe('QREF episode', () => {
   });
 
   it('malformed or truncated output is an invalid episode with the penalty, never a crash', async () => {
-    for (const [text, finish, reason] of [['hello there', 'stop', 'unexpected_line'], ['RATIONALE: x\nQUERIES:\n- Amos', 'length', 'truncated']] as const) {
+    for (const [text, finish, reason] of [
+      ['hello there', 'stop', 'unexpected_line'],
+      ['RATIONALE: x\nQUERIES:\n- Amos', 'length', 'truncated'],
+    ] as const) {
       const traj = await runQrefEpisode(deps(text, finish), inst!, job, cfg);
       expect(traj.termination).toBe('invalid');
       expect(traj.invalidReason).toBe(reason);

@@ -70,7 +70,12 @@ describe('filter metrics', () => {
 
   it('undefined ratios are null, not 0 or NaN', () => {
     expect(filterMetrics(NO_COUNTS)).toEqual({ filter_precision: null, filter_recall: null, filter_f1: null, filter_keep_rate: null });
-    expect(filterMetrics({ retrieved: 2, kept: 1, evidenceRetrieved: 1, evidenceKept: 0 })).toEqual({ filter_precision: 0, filter_recall: 0, filter_f1: 0, filter_keep_rate: 0.5 });
+    expect(filterMetrics({ retrieved: 2, kept: 1, evidenceRetrieved: 1, evidenceKept: 0 })).toEqual({
+      filter_precision: 0,
+      filter_recall: 0,
+      filter_f1: 0,
+      filter_keep_rate: 0.5,
+    });
   });
 });
 
@@ -80,7 +85,14 @@ describe('checkKept (what an LLM filter reply must be)', () => {
     expect(checkKept([], 0)).toEqual({ ok: true, kept: [] });
   });
 
-  it.each([[[4], 4], [[-1], 4], [[1.5], 4], [['1'], 4], [[1, 1], 4], [[null], 4]])('refuses %j for %i results', (kept, n) => {
+  it.each([
+    [[4], 4],
+    [[-1], 4],
+    [[1.5], 4],
+    [['1'], 4],
+    [[1, 1], 4],
+    [[null], 4],
+  ])('refuses %j for %i results', (kept, n) => {
     expect(checkKept(kept as unknown[], n)).toMatchObject({ ok: false, reason: 'bad_indices' });
   });
 });

@@ -33,7 +33,12 @@ async function setup(o: FakeVllmOptions, over: Record<string, unknown> = {}) {
   fake = await startFakeVllm({ model: MODEL, ...o });
   const cfg = LlmFilterSchema.parse({ baseUrl: fake.baseUrl, model: MODEL, maxRetries: 2, ...over });
   const deps = recordingDeps();
-  const filter = new LlmEvidenceFilter({ endpoint: createEndpoint(endpointOptions('filter', cfg), deps), temperature: cfg.temperature, maxTokens: cfg.maxTokens, maxResultChars: cfg.maxResultChars });
+  const filter = new LlmEvidenceFilter({
+    endpoint: createEndpoint(endpointOptions('filter', cfg), deps),
+    temperature: cfg.temperature,
+    maxTokens: cfg.maxTokens,
+    maxResultChars: cfg.maxResultChars,
+  });
   return { filter, deps, fake };
 }
 
@@ -49,8 +54,14 @@ describe('LlmEvidenceFilter', () => {
     expect(body.response_format).toEqual({
       type: 'json_schema',
       json_schema: {
-        name: 'evidence_filter', strict: true,
-        schema: { type: 'object', properties: { kept: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 2 } } }, required: ['kept'], additionalProperties: false },
+        name: 'evidence_filter',
+        strict: true,
+        schema: {
+          type: 'object',
+          properties: { kept: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 2 } } },
+          required: ['kept'],
+          additionalProperties: false,
+        },
       },
     });
     const messages = body.messages as { role: string; content: string }[];
@@ -73,7 +84,11 @@ describe('LlmEvidenceFilter', () => {
   });
 
   it('an out-of-range, negative or repeated index is bad_indices, without a retry', async () => {
-    for (const [reply, detail] of [['{"kept": [0, 3]}', /kept index 3 is not an integer in \[0, 3\)/], ['{"kept": [-1]}', /kept index -1/], ['{"kept": [1, 1]}', /kept index 1 appears twice/]] as const) {
+    for (const [reply, detail] of [
+      ['{"kept": [0, 3]}', /kept index 3 is not an integer in \[0, 3\)/],
+      ['{"kept": [-1]}', /kept index -1/],
+      ['{"kept": [1, 1]}', /kept index 1 appears twice/],
+    ] as const) {
       const { filter, fake } = await setup({ answer: () => reply });
       const d = await filter.filter(input);
       expect(d).toMatchObject({ ok: false, reason: 'bad_indices', detail: expect.stringMatching(detail) });

@@ -10,18 +10,33 @@ const P = { queryCost: 0.1, invalidPenalty: 1.0 };
 describe('qrefReward, worked by hand', () => {
   // E = {e1, e2}.
   // Original (2 queries): [x1, e1, x2], [x1, x3] -> U = {x1, e1, x2, x3}: 1 of 2 evidence, recall 0.5, precision 1/4.
-  const original = [['x1', 'e1', 'x2'], ['x1', 'x3']];
+  const original = [
+    ['x1', 'e1', 'x2'],
+    ['x1', 'x3'],
+  ];
 
   it('more evidence with one extra query: R = (1.0 - 0.5) - 0.1 * 1 = 0.4', () => {
     // Refined (3 queries): [e1, x4], [e2, x1], [e1] -> U = {e1, x4, e2, x1}: 2 of 2, recall 1.0, precision 2/4.
     const r = qrefReward({ evidenceIds: ['e1', 'e2'], original, refined: [['e1', 'x4'], ['e2', 'x1'], ['e1']] }, P);
     expect(r).toEqual({
-      reward: 0.4, recall_refined: 1, recall_original: 0.5, recall_gain: 0.5,
-      queries_refined: 3, queries_original: 2, extra_queries: 1, query_cost: 0.1,
-      invalid: 0, invalid_penalty: 0,
-      evidence_found_refined: 2, evidence_found_original: 1,
-      retrieved_refined: 4, retrieved_original: 4, precision_refined: 0.5, precision_original: 0.25,
-      failed_searches_refined: 0, failed_searches_original: 0,
+      reward: 0.4,
+      recall_refined: 1,
+      recall_original: 0.5,
+      recall_gain: 0.5,
+      queries_refined: 3,
+      queries_original: 2,
+      extra_queries: 1,
+      query_cost: 0.1,
+      invalid: 0,
+      invalid_penalty: 0,
+      evidence_found_refined: 2,
+      evidence_found_original: 1,
+      retrieved_refined: 4,
+      retrieved_original: 4,
+      precision_refined: 0.5,
+      precision_original: 0.25,
+      failed_searches_refined: 0,
+      failed_searches_original: 0,
     });
   });
 
@@ -56,28 +71,34 @@ const evidence = fc.uniqueArray(fc.constantFrom('e1', 'e2', 'e3', 'x1'), { minLe
 
 describe('qrefReward, properties', () => {
   it('copying the original batch earns exactly 0', () => {
-    fc.assert(fc.property(evidence, batch, (e, b) => {
-      expect(qrefReward({ evidenceIds: e, original: b, refined: b }, P).reward).toBe(0);
-    }));
+    fc.assert(
+      fc.property(evidence, batch, (e, b) => {
+        expect(qrefReward({ evidenceIds: e, original: b, refined: b }, P).reward).toBe(0);
+      }),
+    );
   });
 
   it('an extra query that retrieves nothing new lowers the reward by exactly queryCost (once the batch is as long as the original)', () => {
-    fc.assert(fc.property(evidence, batch, batch, (e, orig, ref) => {
-      fc.pre(ref.length >= orig.length);
-      const before = qrefReward({ evidenceIds: e, original: orig, refined: ref }, P);
-      const seen = [...new Set(ref.flatMap((l) => l ?? []))];
-      const after = qrefReward({ evidenceIds: e, original: orig, refined: [...ref, seen] }, P);
-      expect(after.reward).toBeCloseTo(before.reward - P.queryCost, 12);
-      expect(after.recall_refined).toBe(before.recall_refined);
-    }));
+    fc.assert(
+      fc.property(evidence, batch, batch, (e, orig, ref) => {
+        fc.pre(ref.length >= orig.length);
+        const before = qrefReward({ evidenceIds: e, original: orig, refined: ref }, P);
+        const seen = [...new Set(ref.flatMap((l) => l ?? []))];
+        const after = qrefReward({ evidenceIds: e, original: orig, refined: [...ref, seen] }, P);
+        expect(after.reward).toBeCloseTo(before.reward - P.queryCost, 12);
+        expect(after.recall_refined).toBe(before.recall_refined);
+      }),
+    );
   });
 
   it('the reward stays within [-1 - queryCost * extra, 1] and equals gain - cost', () => {
-    fc.assert(fc.property(evidence, batch, batch, (e, orig, ref) => {
-      const r = qrefReward({ evidenceIds: e, original: orig, refined: ref }, P);
-      expect(r.reward).toBeCloseTo(r.recall_gain - r.query_cost, 12);
-      expect(r.reward).toBeLessThanOrEqual(1);
-      expect(r.reward).toBeGreaterThanOrEqual(-1 - P.queryCost * r.extra_queries - 1e-12);
-    }));
+    fc.assert(
+      fc.property(evidence, batch, batch, (e, orig, ref) => {
+        const r = qrefReward({ evidenceIds: e, original: orig, refined: ref }, P);
+        expect(r.reward).toBeCloseTo(r.recall_gain - r.query_cost, 12);
+        expect(r.reward).toBeLessThanOrEqual(1);
+        expect(r.reward).toBeGreaterThanOrEqual(-1 - P.queryCost * r.extra_queries - 1e-12);
+      }),
+    );
   });
 });

@@ -18,9 +18,9 @@ describe('demonstrationExample', () => {
     expect(ChatSftExampleSchema.parse(ex)).toEqual(ex);
     expect(ex.input[0]).toEqual({ role: 'system', content: refinerSystemPrompt(CFG.turn) });
     expect(ex.input[1]!.role).toBe('user');
-    expect(ex.input[1]!.content).toBe([
-      `Question: ${d.question}`, '', 'Reasoning so far:', d.trace, '', 'Candidate queries:', ...d.batch.map((q) => `- ${q}`),
-    ].join('\n'));
+    expect(ex.input[1]!.content).toBe(
+      [`Question: ${d.question}`, '', 'Reasoning so far:', d.trace, '', 'Candidate queries:', ...d.batch.map((q) => `- ${q}`)].join('\n'),
+    );
     expect(ex.target).toBe(`RATIONALE: ${d.rationale}\nQUERIES:\n${d.refined.map((q) => `- ${q}`).join('\n')}`);
     expect(ex.meta).toEqual({ task: 'qref', split: 'train', questionId: 'q-001' });
   });

@@ -25,7 +25,10 @@ const GOOD = 'RATIONALE: the queries repeat the bridge; search the engineer inst
 
 describe('parseRefinerTurn, worked examples', () => {
   it('parses the documented example', () => {
-    expect(parseRefinerTurn(GOOD, CAPS)).toEqual({ ok: true, turn: { rationale: 'the queries repeat the bridge; search the engineer instead', queries: ['Amos Kell engineer born', 'Amos Kell Marrowby'] } });
+    expect(parseRefinerTurn(GOOD, CAPS)).toEqual({
+      ok: true,
+      turn: { rationale: 'the queries repeat the bridge; search the engineer instead', queries: ['Amos Kell engineer born', 'Amos Kell Marrowby'] },
+    });
     expect(accepts(GOOD)).toBe(true);
   });
 
@@ -81,7 +84,8 @@ const text = fc.array(fc.oneof(fc.string({ maxLength: 8 }), tricky), { maxLength
 const nonEmpty = text.filter((s) => /[^ \t\n\v\f\r]/.test(s));
 const turn: fc.Arbitrary<RefinerTurn> = fc.record({ rationale: nonEmpty, queries: fc.array(nonEmpty, { minLength: 1, maxLength: CAPS.maxQueries }) });
 const flat = (s: string) => s.replace(/[ \t\n\v\f\r]+/g, ' ').replace(/^[ ]+|[ ]+$/g, '');
-const withinCaps = (t: RefinerTurn) => [...flat(t.rationale)].length <= CAPS.maxRationaleChars && t.queries.every((q) => [...flat(q)].length <= CAPS.maxQueryChars);
+const withinCaps = (t: RefinerTurn) =>
+  [...flat(t.rationale)].length <= CAPS.maxRationaleChars && t.queries.every((q) => [...flat(q)].length <= CAPS.maxQueryChars);
 
 // The refiner's own damage on top of the shared kinds: a bad bullet, an indented line.
 const EXTRA = {

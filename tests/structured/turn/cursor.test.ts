@@ -24,7 +24,9 @@ const word = fc.constantFrom('budget', 'use', 'x', 'a b', ' pad ', 'é', '中文
 const phrase = fc.array(word, { minLength: 1, maxLength: 3 }).map((w) => w.join(' '));
 const turn: fc.Arbitrary<PolicyTurn> = fc.record({
   state: fc.uniqueArray(
-    fc.record({ name: word, purpose: phrase, status: fc.constantFrom(...STATUSES), source: fc.constantFrom(...SOURCES), value: phrase }).map((s) => ({ ...s, value: s.status === 'uncovered' ? '' : s.value })),
+    fc
+      .record({ name: word, purpose: phrase, status: fc.constantFrom(...STATUSES), source: fc.constantFrom(...SOURCES), value: phrase })
+      .map((s) => ({ ...s, value: s.status === 'uncovered' ? '' : s.value })),
     { selector: (s) => s.name.trim().replace('|', '/'), maxLength: 4 },
   ),
   plan: phrase,
@@ -32,7 +34,11 @@ const turn: fc.Arbitrary<PolicyTurn> = fc.record({
   execute: phrase,
 });
 /** Padding the grammar allows: blank lines and trailing whitespace. */
-const padded = (t: PolicyTurn, pad: string) => renderTurn(t).split('\n').map((l) => l + pad).join('\n') + (pad ? `\n${pad}` : '');
+const padded = (t: PolicyTurn, pad: string) =>
+  renderTurn(t)
+    .split('\n')
+    .map((l) => l + pad)
+    .join('\n') + (pad ? `\n${pad}` : '');
 
 /** The cursor after `bytes` fed as one-byte tokens, or null where the filter would have banned one. */
 function cursorAt(bytes: Buffer, caps: TurnCaps): TurnCursor | null {
@@ -83,7 +89,9 @@ describe('TurnCursor.completion', () => {
   it('completes mid-slot with the cheapest enum and a fresh name when the typed one is taken', () => {
     const at = (s: string) => (cursorAt(Buffer.from(s, 'utf8'), POLICY_CAPS) as TurnCursor).completion();
     expect(at('STATE:\n- a | purpose: p | status: cov')).toBe('ered | source: memory | value: x\nPLAN:x\nACTION:ASK\nEXECUTE:x');
-    expect(at('STATE:\n- a | purpose: p | status: uncovered | source: memory | value:\n- a')).toBe('x | purpose: x | status: uncovered | source: memory | value:\nPLAN:x\nACTION:ASK\nEXECUTE:x');
+    expect(at('STATE:\n- a | purpose: p | status: uncovered | source: memory | value:\n- a')).toBe(
+      'x | purpose: x | status: uncovered | source: memory | value:\nPLAN:x\nACTION:ASK\nEXECUTE:x',
+    );
     expect(at('STATE:\nPLAN: p\nACTION: RE')).toBe('TRIEVE\nEXECUTE:x');
     expect(at('STATE:\nPLAN: p\nACTION: ASK\nEXECUTE: q')).toBe('');
     const midChar = Buffer.concat([Buffer.from('STATE:\nPLAN: '), Buffer.from([0xe4])]); // first of 3 bytes

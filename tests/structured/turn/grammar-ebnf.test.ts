@@ -20,7 +20,27 @@ beforeAll(async () => {
 
 // Field text with what makes the grammar hard: pipes, ASCII and non-ASCII whitespace,
 // line separators, colons, header words, non-ASCII letters, emoji.
-const tricky = fc.constantFrom('|', ' ', '\t', '\r', '\v', '\f', '\n', '\u00a0', '\u2028', '\u3000', ':', 'STATE:', 'PLAN:', '- ', 'é', '中', '😀', 'value:', 'status: covered');
+const tricky = fc.constantFrom(
+  '|',
+  ' ',
+  '\t',
+  '\r',
+  '\v',
+  '\f',
+  '\n',
+  '\u00a0',
+  '\u2028',
+  '\u3000',
+  ':',
+  'STATE:',
+  'PLAN:',
+  '- ',
+  'é',
+  '中',
+  '😀',
+  'value:',
+  'status: covered',
+);
 const text = fc.array(fc.oneof(fc.string({ maxLength: 6 }), tricky), { maxLength: 6 }).map((p) => p.join(''));
 /** Non-empty once renderTurn flattens ASCII whitespace (non-ASCII whitespace is text to the grammar). */
 const nonEmpty = text.filter((s) => /[^ \t\n\v\f\r]/.test(s));
@@ -37,7 +57,12 @@ const turn: fc.Arbitrary<PolicyTurn> = fc.record({
 /** Byte-level mutations of a rendered turn: the kinds of damage a small model does. */
 const mutation = fc.constantFrom('drop', 'dup', 'swap', 'blank', 'pad', 'enum', 'pipe', 'junk', 'cut', 'char', 'crlf', 'dupSlot');
 const JUNK = ['', '  ', 'STATE:', 'PLAN: again', 'ACTION: STOP', 'EXECUTE:', '-', '- x |', 'hello', '|||', 'value:', ' PLAN: x', '\u00a0', 'ACTION:ASK'];
-const BAD_ENUM: [RegExp, string][] = [[/status: \w+/, 'status: done'], [/source: \w+/, 'source: web'], [/ACTION: \w+/, 'ACTION: ask'], [/covered/, 'Covered']];
+const BAD_ENUM: [RegExp, string][] = [
+  [/status: \w+/, 'status: done'],
+  [/source: \w+/, 'source: web'],
+  [/ACTION: \w+/, 'ACTION: ask'],
+  [/covered/, 'Covered'],
+];
 
 /** Cut a line at a code point (model output is decoded UTF-8: it never holds half a surrogate pair). */
 const cutAt = (l: string, r: number) => [...l].slice(0, r % ([...l].length + 1)).join('').length;
@@ -50,18 +75,53 @@ function mutate(base: string, kinds: string[], picks: number[]): string {
     const i = r % lines.length;
     const l = lines[i] as string;
     switch (kind) {
-      case 'drop': lines.splice(i, 1); break;
-      case 'dup': lines.splice(i, 0, l); break;
-      case 'swap': { const j = (r >> 3) % lines.length; [lines[i], lines[j]] = [lines[j] as string, l]; break; }
-      case 'blank': lines.splice(i, 0, [' ', '', '\t\r'][r % 3] as string); break;
-      case 'pad': lines[i] = l + [' ', '\t', '\r', ' \u00a0', '\f'][r % 5]; break;
-      case 'enum': { const [re, to] = BAD_ENUM[r % BAD_ENUM.length]!; lines[i] = l.replace(re, to); break; }
-      case 'pipe': { const p = cutAt(l, r >> 2); lines[i] = `${l.slice(0, p)}|${l.slice(p)}`; break; }
-      case 'junk': lines.splice(i, 0, JUNK[r % JUNK.length] as string); break;
-      case 'cut': lines = lines.slice(0, i + 1); lines[i] = l.slice(0, cutAt(l, r >> 2)); break;
-      case 'char': { const p = cutAt(l, r >> 2); lines[i] = l.slice(0, p) + String.fromCharCode(32 + (r % 95)) + l.slice(p); break; }
-      case 'crlf': lines = lines.map((x) => `${x}\r`); break;
-      case 'dupSlot': { const s = lines.findIndex((x) => x.startsWith('- ')); if (s >= 0) lines.splice(s, 0, lines[s] as string); break; }
+      case 'drop':
+        lines.splice(i, 1);
+        break;
+      case 'dup':
+        lines.splice(i, 0, l);
+        break;
+      case 'swap': {
+        const j = (r >> 3) % lines.length;
+        [lines[i], lines[j]] = [lines[j] as string, l];
+        break;
+      }
+      case 'blank':
+        lines.splice(i, 0, [' ', '', '\t\r'][r % 3] as string);
+        break;
+      case 'pad':
+        lines[i] = l + [' ', '\t', '\r', ' \u00a0', '\f'][r % 5];
+        break;
+      case 'enum': {
+        const [re, to] = BAD_ENUM[r % BAD_ENUM.length]!;
+        lines[i] = l.replace(re, to);
+        break;
+      }
+      case 'pipe': {
+        const p = cutAt(l, r >> 2);
+        lines[i] = `${l.slice(0, p)}|${l.slice(p)}`;
+        break;
+      }
+      case 'junk':
+        lines.splice(i, 0, JUNK[r % JUNK.length] as string);
+        break;
+      case 'cut':
+        lines = lines.slice(0, i + 1);
+        lines[i] = l.slice(0, cutAt(l, r >> 2));
+        break;
+      case 'char': {
+        const p = cutAt(l, r >> 2);
+        lines[i] = l.slice(0, p) + String.fromCharCode(32 + (r % 95)) + l.slice(p);
+        break;
+      }
+      case 'crlf':
+        lines = lines.map((x) => `${x}\r`);
+        break;
+      case 'dupSlot': {
+        const s = lines.findIndex((x) => x.startsWith('- '));
+        if (s >= 0) lines.splice(s, 0, lines[s] as string);
+        break;
+      }
     }
   });
   return lines.join('\n');
@@ -83,7 +143,8 @@ describe('structured/turn/grammar.ebnf', () => {
   });
 
   it('accepts the documented example and rejects what parseTurn rejects in it', () => {
-    const good = 'STATE:\n- budget | purpose: spending limit | status: covered | source: dialogue | value: under 1200 EUR\n- use | purpose: main workloads | status: uncovered | source: dialogue | value:\nPLAN: ask\nACTION: ASK\nEXECUTE: What for?';
+    const good =
+      'STATE:\n- budget | purpose: spending limit | status: covered | source: dialogue | value: under 1200 EUR\n- use | purpose: main workloads | status: uncovered | source: dialogue | value:\nPLAN: ask\nACTION: ASK\nEXECUTE: What for?';
     expect(accepts(good)).toBe(true);
     expect(accepts(`${good}\n\n \t\n`)).toBe(true);
     expect(accepts(good.replace('ACTION: ASK', 'ACTION: ask'))).toBe(false);

@@ -14,8 +14,20 @@ ACTION: ASK
 EXECUTE: What will you mainly use the laptop for?`;
 
 const ALL_REASONS: InvalidReason[] = [
-  'empty', 'missing_section', 'duplicate_section', 'bad_slot', 'bad_status', 'bad_source', 'unknown_action',
-  'empty_execute', 'trailing_text', 'truncated', 'section_order', 'unexpected_line', 'empty_plan', 'duplicate_slot',
+  'empty',
+  'missing_section',
+  'duplicate_section',
+  'bad_slot',
+  'bad_status',
+  'bad_source',
+  'unknown_action',
+  'empty_execute',
+  'trailing_text',
+  'truncated',
+  'section_order',
+  'unexpected_line',
+  'empty_plan',
+  'duplicate_slot',
 ];
 
 describe('parseTurn golden', () => {
@@ -61,7 +73,11 @@ describe('parseTurn golden', () => {
     ['section_order', 'STATE:\nACTION: ASK\nPLAN: x\nEXECUTE: y', 'line 2: ACTION: before PLAN:'],
     ['bad_slot', GOOD.replace('- budget | purpose:', '- budget | purp:'), 'line 2'],
     ['bad_slot', GOOD.replace('| value: under 1200 EUR', '| value:'), 'a covered slot needs a value'],
-    ['bad_slot', GOOD.replace('| status: uncovered | source: dialogue | value:', '| status: uncovered | source: dialogue | value: x'), 'an uncovered slot must have an empty value'],
+    [
+      'bad_slot',
+      GOOD.replace('| status: uncovered | source: dialogue | value:', '| status: uncovered | source: dialogue | value: x'),
+      'an uncovered slot must have an empty value',
+    ],
     ['bad_slot', GOOD.replace('- budget |', '-  |'), 'slot name and purpose must be non-empty'],
     ['bad_status', GOOD.replace('status: covered', 'status: done'), 'status "done" is not one of uncovered, partial, covered'],
     ['bad_source', GOOD.replace('source: dialogue | value: under', 'source: web | value: under'), 'source "web" is not one of profile, memory, dialogue'],
@@ -98,7 +114,10 @@ const slotArb: fc.Arbitrary<EvidenceSlot> = fc
     purpose: phrase,
     status: fc.constantFrom(...STATUSES),
     source: fc.constantFrom(...SOURCES),
-    value: fc.oneof(phrase, phrase.map((p) => `${p} | ${p}`)),
+    value: fc.oneof(
+      phrase,
+      phrase.map((p) => `${p} | ${p}`),
+    ),
   })
   .map((s) => ({ ...s, value: s.status === 'uncovered' ? '' : s.value }));
 const turnArb: fc.Arbitrary<PolicyTurn> = fc.record({
@@ -110,23 +129,46 @@ const turnArb: fc.Arbitrary<PolicyTurn> = fc.record({
 
 describe('round trip', () => {
   it('parseTurn(renderTurn(t)) gives t back', () => {
-    fc.assert(fc.property(turnArb, (t) => {
-      expect(parseTurn(renderTurn(t))).toEqual({ ok: true, turn: t });
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(turnArb, (t) => {
+        expect(parseTurn(renderTurn(t))).toEqual({ ok: true, turn: t });
+      }),
+      { numRuns: 500 },
+    );
   });
   it('renderTurn(parseTurn(x)) === x for canonical x, also with trailing whitespace added', () => {
-    fc.assert(fc.property(turnArb, fc.array(fc.constantFrom(' ', '\t', '\r'), { maxLength: 3 }), (t, pad) => {
-      const x = renderTurn(t);
-      const padded = x.split('\n').map((l) => l + pad.join('')).join('\n') + '\n\n';
-      const r = parseTurn(padded);
-      expect(r.ok).toBe(true);
-      if (r.ok) expect(renderTurn(r.turn)).toBe(x);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(turnArb, fc.array(fc.constantFrom(' ', '\t', '\r'), { maxLength: 3 }), (t, pad) => {
+        const x = renderTurn(t);
+        const padded =
+          x
+            .split('\n')
+            .map((l) => l + pad.join(''))
+            .join('\n') + '\n\n';
+        const r = parseTurn(padded);
+        expect(r.ok).toBe(true);
+        if (r.ok) expect(renderTurn(r.turn)).toBe(x);
+      }),
+      { numRuns: 300 },
+    );
   });
   it('renderTurn flattens newlines and "|" in name/purpose so the output still parses', () => {
-    const t: PolicyTurn = { state: [{ name: 'a|b', purpose: 'p\nq', status: 'partial', source: 'memory', value: 'v\n w' }], plan: 'x\ny', action: 'STOP', execute: 'final\nquery' };
+    const t: PolicyTurn = {
+      state: [{ name: 'a|b', purpose: 'p\nq', status: 'partial', source: 'memory', value: 'v\n w' }],
+      plan: 'x\ny',
+      action: 'STOP',
+      execute: 'final\nquery',
+    };
     const r = parseTurn(renderTurn(t));
-    expect(r).toEqual({ ok: true, turn: { state: [{ name: 'a/b', purpose: 'p q', status: 'partial', source: 'memory', value: 'v w' }], plan: 'x y', action: 'STOP', execute: 'final query' } });
+    expect(r).toEqual({
+      ok: true,
+      turn: {
+        state: [{ name: 'a/b', purpose: 'p q', status: 'partial', source: 'memory', value: 'v w' }],
+        plan: 'x y',
+        action: 'STOP',
+        execute: 'final query',
+      },
+    });
   });
 });
 
@@ -143,7 +185,12 @@ describe('fuzz: never throws, always classifies', () => {
     return r.ok;
   };
   it('random strings', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), (s) => { classify(s); }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (s) => {
+        classify(s);
+      }),
+      { numRuns: 2000 },
+    );
   });
   it('mutations of valid turns (deleted, swapped, duplicated, truncated, garbled lines)', () => {
     const rng = new Rng(7);
@@ -157,12 +204,29 @@ describe('fuzz: never throws, always classifies', () => {
         const m = [...lines];
         const i = rng.int(m.length);
         switch (rng.int(6)) {
-          case 0: m.splice(i, 1); break;
-          case 1: { const j = rng.int(m.length); [m[i], m[j]] = [m[j] as string, m[i] as string]; break; }
-          case 2: m.splice(i, 0, m[i] as string); break;
-          case 3: m.splice(i + 1); m[i] = (m[i] as string).slice(0, rng.int((m[i] as string).length + 1)); break;
-          case 4: m.splice(i, 0, junk[rng.int(junk.length)] as string); break;
-          default: { const l = m[i] as string; const p = rng.int(l.length + 1); m[i] = l.slice(0, p) + String.fromCharCode(32 + rng.int(95)) + l.slice(p); }
+          case 0:
+            m.splice(i, 1);
+            break;
+          case 1: {
+            const j = rng.int(m.length);
+            [m[i], m[j]] = [m[j] as string, m[i] as string];
+            break;
+          }
+          case 2:
+            m.splice(i, 0, m[i] as string);
+            break;
+          case 3:
+            m.splice(i + 1);
+            m[i] = (m[i] as string).slice(0, rng.int((m[i] as string).length + 1));
+            break;
+          case 4:
+            m.splice(i, 0, junk[rng.int(junk.length)] as string);
+            break;
+          default: {
+            const l = m[i] as string;
+            const p = rng.int(l.length + 1);
+            m[i] = l.slice(0, p) + String.fromCharCode(32 + rng.int(95)) + l.slice(p);
+          }
         }
         total++;
         if (classify(m.join('\n'))) accepted++;

@@ -34,7 +34,13 @@ const MENUS: [string, readonly ActionKind[]][] = Object.entries(BASELINES)
 
 describe('menu grammars against parseTurn (xgrammar acceptance, fuzzed turns)', () => {
   const field = fc.string({ minLength: 1, maxLength: 12 }).filter((s) => /^[^\n \t\v\f\r]/.test(s) && !s.includes('\n'));
-  const slot = fc.record({ name: fc.constantFrom('budget', 'use'), purpose: fc.constant('why'), status: fc.constant('uncovered' as const), source: fc.constant('dialogue' as const), value: fc.constant('') });
+  const slot = fc.record({
+    name: fc.constantFrom('budget', 'use'),
+    purpose: fc.constant('why'),
+    status: fc.constant('uncovered' as const),
+    source: fc.constant('dialogue' as const),
+    value: fc.constant(''),
+  });
   const turn = fc.record({ state: fc.array(slot, { maxLength: 1 }), plan: field, action: fc.constantFrom(...ACTIONS), execute: field });
 
   for (const [name, menu] of MENUS) {
@@ -59,8 +65,15 @@ describe('menu grammars against parseTurn (xgrammar acceptance, fuzzed turns)', 
 });
 
 const instance = InstanceSchema.parse({
-  id: 'i', userId: 'u', taskId: 't', split: 'test', query: 'Which laptop should I buy for my research?', profile: 'PhD student.',
-  targets: [{ id: 'budget', description: 'the spending limit', seedQuestion: 'What is your budget?', seedAnswer: 'Under 1200 EUR.', weight: 1, essential: true }],
+  id: 'i',
+  userId: 'u',
+  taskId: 't',
+  split: 'test',
+  query: 'Which laptop should I buy for my research?',
+  profile: 'PhD student.',
+  targets: [
+    { id: 'budget', description: 'the spending limit', seedQuestion: 'What is your budget?', seedAnswer: 'Under 1200 EUR.', weight: 1, essential: true },
+  ],
 });
 
 let root: string;
@@ -73,12 +86,26 @@ async function episodes(actions: readonly ActionKind[] | undefined): Promise<Tra
   await store.init([{ userId: 'u', profile: '', memories: [] }]);
   const deps = {
     policy: new OpenAIPolicyClient({ baseUrl: `${server.url}/v1`, apiKeyEnv: 'GSTEER_TEST_NONE', timeoutMs: 120_000, maxRetries: 0 }),
-    simulator: new SeedSimulator(encoder, 0.35), store, tokenizer: qwen3Tokenizer(),
+    simulator: new SeedSimulator(encoder, 0.35),
+    store,
+    tokenizer: qwen3Tokenizer(),
   };
   const rollout = { maxTurns: 2, maxTokens: 64, temperature: 1, topP: 1, retrieveCandidates: 15, retrieveTopK: 3, constrained: true };
   const out: Trajectory[] = [];
   for (const seed of SEEDS)
-    out.push(await runEpisode(deps, instance, { runId: 'r', groupId: 'g', index: 0, policyVersion: 0, model: 'base', snapshotId: 'u@0', seed, rollout, ...(actions ? { actions } : {}) }));
+    out.push(
+      await runEpisode(deps, instance, {
+        runId: 'r',
+        groupId: 'g',
+        index: 0,
+        policyVersion: 0,
+        model: 'base',
+        snapshotId: 'u@0',
+        seed,
+        rollout,
+        ...(actions ? { actions } : {}),
+      }),
+    );
   return out;
 }
 

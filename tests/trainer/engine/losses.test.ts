@@ -19,7 +19,11 @@ function run(fn: TinkerLossFn, config?: Record<string, number>): { loss: number[
   const inputs = x();
   const p = tf.tensor1d(P);
   const loss = Array.from(elementwiseLoss(fn, p, inputs, cfg).dataSync());
-  const grad = Array.from(tf.grad((t: tf.Tensor) => tf.sum(elementwiseLoss(fn, t, inputs, cfg)))(p).dataSync());
+  const grad = Array.from(
+    tf
+      .grad((t: tf.Tensor) => tf.sum(elementwiseLoss(fn, t, inputs, cfg)))(p)
+      .dataSync(),
+  );
   return { loss, grad };
 }
 const close = (got: number[], want: number[]) => want.forEach((w, i) => expect(got[i]).toBeCloseTo(w, 5));
@@ -65,7 +69,9 @@ describe('Tinker built-in losses', () => {
   it('loss_fn_config: defaults, unknown keys, a missing dro beta and crossed thresholds are refused with the fix', () => {
     expect(lossConfig('ppo')).toEqual({ clip_low_threshold: 0.8, clip_high_threshold: 1.2 });
     expect(lossConfig('cispo', { clip_high_threshold: 1.3 })).toEqual({ clip_low_threshold: 0.8, clip_high_threshold: 1.3 });
-    expect(() => lossConfig('ppo', { epsilon: 0.2 })).toThrow(/loss_fn_config.epsilon = 0.2: ppo reads clip_low_threshold, clip_high_threshold; remove the key/);
+    expect(() => lossConfig('ppo', { epsilon: 0.2 })).toThrow(
+      /loss_fn_config.epsilon = 0.2: ppo reads clip_low_threshold, clip_high_threshold; remove the key/,
+    );
     expect(() => lossConfig('dro')).toThrow(/loss_fn_config.beta is missing: dro has no documented default/);
     expect(() => lossConfig('ppo', { clip_low_threshold: 1.3 })).toThrow(/clip_low_threshold 1.3 is above clip_high_threshold 1.2/);
     expect(() => lossConfig('cross_entropy', { beta: 1 })).toThrow(/cross_entropy reads no config/);

@@ -34,7 +34,14 @@ const ADAM: AdamParams = { learning_rate: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e
 function engine(microBatchSize = 2): TfjsEngine {
   const e = TfjsEngine.create(model, LoraSchema.parse({ r: 4, alpha: 8, dropout: 0 }), 1, { baseModel: 'tiny', microBatchSize });
   const r = new Rng(2);
-  for (const v of e.lora.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.05), v.shape));
+  for (const v of e.lora.variables())
+    if (v.name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => r.normal() * 0.05),
+          v.shape,
+        ),
+      );
   return e;
 }
 const read = (ts: tf.Tensor[] | null) => (ts ?? []).map((t) => Array.from(t.dataSync()));
@@ -50,7 +57,9 @@ describe('TfjsEngine', () => {
   it('forward: the logprob of every target (model_input shifted by one) and -p * w, nothing accumulated', async () => {
     const e = engine();
     const r = await e.forwardBackward(ce, { lossFn: 'cross_entropy', forwardOnly: true });
-    const want = tf.tidy(() => tokenLogprobs(model, e.lora, { inputIds: seqs.map((s) => [...s, ...new Array<number>(10 - s.length).fill(0)]) }).logprobs.arraySync());
+    const want = tf.tidy(() =>
+      tokenLogprobs(model, e.lora, { inputIds: seqs.map((s) => [...s, ...new Array<number>(10 - s.length).fill(0)]) }).logprobs.arraySync(),
+    );
     let sum = 0;
     r.outputs.forEach((o, b) => {
       expect(o.logprobs).toHaveLength(seqs[b]!.length - 1);
@@ -165,11 +174,19 @@ describe('TfjsEngine', () => {
   it('refuses datums it cannot score, naming the datum, the field and the fix', async () => {
     const e = engine();
     const shifted = { ...ce[0]!, inputs: { ...ce[0]!.inputs, target_tokens: ce[0]!.tokens } };
-    await expect(e.forwardBackward([ce[1]!, shifted], { lossFn: 'cross_entropy', forwardOnly: false })).rejects.toThrow(/datum 1: target_tokens\[0\] is \d+ but model_input\[1\] is \d+; gsteer's engine scores next-token targets only/);
-    await expect(e.forwardBackward([ce[0]!], { lossFn: 'ppo', forwardOnly: false })).rejects.toThrow(/datum 0: loss_fn_inputs.logprobs is missing; ppo reads target_tokens, logprobs, advantages/);
+    await expect(e.forwardBackward([ce[1]!, shifted], { lossFn: 'cross_entropy', forwardOnly: false })).rejects.toThrow(
+      /datum 1: target_tokens\[0\] is \d+ but model_input\[1\] is \d+; gsteer's engine scores next-token targets only/,
+    );
+    await expect(e.forwardBackward([ce[0]!], { lossFn: 'ppo', forwardOnly: false })).rejects.toThrow(
+      /datum 0: loss_fn_inputs.logprobs is missing; ppo reads target_tokens, logprobs, advantages/,
+    );
     const short = { ...ppo[0]!, inputs: { ...ppo[0]!.inputs, advantages: [1] } };
-    await expect(e.forwardBackward([short], { lossFn: 'ppo', forwardOnly: false })).rejects.toThrow(/datum 0: loss_fn_inputs.advantages has 1 entries but model_input has 6 tokens/);
-    await expect(e.forwardBackward(ce, { lossFn: 'cross_entropy', forwardOnly: false, gsteer: { reference: true } })).rejects.toThrow(/reference scoring is forward-only/);
+    await expect(e.forwardBackward([short], { lossFn: 'ppo', forwardOnly: false })).rejects.toThrow(
+      /datum 0: loss_fn_inputs.advantages has 1 entries but model_input has 6 tokens/,
+    );
+    await expect(e.forwardBackward(ce, { lossFn: 'cross_entropy', forwardOnly: false, gsteer: { reference: true } })).rejects.toThrow(
+      /reference scoring is forward-only/,
+    );
     e.dispose();
   });
 });

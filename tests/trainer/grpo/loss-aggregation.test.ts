@@ -24,18 +24,38 @@ await tf.setBackend('cpu');
 // On-policy (old = theta detached, rho = 1): d L / d theta_bt = -A_b / (unitTokens_b * units)
 //   grpo, turn:        unitTokens [2, 1, 2], units 3 -> row 0 -1/6, row 1 -1/3, row 2 +0.5/6
 //   grpo, trajectory:  unitTokens [3, 3, 2], units 2 -> row 0 -1/6, row 1 -1/6, row 2 +0.5/4
-const mask = [[0, 0, 1, 1], [0, 0, 1, 0], [0, 1, 1, 0]];
-const rho = [[1, 1, 1.1, 0.9], [1, 1, 1.5, 1], [1, 0.5, 1.0, 1]];
+const mask = [
+  [0, 0, 1, 1],
+  [0, 0, 1, 0],
+  [0, 1, 1, 0],
+];
+const rho = [
+  [1, 1, 1.1, 0.9],
+  [1, 1, 1.5, 1],
+  [1, 0.5, 1.0, 1],
+];
 const A = [1, 1, -0.5];
 const trajectories = [0, 0, 1];
-const theta0 = [[0, -1, -2, -1.5], [0, -0.7, -1.2, -3], [0, -2, -0.4, -1]];
+const theta0 = [
+  [0, -1, -2, -1.5],
+  [0, -0.7, -1.2, -3],
+  [0, -2, -0.4, -1],
+];
 
 function thetaPolicy(): Policy & { theta: tf.Variable } {
   const theta = tf.variable(tf.tensor2d(theta0));
   return {
     theta,
     variables: () => [theta],
-    score: (ids) => ({ logprobs: tf.gather(theta, tf.tensor1d(ids.map((r) => r[0]!), 'int32')) as tf.Tensor2D }),
+    score: (ids) => ({
+      logprobs: tf.gather(
+        theta,
+        tf.tensor1d(
+          ids.map((r) => r[0]!),
+          'int32',
+        ),
+      ) as tf.Tensor2D,
+    }),
   };
 }
 
@@ -50,7 +70,10 @@ const batch = (offPolicy: boolean): PolicyBatch => ({
 
 const run = (lossType: LossType, aggregation: LossAggregation, microBatchSize: number, offPolicy: boolean) => {
   const policy = thetaPolicy();
-  const acc = accumulateGradients(policy, batch(offPolicy), { microBatchSize, grpo: { lossType, aggregation, epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 4 } });
+  const acc = accumulateGradients(policy, batch(offPolicy), {
+    microBatchSize,
+    grpo: { lossType, aggregation, epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 4 },
+  });
   const grad = acc.grads[0]!.arraySync() as number[][];
   tf.dispose([...acc.grads, policy.theta]);
   return { loss: acc.loss, grad };
@@ -92,7 +115,9 @@ describe('grpo.lossAggregation on the hand example', () => {
   it('trajectory without trajectory ids is a clear error', () => {
     const policy = thetaPolicy();
     const { trajectories: _, ...bare } = batch(false);
-    expect(() => accumulateGradients(policy, bare, { microBatchSize: 3, grpo: { lossType: 'grpo', aggregation: 'trajectory', epsilon: 0.2, betaKl: 0, tisCap: null } })).toThrow(/lossAggregation is "trajectory".*set grpo.lossAggregation=turn/);
+    expect(() =>
+      accumulateGradients(policy, bare, { microBatchSize: 3, grpo: { lossType: 'grpo', aggregation: 'trajectory', epsilon: 0.2, betaKl: 0, tisCap: null } }),
+    ).toThrow(/lossAggregation is "trajectory".*set grpo.lossAggregation=turn/);
     policy.theta.dispose();
   });
 });

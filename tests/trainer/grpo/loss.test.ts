@@ -18,10 +18,19 @@ await tf.setBackend('cpu');
 // grpo    = mean(mean(-1.2, -1.1), 1.6) = mean(-1.15, 1.6) = 0.225
 // dapo    = (-1.2 - 1.1 + 1.6) / 3 = -0.7 / 3 = -0.233333
 // dr_grpo = -0.7 / (B * L) = -0.7 / (2 * 4) = -0.0875   (maxCompletionLength L = 4)
-const old = [[0, -1, -2], [0, -0.5, -1]];
-const rho = [[1, 1.5, 1.1], [1, 0.5, 0.9]];
+const old = [
+  [0, -1, -2],
+  [0, -0.5, -1],
+];
+const rho = [
+  [1, 1.5, 1.1],
+  [1, 0.5, 0.9],
+];
 const logpArr = old.map((row, b) => row.map((o, t) => o + Math.log(rho[b]![t]!)));
-const maskArr = [[0, 1, 1], [0, 1, 0]];
+const maskArr = [
+  [0, 1, 1],
+  [0, 1, 0],
+];
 const advArr = [1, -2];
 
 function inputs(logp: tf.Tensor2D = tf.tensor2d(logpArr)) {
@@ -59,7 +68,11 @@ describe('grpoLoss on the hand example', () => {
     const x = (lp: tf.Tensor) => ({ logp: lp as tf.Tensor2D, oldLogp: tf.tensor2d([[0]]), advantages: tf.tensor1d([1]), mask: tf.tensor2d([[1]]) });
     const lp0 = tf.tensor2d([[Math.log(0.5)]]);
     expect(grpoLoss(x(lp0), base).dataSync()[0]).toBeCloseTo(-0.5, 6);
-    expect(tf.grad((lp: tf.Tensor) => grpoLoss(x(lp), base))(lp0).dataSync()[0]).toBeCloseTo(-0.5, 6);
+    expect(
+      tf
+        .grad((lp: tf.Tensor) => grpoLoss(x(lp), base))(lp0)
+        .dataSync()[0],
+    ).toBeCloseTo(-0.5, 6);
   });
 
   it('truncated importance sampling multiplies each token by min(exp(old - rollout), cap)', () => {
@@ -92,7 +105,10 @@ describe('grpoLoss on the hand example', () => {
 
   it('reports the server/trainer mismatch: mean exp(logp - rolloutLogp) and max |diff| on policy tokens', () => {
     // rolloutLogp = logp - [[9, 0.1, 0.2], [9, -0.3, 9]]: the 9s are off the mask (column 0, row 1 t2)
-    const shift = [[9, 0.1, 0.2], [9, -0.3, 9]];
+    const shift = [
+      [9, 0.1, 0.2],
+      [9, -0.3, 9],
+    ];
     const rollout = tf.tensor2d(logpArr.map((r, b) => r.map((v, t) => v - shift[b]![t]!)));
     const s = grpoStatMeans(grpoTokenSums({ ...inputs(), rolloutLogp: rollout }, base));
     expect(s['sampling/importance_sampling_ratio/mean']).toBeCloseTo((Math.exp(0.1) + Math.exp(0.2) + Math.exp(-0.3)) / 3, 5);
@@ -120,7 +136,9 @@ describe('grpoLoss properties', () => {
           const x = (lp: tf.Tensor) => ({ logp: lp as tf.Tensor2D, oldLogp: tf.tensor2d(logp), advantages: tf.tensor1d(adv), mask: tf.tensor2d(mask) });
           const lp = tf.tensor2d(logp);
           const per = grpoPerTokenLoss(x(lp), base).arraySync();
-          const grad = tf.grad((l: tf.Tensor) => tf.sum(tf.mul(grpoPerTokenLoss(x(l), base), tf.tensor2d(mask))))(lp).arraySync() as number[][];
+          const grad = tf
+            .grad((l: tf.Tensor) => tf.sum(tf.mul(grpoPerTokenLoss(x(l), base), tf.tensor2d(mask))))(lp)
+            .arraySync() as number[][];
           per.forEach((row, b) =>
             row.forEach((v, t) => {
               if (mask[b]![t]) {

@@ -9,9 +9,21 @@ const seqs = [
   { promptLength: 3, length: 4, trajectory: 0 },
   { promptLength: 1, length: 3, trajectory: 1 },
 ];
-const logp = [[0, 0, -1, -2], [0, 0, 0, -0.5], [0, -1, -1]];
-const ref = [[0, 0, -1.5, -2], [0, 0, 0, -1.0], [0, -1, -3]];
-const values = [[9, 9, 0.2, 0.4], [9, 9, 9, 0.6], [9, 0.1, -0.2]]; // prompt positions are never read
+const logp = [
+  [0, 0, -1, -2],
+  [0, 0, 0, -0.5],
+  [0, -1, -1],
+];
+const ref = [
+  [0, 0, -1.5, -2],
+  [0, 0, 0, -1.0],
+  [0, -1, -3],
+];
+const values = [
+  [9, 9, 0.2, 0.4],
+  [9, 9, 9, 0.6],
+  [9, 0.1, -0.2],
+]; // prompt positions are never read
 const scores = [1, -0.5];
 
 describe('ppoTargets', () => {
@@ -21,8 +33,16 @@ describe('ppoTargets', () => {
     // traj 1: k1 = 0, 2; r = 0, -1 - 0.5 = -1.5; G = -1.5, -1.5; A = -1.6, -1.3
     const t = ppoTargets(seqs, logp, ref, values, scores, { gamma: 1, lambda: 1, whiten: false, klCoef: 0.5, klEstimator: 'k1' });
     const close = (got: number[][], want: number[][]) => got.forEach((row, b) => row.forEach((x, i) => expect(x).toBeCloseTo(want[b]![i]!, 12)));
-    close(t.advantages, [[0, 0, 0.3, 0.35], [0, 0, 0, 0.15], [0, -1.6, -1.3]]);
-    close(t.returns, [[0, 0, 0.5, 0.75], [0, 0, 0, 0.75], [0, -1.5, -1.5]]);
+    close(t.advantages, [
+      [0, 0, 0.3, 0.35],
+      [0, 0, 0, 0.15],
+      [0, -1.6, -1.3],
+    ]);
+    close(t.returns, [
+      [0, 0, 0.5, 0.75],
+      [0, 0, 0, 0.75],
+      [0, -1.5, -1.5],
+    ]);
     // per-trajectory masked mean of kl: 1/3 and 1 -> 2/3
     expect(t.metrics.kl_in_reward).toBeCloseTo(2 / 3, 12);
     expect(t.metrics.returns_mean).toBeCloseTo((0.5 + 0.75 + 0.75 - 1.5 - 1.5) / 5, 12);
@@ -32,7 +52,13 @@ describe('ppoTargets', () => {
     // traj 0 alone: r = -0.25, 0, 0.75; V = 0.2, 0.4, 0.6
     //   delta = -0.25 + 0.4 - 0.2 = -0.05, 0 + 0.6 - 0.4 = 0.2, 0.75 - 0.6 = 0.15
     //   A2 = 0.15; A1 = 0.2 + 0.5*0.15 = 0.275; A0 = -0.05 + 0.5*0.275 = 0.0875; G = A + V
-    const t = ppoTargets(seqs.slice(0, 2), logp.slice(0, 2), ref.slice(0, 2), values.slice(0, 2), [1], { gamma: 1, lambda: 0.5, whiten: false, klCoef: 0.5, klEstimator: 'k1' });
+    const t = ppoTargets(seqs.slice(0, 2), logp.slice(0, 2), ref.slice(0, 2), values.slice(0, 2), [1], {
+      gamma: 1,
+      lambda: 0.5,
+      whiten: false,
+      klCoef: 0.5,
+      klEstimator: 'k1',
+    });
     expect(t.advantages[0]![2]).toBeCloseTo(0.0875, 12);
     expect(t.advantages[0]![3]).toBeCloseTo(0.275, 12);
     expect(t.advantages[1]![3]).toBeCloseTo(0.15, 12);

@@ -15,8 +15,17 @@ import { randomQwen3 } from '../step-fixtures.ts';
 await tf.setBackend('cpu');
 
 const cfg: Qwen3Config = {
-  vocabSize: 48, hiddenSize: 32, intermediateSize: 64, numHiddenLayers: 2, numAttentionHeads: 4, numKeyValueHeads: 2,
-  headDim: 8, rmsNormEps: 1e-6, ropeTheta: 10000, tieWordEmbeddings: false, maxPositionEmbeddings: 128,
+  vocabSize: 48,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHiddenLayers: 2,
+  numAttentionHeads: 4,
+  numKeyValueHeads: 2,
+  headDim: 8,
+  rmsNormEps: 1e-6,
+  ropeTheta: 10000,
+  tieWordEmbeddings: false,
+  maxPositionEmbeddings: 128,
 };
 const model = randomQwen3(cfg, 11);
 const lora = LoraSchema.parse({ r: 4, alpha: 8, dropout: 0 });
@@ -46,7 +55,13 @@ describe('critic on the tfjs Qwen3', () => {
     const run = (micro: number) => {
       const critic = createCritic(model, lora, 2);
       const old = scoreValues(model, critic, inputIds, mask, 4);
-      const s = criticStep(model, critic, adam(critic.variables()), { inputIds, mask, oldValues: old, returns }, { lr: 1e-2, microBatchSize: micro, maxGradNorm: 1, cliprangeValue: 0.5 });
+      const s = criticStep(
+        model,
+        critic,
+        adam(critic.variables()),
+        { inputIds, mask, oldValues: old, returns },
+        { lr: 1e-2, microBatchSize: micro, maxGradNorm: 1, cliprangeValue: 0.5 },
+      );
       return { s, vars: critic.variables().map((v) => Array.from(v.dataSync())) };
     };
     const [one, four] = [run(1), run(4)];
@@ -62,7 +77,10 @@ describe('critic on the tfjs Qwen3', () => {
     const losses: number[] = [];
     for (let k = 0; k < 30; k++) {
       const old = scoreValues(model, critic, inputIds, mask, 4);
-      losses.push(criticStep(model, critic, opt, { inputIds, mask, oldValues: old, returns }, { lr: 2e-2, microBatchSize: 4, maxGradNorm: 1, cliprangeValue: 0.5 }).vf_loss);
+      losses.push(
+        criticStep(model, critic, opt, { inputIds, mask, oldValues: old, returns }, { lr: 2e-2, microBatchSize: 4, maxGradNorm: 1, cliprangeValue: 0.5 })
+          .vf_loss,
+      );
     }
     const ev1 = explainedVariance(returns, scoreValues(model, critic, inputIds, mask, 4), mask);
     expect(losses.at(-1)!).toBeLessThan(losses[0]! / 2);

@@ -17,10 +17,22 @@ describe('clippedValueLossTf', () => {
   // row 1: t0 V 0.6 old 0.5 G 0: V_clip = 0.6; both 0.36                                              -> 0.36, not clipped
   //        t1 V 0.0 old 0.5 G 1: V_clip = 0.3; (0-1)^2 = 1 > (0.3-1)^2 = 0.49                          -> 1,    not clipped
   // loss = 0.5 * (1.69 + 1.69 + 0.36 + 1) / 4 = 0.5925; clipped tokens 2 of 4
-  const v = [[1.0, 2.0, 0.3], [0.6, 0.0, 9]];
-  const old = [[0.5, 2.5, 0], [0.5, 0.5, 0]];
-  const g = [[2, 1, 0.3], [0, 1, 0]];
-  const mask = [[1, 1, 0], [1, 1, 0]];
+  const v = [
+    [1.0, 2.0, 0.3],
+    [0.6, 0.0, 9],
+  ];
+  const old = [
+    [0.5, 2.5, 0],
+    [0.5, 0.5, 0],
+  ];
+  const g = [
+    [2, 1, 0.3],
+    [0, 1, 0],
+  ];
+  const mask = [
+    [1, 1, 0],
+    [1, 1, 0],
+  ];
 
   it('matches the hand-worked numbers and the pure reference', () => {
     const r = clippedValueLossTf(t2(v), t2(old), t2(g), t2(mask), 0.2, 4);
@@ -41,7 +53,11 @@ describe('clippedValueLossTf', () => {
 describe('value head gradient', () => {
   // h [3, 4], w [4], b; old values and returns chosen so that no token sits on a clip edge or a
   // max tie (the loss is differentiable there): token 0 unclipped, token 1 clipped, token 2 masked.
-  const h = [[0.3, -0.2, 0.5, 0.1], [-0.4, 0.6, 0.2, -0.3], [0.1, 0.1, -0.2, 0.4]];
+  const h = [
+    [0.3, -0.2, 0.5, 0.1],
+    [-0.4, 0.6, 0.2, -0.3],
+    [0.1, 0.1, -0.2, 0.4],
+  ];
   const w0 = [0.2, -0.1, 0.4, 0.3];
   const b0 = 0.05;
   const old = [[0.2, -0.6, 0]];
@@ -73,7 +89,14 @@ describe('value head gradient', () => {
     });
     expect(gb).toBeCloseTo((lossF64(w0, b0 + d) - lossF64(w0, b0 - d)) / (2 * d), 4);
     // and the point is what the comment says: token 1 clipped, token 0 not
-    const r = clippedValueLossTf(tf.reshape(valueHead(tf.tensor2d(h), w as tf.Tensor2D, b as tf.Tensor1D), [1, 3]) as tf.Tensor2D, t2(old), t2(ret), t2(mask), eps, 2);
+    const r = clippedValueLossTf(
+      tf.reshape(valueHead(tf.tensor2d(h), w as tf.Tensor2D, b as tf.Tensor1D), [1, 3]) as tf.Tensor2D,
+      t2(old),
+      t2(ret),
+      t2(mask),
+      eps,
+      2,
+    );
     expect(r.clipped.dataSync()[0]).toBe(1);
     expect(gb).not.toBe(0);
   });
@@ -81,12 +104,32 @@ describe('value head gradient', () => {
 
 describe('per-token advantages in the policy loss', () => {
   it('a [B, T] tensor with each row constant equals the [B] advantages', () => {
-    const logp = t2([[0, -1.2, -0.7], [0, -0.3, -2.0]]);
-    const oldLogp = t2([[0, -1.0, -0.9], [0, -0.5, -1.5]]);
-    const mask = t2([[0, 1, 1], [0, 1, 1]]);
+    const logp = t2([
+      [0, -1.2, -0.7],
+      [0, -0.3, -2.0],
+    ]);
+    const oldLogp = t2([
+      [0, -1.0, -0.9],
+      [0, -0.5, -1.5],
+    ]);
+    const mask = t2([
+      [0, 1, 1],
+      [0, 1, 1],
+    ]);
     const o = { lossType: 'dapo' as const, epsilon: 0.2, betaKl: 0, tisCap: null };
     const perSeq = grpoLoss({ logp, oldLogp, mask, advantages: tf.tensor1d([0.7, -1.3]) }, o).dataSync()[0]!;
-    const perTok = grpoLoss({ logp, oldLogp, mask, advantages: t2([[0.7, 0.7, 0.7], [-1.3, -1.3, -1.3]]) }, o).dataSync()[0]!;
+    const perTok = grpoLoss(
+      {
+        logp,
+        oldLogp,
+        mask,
+        advantages: t2([
+          [0.7, 0.7, 0.7],
+          [-1.3, -1.3, -1.3],
+        ]),
+      },
+      o,
+    ).dataSync()[0]!;
     expect(perTok).toBeCloseTo(perSeq, 6);
     // hand: rho = exp(-0.2), exp(0.2), exp(0.2), exp(-0.5); clip to [0.8, 1.2]
     //   A = 0.7:  min(0.8187*0.7, 0.8187*0.7) = 0.5731; min(1.2214*0.7, 1.2*0.7) = 0.84

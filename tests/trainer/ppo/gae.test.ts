@@ -33,7 +33,22 @@ describe('gae, worked by hand', () => {
 
   it('rows are independent: a second sequence does not leak into the first', () => {
     const one = gae([[0, 0, 1]], [[0.5, 0.6, 0.8]], [[1, 1, 1]], 0.9, 0.8);
-    const two = gae([[0, 0, 1], [2, 0, 0]], [[0.5, 0.6, 0.8], [1, 1, 1]], [[1, 1, 1], [1, 0, 0]], 0.9, 0.8);
+    const two = gae(
+      [
+        [0, 0, 1],
+        [2, 0, 0],
+      ],
+      [
+        [0.5, 0.6, 0.8],
+        [1, 1, 1],
+      ],
+      [
+        [1, 1, 1],
+        [1, 0, 0],
+      ],
+      0.9,
+      0.8,
+    );
     expect(two.advantages[0]).toEqual(one.advantages[0]);
     // row 1: one step, delta = 2 + 0 - 1 = 1
     expect(two.advantages[1]).toEqual([1, 0, 0]);
@@ -58,13 +73,15 @@ describe('gae, properties', () => {
       fc.property(batch, (b) => {
         const { r, v, m } = unzip(b);
         const { returns, advantages } = gae(r, v, m, 1, 1);
-        r.forEach((rr, i) => rr.forEach((_, t) => {
-          if (!m[i]![t]) return;
-          let togo = 0; // sum of rewards of generated tokens from t on
-          for (let s = t; s < rr.length; s++) if (m[i]![s]) togo += rr[s]!;
-          expect(returns[i]![t]).toBeCloseTo(togo, 9);
-          expect(advantages[i]![t]).toBeCloseTo(togo - v[i]![t]!, 9);
-        }));
+        r.forEach((rr, i) =>
+          rr.forEach((_, t) => {
+            if (!m[i]![t]) return;
+            let togo = 0; // sum of rewards of generated tokens from t on
+            for (let s = t; s < rr.length; s++) if (m[i]![s]) togo += rr[s]!;
+            expect(returns[i]![t]).toBeCloseTo(togo, 9);
+            expect(advantages[i]![t]).toBeCloseTo(togo - v[i]![t]!, 9);
+          }),
+        );
       }),
       { numRuns: 300 },
     );
@@ -75,13 +92,15 @@ describe('gae, properties', () => {
       fc.property(batch, fc.double({ min: 0, max: 1, noNaN: true }), (b, gamma) => {
         const { r, v, m } = unzip(b);
         const { advantages } = gae(r, v, m, gamma, 0);
-        r.forEach((rr, i) => rr.forEach((_, t) => {
-          if (!m[i]![t]) return expect(advantages[i]![t]).toBe(0);
-          let next = t + 1;
-          while (next < rr.length && !m[i]![next]) next++;
-          const vNext = next < rr.length ? v[i]![next]! : 0; // terminal after the last generated token
-          expect(advantages[i]![t]).toBeCloseTo(rr[t]! + gamma * vNext - v[i]![t]!, 9);
-        }));
+        r.forEach((rr, i) =>
+          rr.forEach((_, t) => {
+            if (!m[i]![t]) return expect(advantages[i]![t]).toBe(0);
+            let next = t + 1;
+            while (next < rr.length && !m[i]![next]) next++;
+            const vNext = next < rr.length ? v[i]![next]! : 0; // terminal after the last generated token
+            expect(advantages[i]![t]).toBeCloseTo(rr[t]! + gamma * vNext - v[i]![t]!, 9);
+          }),
+        );
       }),
       { numRuns: 300 },
     );

@@ -31,9 +31,18 @@ describe('tokenLevelRewards', () => {
   //          rewards [0, -0.05, 0.03 + score 0.5]
   //   klMean: mean of per-sequence masked means = ((0.5 - 1) / 2 + (0 + 0.5 - 0.3) / 3) / 2
   //         = (-0.25 + 0.0666667) / 2 = -0.0916667
-  const logp = [[-1, -2, 0], [-0.5, -0.5, -0.5]];
-  const ref = [[-1.5, -1, 0], [-0.5, -1.0, -0.2]];
-  const mask = [[1, 1, 0], [1, 1, 1]];
+  const logp = [
+    [-1, -2, 0],
+    [-0.5, -0.5, -0.5],
+  ];
+  const ref = [
+    [-1.5, -1, 0],
+    [-0.5, -1.0, -0.2],
+  ];
+  const mask = [
+    [1, 1, 0],
+    [1, 1, 1],
+  ];
 
   it('folds -beta * kl into every generated token and the score into the last one', () => {
     const t = tokenLevelRewards([1.0, 0.5], logp, ref, mask, 0.1, 'k1');
@@ -46,7 +55,10 @@ describe('tokenLevelRewards', () => {
 
   it('with beta = 0 the rewards are the scores on the last generated token only', () => {
     const t = tokenLevelRewards([1.0, 0.5], logp, ref, mask, 0, 'k3');
-    expect(t.rewards.map((r) => r.map((x) => x + 0))).toEqual([[0, 1, 0], [0, 0, 0.5]]);
+    expect(t.rewards.map((r) => r.map((x) => x + 0))).toEqual([
+      [0, 1, 0],
+      [0, 0, 0.5],
+    ]);
   });
 
   it('refuses a response without generated tokens and a score count that does not match', () => {

@@ -12,7 +12,16 @@ describe('masked statistics', () => {
 
   it('whitening pools the whole batch: [[1, 2], [3, 4]] -> (x - 2.5) / sqrt(5/3 + 1e-8)', () => {
     // mean 2.5; deviations -1.5, -0.5, 0.5, 1.5; squares sum 5, / 4 = 1.25, * 4/3 = 5/3.
-    const w = maskedWhiten([[1, 2], [3, 4]], [[1, 1], [1, 1]]);
+    const w = maskedWhiten(
+      [
+        [1, 2],
+        [3, 4],
+      ],
+      [
+        [1, 1],
+        [1, 1],
+      ],
+    );
     const s = Math.sqrt(5 / 3 + 1e-8); // 1.2909944
     expect(w[0]![0]).toBeCloseTo(-1.5 / s, 12); // -1.1618950
     expect(w[0]![1]).toBeCloseTo(-0.5 / s, 12);

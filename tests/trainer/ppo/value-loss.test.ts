@@ -18,15 +18,21 @@ describe('clippedValueLoss (verl compute_value_loss, token-mean)', () => {
 
   it('is 0.5 * MSE when the new values stay within the clip range', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.double({ min: -3, max: 3, noNaN: true }), fc.double({ min: -0.49, max: 0.49, noNaN: true }), fc.double({ min: -3, max: 3, noNaN: true })), { minLength: 1, maxLength: 12 }), (xs) => {
-        const old = [xs.map(([o]) => o)];
-        const v = [xs.map(([o, d]) => o + d)];
-        const g = [xs.map(([, , r]) => r)];
-        const mse = xs.reduce((a, [o, d, r]) => a + (o + d - r) ** 2, 0) / xs.length;
-        const l = clippedValueLoss(v, old, g, [xs.map(() => 1)], 0.5);
-        expect(l.vf_loss).toBeCloseTo(0.5 * mse, 9);
-        expect(l.vf_clipfrac).toBe(0);
-      }),
+      fc.property(
+        fc.array(
+          fc.tuple(fc.double({ min: -3, max: 3, noNaN: true }), fc.double({ min: -0.49, max: 0.49, noNaN: true }), fc.double({ min: -3, max: 3, noNaN: true })),
+          { minLength: 1, maxLength: 12 },
+        ),
+        (xs) => {
+          const old = [xs.map(([o]) => o)];
+          const v = [xs.map(([o, d]) => o + d)];
+          const g = [xs.map(([, , r]) => r)];
+          const mse = xs.reduce((a, [o, d, r]) => a + (o + d - r) ** 2, 0) / xs.length;
+          const l = clippedValueLoss(v, old, g, [xs.map(() => 1)], 0.5);
+          expect(l.vf_loss).toBeCloseTo(0.5 * mse, 9);
+          expect(l.vf_clipfrac).toBe(0);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -46,7 +52,16 @@ describe('explained variance (verl critic/vf_explained_var)', () => {
 
   it('criticMetrics reports the masked means, maxima and minima', () => {
     const m = criticMetrics([[1, 2, 99]], [[0.5, 1.5, -99]], [[0.1, -0.2, 99]], [[1, 1, 0]]);
-    expect(m).toMatchObject({ returns_mean: 1.5, returns_max: 2, returns_min: 1, values_mean: 1, values_max: 1.5, values_min: 0.5, advantages_max: 0.1, advantages_min: -0.2 });
+    expect(m).toMatchObject({
+      returns_mean: 1.5,
+      returns_max: 2,
+      returns_min: 1,
+      values_mean: 1,
+      values_max: 1.5,
+      values_min: 0.5,
+      advantages_max: 0.1,
+      advantages_min: -0.2,
+    });
     expect(m.advantages_mean).toBeCloseTo(-0.05, 12);
     // G - V = [0.5, 0.5]: var 0 -> EV = 1
     expect(m.vf_explained_var).toBeCloseTo(1, 12);

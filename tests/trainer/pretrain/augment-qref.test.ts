@@ -11,7 +11,11 @@ const ex = {
   trajectoryId: 'demo-001',
   input: [
     { role: 'system' as const, content: 'You refine the search queries of a research agent. Kell is a system word here.' },
-    { role: 'user' as const, content: 'Question: Where was the engineer who designed Kestwick Bridge born?\n\nReasoning so far:\nKestwick Bridge was completed in 1784 to designs by Amos Kell. What is still missing is where Kell was born.\n\nCandidate queries:\n- Kestwick Bridge 1784\n- who designed Kestwick Bridge' },
+    {
+      role: 'user' as const,
+      content:
+        'Question: Where was the engineer who designed Kestwick Bridge born?\n\nReasoning so far:\nKestwick Bridge was completed in 1784 to designs by Amos Kell. What is still missing is where Kell was born.\n\nCandidate queries:\n- Kestwick Bridge 1784\n- who designed Kestwick Bridge',
+    },
   ],
   target: "RATIONALE: The queries ask again who designed the bridge; search Amos Kell's birthplace.\nQUERIES:\n- Amos Kell engineer born\n- Kell 1784",
 };
@@ -35,7 +39,9 @@ describe('QREF copy augmentation', () => {
     expect(['Marrowby', 'Tallow']).toContain(amos);
     expect(['Marrowby', 'Tallow']).toContain(kell);
     expect(year).toMatch(/^[1-9]\d{3}$/); // a number of the same length, no leading zero
-    expect(out.target).toBe(`RATIONALE: The queries ask again who designed the bridge; search ${amos} ${kell}'s birthplace.\nQUERIES:\n- ${amos} ${kell} engineer born\n- ${kell} ${year}`);
+    expect(out.target).toBe(
+      `RATIONALE: The queries ask again who designed the bridge; search ${amos} ${kell}'s birthplace.\nQUERIES:\n- ${amos} ${kell} engineer born\n- ${kell} ${year}`,
+    );
     expect(user).toContain(`completed in ${year} to designs by ${amos} ${kell}. What is still missing is where ${kell} was born.`);
     expect(user).toContain(`- Kestwick Bridge ${year}`); // Kestwick Bridge is not copied: it stays
     expect(out.input[0]).toEqual(ex.input[0]); // the system message keeps "Kell"

@@ -99,7 +99,11 @@ describe('stepSequence', () => {
   const tok = qwen3Tokenizer();
   const data = () => {
     const sample = examples.filter((e) => copiedValues(e).length > 0).slice(0, 40); // turn 1 before any memory has nothing to copy
-    return { train: sample.map((ex, i) => ({ ids: tokenizeExample(tok, ex, i).inputIds, start: tokenizeExample(tok, ex, i).promptLength })), examples: sample, words };
+    return {
+      train: sample.map((ex, i) => ({ ids: tokenizeExample(tok, ex, i).inputIds, start: tokenizeExample(tok, ex, i).promptLength })),
+      examples: sample,
+      words,
+    };
   };
 
   it('augments about the share asked for, reproducibly, and never at 0', () => {
@@ -120,7 +124,15 @@ describe('stepSequence', () => {
     // at 1 every sequence is augmented, and its target decodes to the augmented target
     const r = stepSequence(tok, model, d, 5, { ...o, augment: 1 }, 11, 2);
     expect(r.augmented).toBe(true);
-    const aug = augmentExample(d.examples[5]!, words, (() => { const g = Rng.derive(3, 'pretrain-augment', 11, 2); g.next(); return g; })())!;
+    const aug = augmentExample(
+      d.examples[5]!,
+      words,
+      (() => {
+        const g = Rng.derive(3, 'pretrain-augment', 11, 2);
+        g.next();
+        return g;
+      })(),
+    )!;
     expect(tok.decode(r.seq.ids.slice(r.seq.start))).toBe(`${aug.target}<|im_end|>`);
   }, 120_000); // 1,200 tokenized sequences: ~10 s quiet, past 30 s at load 16
 });

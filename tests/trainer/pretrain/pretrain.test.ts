@@ -24,27 +24,24 @@ const { path } = modelWorkspace('gsteer-pretrain-');
 describe('rowCrossEntropy', () => {
   it('value = lse - logit[target] and gradient = dy * (softmax - onehot), as computed in plain JS', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 4 }), fc.integer({ min: 2, max: 7 }), fc.integer({ min: 0, max: 1e6 }),
-        (N, V, seed) => {
-          let s = seed;
-          const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648) * 6 - 3;
-          const x = Array.from({ length: N }, () => Array.from({ length: V }, rnd));
-          const t = Int32Array.from({ length: N }, (_, n) => (seed + n) % V);
-          const dy = Array.from({ length: N }, rnd);
-          const xv = tf.tensor2d(x);
-          const { value, grads } = tf.tidy(() => {
-            const f = (a: tf.Tensor) => tf.sum(tf.mul(rowCrossEntropy(a as tf.Tensor2D, t), tf.tensor1d(dy))) as tf.Scalar;
-            return { value: rowCrossEntropy(xv, t).arraySync(), grads: tf.grad(f)(xv).arraySync() as number[][] };
-          });
-          xv.dispose();
-          x.forEach((row, n) => {
-            const lse = Math.log(row.reduce((a, v) => a + Math.exp(v), 0));
-            expect(value[n]).toBeCloseTo(lse - row[t[n]!]!, 4);
-            row.forEach((v, k) => expect(grads[n]![k]).toBeCloseTo(dy[n]! * (Math.exp(v - lse) - (k === t[n] ? 1 : 0)), 4));
-          });
-        },
-      ),
+      fc.property(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 2, max: 7 }), fc.integer({ min: 0, max: 1e6 }), (N, V, seed) => {
+        let s = seed;
+        const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648) * 6 - 3;
+        const x = Array.from({ length: N }, () => Array.from({ length: V }, rnd));
+        const t = Int32Array.from({ length: N }, (_, n) => (seed + n) % V);
+        const dy = Array.from({ length: N }, rnd);
+        const xv = tf.tensor2d(x);
+        const { value, grads } = tf.tidy(() => {
+          const f = (a: tf.Tensor) => tf.sum(tf.mul(rowCrossEntropy(a as tf.Tensor2D, t), tf.tensor1d(dy))) as tf.Scalar;
+          return { value: rowCrossEntropy(xv, t).arraySync(), grads: tf.grad(f)(xv).arraySync() as number[][] };
+        });
+        xv.dispose();
+        x.forEach((row, n) => {
+          const lse = Math.log(row.reduce((a, v) => a + Math.exp(v), 0));
+          expect(value[n]).toBeCloseTo(lse - row[t[n]!]!, 4);
+          row.forEach((v, k) => expect(grads[n]![k]).toBeCloseTo(dy[n]! * (Math.exp(v - lse) - (k === t[n] ? 1 : 0)), 4));
+        });
+      }),
       { numRuns: 20 },
     );
   });
@@ -57,8 +54,18 @@ const TARGETS = [
   'STATE:\n- party | purpose: Who | status: uncovered | source: dialogue | value:\nPLAN: ask\nACTION: ASK\nEXECUTE: Who travels?',
 ];
 const example = (target: string, i: number): SftExample => ({
-  instanceId: `i${i}`, userId: 'u', trajectoryId: `i${i}/s0/o0/dialogue`, kind: 'dialogue', step: 0, steps: 1, action: 'RETRIEVE',
-  input: [{ role: 'system', content: 'Answer in the turn format.' }, { role: 'user', content: `QUERY: trip ${i}` }], target,
+  instanceId: `i${i}`,
+  userId: 'u',
+  trajectoryId: `i${i}/s0/o0/dialogue`,
+  kind: 'dialogue',
+  step: 0,
+  steps: 1,
+  action: 'RETRIEVE',
+  input: [
+    { role: 'system', content: 'Answer in the turn format.' },
+    { role: 'user', content: `QUERY: trip ${i}` },
+  ],
+  target,
 });
 const SEQ: SequenceOptions = { context: 8, maxLen: 512, splitSeed: 1, heldOutFraction: 0 };
 
@@ -83,7 +90,7 @@ describe('pretrainLoss', () => {
       let n = 0;
       for (const s of seqs) {
         const lp = tf.tidy(() => tokenLogprobs(model, null, { inputIds: [s.ids] }).logprobs.arraySync()[0]!);
-        for (let t = s.start; t < s.ids.length; t++) sum -= lp[t]!, n++;
+        for (let t = s.start; t < s.ids.length; t++) (sum -= lp[t]!), n++;
       }
       expect(loss).toBeCloseTo(sum / n, 4);
       model.dispose();
@@ -106,7 +113,8 @@ describe('pretrainSequences with extra examples', () => {
       ...heldIdx.map((i) => ({ ...other(i), target: TARGETS[(i + 1) % 3]! })), // a held-out prompt, another target: left out
       ...trainIdx.map(other), // the same step as a trained one (prompt and target): left out
       { ...other(trainIdx[0]!), target: TARGETS[2]! }, // a trained prompt with another target: left out, the main target stands
-      example(TARGETS[0]!, 100), example(TARGETS[1]!, 101), // new prompts: added
+      example(TARGETS[0]!, 100),
+      example(TARGETS[1]!, 101), // new prompts: added
       example(TARGETS[1]!, 101), // a repeat inside the extra file: added once
     ];
     const file = path('main.jsonl');
@@ -135,7 +143,11 @@ describe('pretrainModel', () => {
     const tok = qwen3Tokenizer();
     const file = path('examples.jsonl');
     writeFileSync(file, TARGETS.map((t, i) => JSON.stringify(example(t, i))).join('\n'));
-    const kept = [...baseKeptIds(), ...TARGETS.flatMap((t) => tok.encode(t)), ...tok.encode('<|im_start|>system\nuser\nassistant\n<think>\n\n</think>\n\nAnswer in the turn format.QUERY: trip 0 1 2')];
+    const kept = [
+      ...baseKeptIds(),
+      ...TARGETS.flatMap((t) => tok.encode(t)),
+      ...tok.encode('<|im_start|>system\nuser\nassistant\n<think>\n\n</think>\n\nAnswer in the turn format.QUERY: trip 0 1 2'),
+    ];
     const dir = path('m');
     initModel(dir, CFG, { seed: 3, keptIds: kept });
     const before = await loadModel(dir);
@@ -145,7 +157,18 @@ describe('pretrainModel', () => {
     const probe = [tok.encode(TARGETS[0]!)];
     let inMemory: number[] = [];
     const r = await pretrainModel(dir, file, tok, {
-      ...SEQ, seed: 5, steps: 40, seconds: 60, batchSize: 3, lr: 1e-2, warmup: 4, weightDecay: 0, maxGradNorm: 1, augment: 0, progress: false, log: () => {},
+      ...SEQ,
+      seed: 5,
+      steps: 40,
+      seconds: 60,
+      batchSize: 3,
+      lr: 1e-2,
+      warmup: 4,
+      weightDecay: 0,
+      maxGradNorm: 1,
+      augment: 0,
+      progress: false,
+      log: () => {},
       onTrained: (m) => void (inMemory = tf.tidy(() => tokenLogprobs(m, null, { inputIds: probe }).logprobs.arraySync()[0]!)),
     });
     expect(r.steps).toBe(40);
@@ -163,9 +186,22 @@ describe('pretrainModel', () => {
   it('refuses a tied model (its head cannot train while the embedding stays frozen)', async () => {
     const dir = path('tied');
     initModel(dir, { ...CFG, tieWordEmbeddings: true }, { seed: 3, keptIds: baseKeptIds() });
-    await expect(pretrainModel(dir, path('examples.jsonl'), qwen3Tokenizer(), {
-      ...SEQ, seed: 5, steps: 1, seconds: 1, batchSize: 1, lr: 1e-2, warmup: 0, weightDecay: 0, maxGradNorm: 1, augment: 0, progress: false, log: () => {},
-    })).rejects.toThrow(/tie_word_embeddings: false/);
+    await expect(
+      pretrainModel(dir, path('examples.jsonl'), qwen3Tokenizer(), {
+        ...SEQ,
+        seed: 5,
+        steps: 1,
+        seconds: 1,
+        batchSize: 1,
+        lr: 1e-2,
+        warmup: 0,
+        weightDecay: 0,
+        maxGradNorm: 1,
+        augment: 0,
+        progress: false,
+        log: () => {},
+      }),
+    ).rejects.toThrow(/tie_word_embeddings: false/);
   });
 });
 
@@ -194,15 +230,21 @@ describe('gsteer model init --pretrain', () => {
     const plain = path('cli-plain');
     const trained = path('cli-trained');
     expect(await run(['init', ...common, '--out', plain])).toBe(0);
-    expect(await run(['init', ...common, '--out', trained, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
+    expect(await run(['init', ...common, '--out', trained, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(
+      0,
+    );
     const report = JSON.parse(readFileSync(join(trained, 'pretrain.json'), 'utf8'));
     expect(report).toMatchObject({ steps: 3, sequences: 3, context: 16, examples: file, examplesSha256: sha256File(file), backend: 'wasm' });
     // The recipe is reproducible: the same command (a step cap, not a time cap) writes the same bytes.
     const again = path('cli-trained-again');
-    expect(await run(['init', ...common, '--out', again, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
+    expect(await run(['init', ...common, '--out', again, '--pretrain', file, '--pretrain-steps', '3', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(
+      0,
+    );
     expect(readFileSync(join(again, 'model.safetensors')).equals(readFileSync(join(trained, 'model.safetensors')))).toBe(true);
     // A second stage (gsteer model pretrain) trains on and keeps the first stage's record.
-    expect(await run(['pretrain', '--model', again, '--seed', '4', '--pretrain', file, '--pretrain-steps', '2', '--pretrain-context', '16', '--backend', 'wasm'])).toBe(0);
+    expect(
+      await run(['pretrain', '--model', again, '--seed', '4', '--pretrain', file, '--pretrain-steps', '2', '--pretrain-context', '16', '--backend', 'wasm']),
+    ).toBe(0);
     const staged = JSON.parse(readFileSync(join(again, 'pretrain.json'), 'utf8'));
     expect(staged).toMatchObject({ steps: 2, previous: [{ steps: 3, examplesSha256: sha256File(file) }] });
     expect(readFileSync(join(again, 'model.safetensors')).equals(readFileSync(join(trained, 'model.safetensors')))).toBe(false);

@@ -40,7 +40,11 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-async function post(route: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; bytes: Uint8Array; type: string }> {
+async function post(
+  route: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any; bytes: Uint8Array; type: string }> {
   const isBytes = body instanceof Uint8Array;
   const res = await fetch(`${svc.url}/api/v1/${route}`, {
     method: 'POST',
@@ -67,8 +71,18 @@ async function newModel(seed = 3): Promise<{ modelId: string; engine: ToyEngine;
   return { modelId: done.model_id, engine: engines[engines.length - 1] as ToyEngine, sessionId: s.json.session_id };
 }
 
-const datum: WireDatum = { tokens: [1, 2, 3, 4], inputs: { target_tokens: { values: [2, 3, 4, 5], dtype: 'int64', shape: [4] }, weights: { values: [0, 1, 1, 1], dtype: 'float32', shape: [4] } } };
-const fbCall = (modelId: string, seqId: number, forwardOnly = false): ForwardBackwardCall => ({ modelId, seqId, forwardOnly, lossFn: 'cross_entropy', lossFnConfig: {}, data: [datum] });
+const datum: WireDatum = {
+  tokens: [1, 2, 3, 4],
+  inputs: { target_tokens: { values: [2, 3, 4, 5], dtype: 'int64', shape: [4] }, weights: { values: [0, 1, 1, 1], dtype: 'float32', shape: [4] } },
+};
+const fbCall = (modelId: string, seqId: number, forwardOnly = false): ForwardBackwardCall => ({
+  modelId,
+  seqId,
+  forwardOnly,
+  lossFn: 'cross_entropy',
+  lossFnConfig: {},
+  data: [datum],
+});
 const adam = { learning_rate: 0.05 };
 
 describe('futures, order and idempotency', () => {
@@ -79,7 +93,11 @@ describe('futures, order and idempotency', () => {
     const opt = await post('optim_step', { model_id: modelId, seq_id: 2, adam_params: adam });
     const fb = await post('forward_backward', zstdCompress(encodeForwardBackwardRequest(fbCall(modelId, 1))), { 'content-encoding': 'zstd' });
     expect(opt.status).toBe(200);
-    expect((await post('retrieve_future', { request_id: opt.json.request_id })).json).toEqual({ type: 'try_again', request_id: opt.json.request_id, queue_state: 'active' });
+    expect((await post('retrieve_future', { request_id: opt.json.request_id })).json).toEqual({
+      type: 'try_again',
+      request_id: opt.json.request_id,
+      queue_state: 'active',
+    });
     open();
     engine.gate = null;
     const out = await result(fb.json.request_id, 'application/x-protobuf');
@@ -115,7 +133,15 @@ describe('futures, order and idempotency', () => {
     const j = await post('forward_backward', {
       model_id: modelId,
       seq_id: 1,
-      forward_backward_input: { loss_fn: 'cross_entropy', data: [{ model_input: { chunks: [{ type: 'encoded_text', tokens: [1, 2, 3, 4] }] }, loss_fn_inputs: { target_tokens: { data: [2, 3, 4, 5], dtype: 'int64' }, weights: { data: [0, 1, 1, 1], dtype: 'float32' } } }] },
+      forward_backward_input: {
+        loss_fn: 'cross_entropy',
+        data: [
+          {
+            model_input: { chunks: [{ type: 'encoded_text', tokens: [1, 2, 3, 4] }] },
+            loss_fn_inputs: { target_tokens: { data: [2, 3, 4, 5], dtype: 'int64' }, weights: { data: [0, 1, 1, 1], dtype: 'float32' } },
+          },
+        ],
+      },
     });
     const want = [1, 2, 3, 4].map((p, t) => Math.fround(toyLogprobs(engine.W, p)[t + 2] as number));
     const viaJson = await result(j.json.request_id);
@@ -149,15 +175,30 @@ describe('state', () => {
       else expect(again).not.toEqual(next);
     }
     const dup = await post('save_weights', { model_id: modelId, seq_id: seq++, path: 'ckpt-1' });
-    expect(await result(dup.json.request_id)).toEqual({ error: expect.stringMatching(/ckpt-1 already exists; save under another name or pass overwrite=true/), category: 'user' });
+    expect(await result(dup.json.request_id)).toEqual({
+      error: expect.stringMatching(/ckpt-1 already exists; save under another name or pass overwrite=true/),
+      category: 'user',
+    });
   });
 
   it('save_weights_for_sampler without a name opens a sampling session on ephemeral weights; asample answers in protobuf', async () => {
     const { modelId } = await newModel(2);
     const r = await result((await post('save_weights_for_sampler', { model_id: modelId, seq_id: 1, sampling_session_seq_id: 0 })).json.request_id);
     expect(r.sampling_session_id).toMatch(/:sample:0$/);
-    const f = await post('asample', { sampling_session_id: r.sampling_session_id, seq_id: 0, num_samples: 2, prompt: { chunks: [{ tokens: [3] }] }, sampling_params: { max_tokens: 5, seed: 4 } });
-    const again = await post('asample', { sampling_session_id: r.sampling_session_id, seq_id: 0, num_samples: 2, prompt: { chunks: [{ tokens: [3] }] }, sampling_params: { max_tokens: 5, seed: 4 } });
+    const f = await post('asample', {
+      sampling_session_id: r.sampling_session_id,
+      seq_id: 0,
+      num_samples: 2,
+      prompt: { chunks: [{ tokens: [3] }] },
+      sampling_params: { max_tokens: 5, seed: 4 },
+    });
+    const again = await post('asample', {
+      sampling_session_id: r.sampling_session_id,
+      seq_id: 0,
+      num_samples: 2,
+      prompt: { chunks: [{ tokens: [3] }] },
+      sampling_params: { max_tokens: 5, seed: 4 },
+    });
     expect(again.json.request_id).toBe(f.json.request_id);
     const res = await post('retrieve_future', { request_id: f.json.request_id }, { accept: 'application/x-protobuf' });
     expect(res.type).toBe('application/x-protobuf');
@@ -185,7 +226,10 @@ describe('errors', () => {
     const short = { ...fbCall(modelId, 2), data: [{ ...datum, inputs: { target_tokens: { values: [2, 3], dtype: 'int64' as const, shape: [2] } } }] };
     const s = await post('forward_backward', encodeForwardBackwardRequest(short));
     // a bad call fails its own future; the seq_ids after it still run
-    expect(await result(s.json.request_id)).toEqual({ error: expect.stringMatching(/loss_fn_inputs.target_tokens has shape \[2\]; gsteer's engine takes 1-D inputs \[N\] with N = 4/), category: 'user' });
+    expect(await result(s.json.request_id)).toEqual({
+      error: expect.stringMatching(/loss_fn_inputs.target_tokens has shape \[2\]; gsteer's engine takes 1-D inputs \[N\] with N = 4/),
+      category: 'user',
+    });
     const after = await post('optim_step', { model_id: modelId, seq_id: 3, adam_params: adam });
     expect((await result(after.json.request_id)).type).toBe('optim_step');
     expect((await post('retrieve_future', { request_id: 'req-nope' })).status).toBe(404);
@@ -199,8 +243,22 @@ describe('sessions', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gsteer-tinker-sessions-'));
     const made: ToyEngine[] = [];
     let now = 0;
-    const s = await startTrainerService({ baseModel: 'toy', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir: dir, sessionTimeoutMs: 150, retrieveHoldMs: 50, now: () => now, createEngine: async ({ lora }) => made[made.push(new ToyEngine(lora.seed)) - 1]! });
-    const call = (route: string, body: unknown) => fetch(`${s.url}/api/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+    const s = await startTrainerService({
+      baseModel: 'toy',
+      maxContextLength: 64,
+      tokenizerId: 'none',
+      arch: 'toy',
+      stateDir: dir,
+      sessionTimeoutMs: 150,
+      retrieveHoldMs: 50,
+      now: () => now,
+      createEngine: async ({ lora }) => made[made.push(new ToyEngine(lora.seed)) - 1]!,
+    });
+    const call = (route: string, body: unknown) =>
+      fetch(`${s.url}/api/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({
+        status: r.status,
+        json: (await r.json()) as any,
+      }));
     try {
       const [quiet, kept] = [(await call('create_session', {})).json.session_id, (await call('create_session', {})).json.session_id];
       const f = await call('create_model', { session_id: quiet, model_seq_id: 0, base_model: 'toy', lora_config: { rank: 2 } });

@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTrainerService, type RunningService } from '../../../trainer/service/server.ts';
-import { JsonlTrainerCallSink, ModelLostError, TinkerClient, TrainerCallAggregator, teeTrainerSinks, type TrainerCallRecord } from '../../../trainer/tinker/client/index.ts';
+import {
+  JsonlTrainerCallSink,
+  ModelLostError,
+  TinkerClient,
+  TrainerCallAggregator,
+  teeTrainerSinks,
+  type TrainerCallRecord,
+} from '../../../trainer/tinker/client/index.ts';
 import type { EngineDatum } from '../../../trainer/engine/types.ts';
 import { TransientError } from '../../../util/errors.ts';
 import { ToyEngine, ToySampler } from '../../helpers/toy-engine.ts';
@@ -27,7 +34,17 @@ const faults = new Map<string, ('503' | '429' | 'drop')[]>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gsteer-tinker-client-'));
-  svc = await startTrainerService({ baseModel: 'toy', maxContextLength: 64, tokenizerId: 'none', arch: 'toy', stateDir: join(dir, 'state'), apiKey: KEY, retrieveHoldMs: 100, sampler: new ToySampler(), createEngine: async ({ lora }) => engines[engines.push(new ToyEngine(lora.seed)) - 1]! });
+  svc = await startTrainerService({
+    baseModel: 'toy',
+    maxContextLength: 64,
+    tokenizerId: 'none',
+    arch: 'toy',
+    stateDir: join(dir, 'state'),
+    apiKey: KEY,
+    retrieveHoldMs: 100,
+    sampler: new ToySampler(),
+    createEngine: async ({ lora }) => engines[engines.push(new ToyEngine(lora.seed)) - 1]!,
+  });
   proxy = createServer(async (req, res) => {
     const route = (req.url ?? '').replace('/api/v1/', '');
     const chunks: Buffer[] = [];
@@ -37,7 +54,10 @@ beforeAll(async () => {
       res.writeHead(Number(fault), { 'content-type': 'application/json', ...(fault === '429' ? { 'retry-after': '1' } : {}) });
       return res.end(JSON.stringify({ detail: `injected ${fault}` }));
     }
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<string, string>;
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k))) as Record<
+      string,
+      string
+    >;
     const up = await fetch(`${svc.url}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
     const body = Buffer.from(await up.arrayBuffer());
     if (fault === 'drop') {
@@ -97,7 +117,14 @@ describe('the Tinker client', () => {
     expect(s.sequences[0]!.logprobs).toHaveLength(4);
     // records: route, model, bytes; the idempotency key of a model call is <prefix>:<model>:<seq>
     const fbRec = records.find((r) => r.route === 'forward_backward')!;
-    expect(fbRec).toMatchObject({ role: 'trainer', status: 'ok', attempt: 1, retries: 0, modelId: model.modelId, idempotencyKey: `run-test:${model.modelId}:1` });
+    expect(fbRec).toMatchObject({
+      role: 'trainer',
+      status: 'ok',
+      attempt: 1,
+      retries: 0,
+      modelId: model.modelId,
+      idempotencyKey: `run-test:${model.modelId}:1`,
+    });
     expect(fbRec.bytesSent).toBeGreaterThan(0);
     expect(fbRec.requestId).toMatch(/^req-/);
     expect(records.find((r) => r.route === 'retrieve_future' && r.bytesReceived > 0)).toBeDefined();

@@ -5,14 +5,24 @@
 // descriptor for requests) to what gsteer meant.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeForwardBackwardOutput, decodeForwardBackwardRequest, decodeSampleResponse, encodeForwardBackwardOutput, encodeForwardBackwardRequest, encodeSampleResponse } from '../../../trainer/tinker/proto-codec.ts';
+import {
+  decodeForwardBackwardOutput,
+  decodeForwardBackwardRequest,
+  decodeSampleResponse,
+  encodeForwardBackwardOutput,
+  encodeForwardBackwardRequest,
+  encodeSampleResponse,
+} from '../../../trainer/tinker/proto-codec.ts';
 import { decodeTensor, encodeTensorCsr } from '../../../trainer/tinker/tensor-data.ts';
 import { declaredContentSize, zstdCompress, zstdDecompress, zstdReady } from '../../../trainer/tinker/zstd.ts';
 import type { ForwardBackwardOutput } from '../../../trainer/tinker/forward-backward.ts';
 import type { SampleResult } from '../../../trainer/tinker/sample.ts';
 import { findTinkerSdk, sdkCodec, type TinkerSdk } from '../../helpers/tinker-sdk.ts';
 
-const fixture = JSON.parse(readFileSync(new URL('../../fixtures/tinker/sdk-forward-backward-request.json', import.meta.url), 'utf8')) as { proto_b64: string; zstd_b64: string };
+const fixture = JSON.parse(readFileSync(new URL('../../fixtures/tinker/sdk-forward-backward-request.json', import.meta.url), 'utf8')) as {
+  proto_b64: string;
+  zstd_b64: string;
+};
 const sdkProto = Buffer.from(fixture.proto_b64, 'base64');
 const sdkZstd = Buffer.from(fixture.zstd_b64, 'base64');
 const f32 = (xs: number[]) => Array.from(Float32Array.from(xs));
@@ -57,9 +67,13 @@ describe('TensorData', () => {
   });
 
   it('bad tensors name the field and the rule', () => {
-    expect(() => decodeTensor({ data: [1, 2, 3], dtype: 'int64', shape: [2] }, 'x.target_tokens')).toThrow(/x.target_tokens: shape \[2\] holds 2 values but data has 3/);
+    expect(() => decodeTensor({ data: [1, 2, 3], dtype: 'int64', shape: [2] }, 'x.target_tokens')).toThrow(
+      /x.target_tokens: shape \[2\] holds 2 values but data has 3/,
+    );
     expect(() => decodeTensor({ data: [1.5], dtype: 'int64' }, 'x.t')).toThrow(/x.t.data\[0\] = 1.5: a int64 tensor holds integers only/);
-    expect(() => decodeTensor({ data: [1], dtype: 'float32', shape: [1, 2], sparse_crow_indices: [0, 1], sparse_col_indices: [5] }, 'w')).toThrow(/sparse_col_indices\[0\] = 5 is outside \[0, 2\)/);
+    expect(() => decodeTensor({ data: [1], dtype: 'float32', shape: [1, 2], sparse_crow_indices: [0, 1], sparse_col_indices: [5] }, 'w')).toThrow(
+      /sparse_col_indices\[0\] = 5 is outside \[0, 2\)/,
+    );
   });
 });
 
@@ -76,8 +90,13 @@ describe.skipIf(missing !== null && !process.env.CI)('bytes gsteer writes, read 
   it('forward_backward request (protobuf, and zstd) parses to the same call', () => {
     const call = decodeForwardBackwardRequest(sdkProto);
     const mine = encodeForwardBackwardRequest(call);
-    for (const [b64, zstd] of [[Buffer.from(mine).toString('base64'), false], [Buffer.from(zstdCompress(mine)).toString('base64'), true]] as const) {
-      const parsed = sdkCodec(py(), 'parse_request', { b64, zstd }) as Record<string, unknown> & { data: { tokens: number[]; loss_fn_inputs: Record<string, { data: number[]; shape: number[]; dtype: string }> }[] };
+    for (const [b64, zstd] of [
+      [Buffer.from(mine).toString('base64'), false],
+      [Buffer.from(zstdCompress(mine)).toString('base64'), true],
+    ] as const) {
+      const parsed = sdkCodec(py(), 'parse_request', { b64, zstd }) as Record<string, unknown> & {
+        data: { tokens: number[]; loss_fn_inputs: Record<string, { data: number[]; shape: number[]; dtype: string }> }[];
+      };
       expect(parsed).toMatchObject({ model_id: 'sess-1:train:0', seq_id: 7, loss_fn: 'ppo', forward_only: true });
       expect(parsed.data[0]?.tokens).toEqual([151644, 872, 198, 9707]);
       expect(parsed.data[0]?.loss_fn_inputs.target_tokens).toEqual({ data: [872, 198, 9707, 151645], shape: [4], dtype: 'DTYPE_INT64' });
@@ -104,11 +123,20 @@ describe.skipIf(missing !== null && !process.env.CI)('bytes gsteer writes, read 
       metrics: { 'loss:sum': 5.05, 'clipfrac:mean': 0.25 },
     };
     const bytes = encodeForwardBackwardOutput(out);
-    const seen = sdkCodec(py(), 'output', { b64: Buffer.from(bytes).toString('base64') }) as { loss_fn_output_type: string; metrics: Record<string, number>; loss_fn_outputs: Record<string, { data: number[]; dtype: string; shape: number[] }>[] };
+    const seen = sdkCodec(py(), 'output', { b64: Buffer.from(bytes).toString('base64') }) as {
+      loss_fn_output_type: string;
+      metrics: Record<string, number>;
+      loss_fn_outputs: Record<string, { data: number[]; dtype: string; shape: number[] }>[];
+    };
     expect(seen.loss_fn_output_type).toBe('ArrayRecord');
     expect(seen.metrics).toEqual(out.metrics);
-    expect(seen.loss_fn_outputs).toEqual(out.outputs.map((rec) => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, { data: f32(v), dtype: 'float32', shape: [v.length] }]))));
-    expect(decodeForwardBackwardOutput(bytes)).toEqual({ ...out, outputs: out.outputs.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, f32(v)]))) });
+    expect(seen.loss_fn_outputs).toEqual(
+      out.outputs.map((rec) => Object.fromEntries(Object.entries(rec).map(([k, v]) => [k, { data: f32(v), dtype: 'float32', shape: [v.length] }]))),
+    );
+    expect(decodeForwardBackwardOutput(bytes)).toEqual({
+      ...out,
+      outputs: out.outputs.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, f32(v)]))),
+    });
   });
 
   it('SampleResponse: tokens, logprobs, stop reasons and prompt logprobs (null first)', () => {

@@ -39,7 +39,14 @@ const trajectories = [0, 0, 1, 1, 2, 2];
 function adapter(dropout: number) {
   const a = createLora(model, LoraSchema.parse({ r: 4, alpha: 8, dropout }), 1);
   const r = new Rng(2);
-  for (const v of a.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.05), v.shape));
+  for (const v of a.variables())
+    if (v.name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => r.normal() * 0.05),
+          v.shape,
+        ),
+      );
   return a;
 }
 const current = scoreRows(model, adapter(0), inputIds, 6);
@@ -51,7 +58,15 @@ const jitter = (seed: number, scale: number) => {
 const SHIFTS = [0.22, -0.3, 0.05, 0.3, -0.24, 0.1];
 const old = current.map((row, b) => row.map((x, t) => (completionMask[b]![t] ? x - SHIFTS[t % SHIFTS.length]! : 0)));
 const base: PolicyBatch = { kind: 'policy', inputIds, completionMask, advantages, trajectories };
-const policy = (o: Partial<PolicyLossOptions>): PolicyLossOptions => ({ lossType: 'grpo', aggregation: 'turn', epsilon: 0.2, betaKl: 0, tisCap: null, maxCompletionLength: 16, ...o });
+const policy = (o: Partial<PolicyLossOptions>): PolicyLossOptions => ({
+  lossType: 'grpo',
+  aggregation: 'turn',
+  epsilon: 0.2,
+  betaKl: 0,
+  tisCap: null,
+  maxCompletionLength: 16,
+  ...o,
+});
 
 interface Variant {
   name: string;
@@ -68,20 +83,57 @@ export const VARIANTS: Variant[] = [
   { name: 'dapo (token mean), on-policy', batch: base, grpo: policy({ lossType: 'dapo' }), plan: 'builtin' },
   { name: 'bnpo, trajectory, on-policy', batch: base, grpo: policy({ lossType: 'bnpo', aggregation: 'trajectory' }), plan: 'builtin' },
   { name: 'dr_grpo, trajectory, on-policy', batch: base, grpo: policy({ lossType: 'dr_grpo', aggregation: 'trajectory' }), plan: 'builtin' },
-  { name: 'grpo, trajectory, off-policy, clip 0.2 / 0.28: ppo', batch: { ...base, oldLogprobs: old }, grpo: policy({ aggregation: 'trajectory', epsilonHigh: 0.28 }), plan: 'builtin' },
-  { name: 'dr_grpo, off-policy, TIS with old != rollout: ppo with the fixed weight', batch: { ...base, oldLogprobs: old, rolloutLogprobs: jitter(5, 0.35) }, grpo: policy({ lossType: 'dr_grpo', tisCap: 1.2 }), plan: 'builtin' },
+  {
+    name: 'grpo, trajectory, off-policy, clip 0.2 / 0.28: ppo',
+    batch: { ...base, oldLogprobs: old },
+    grpo: policy({ aggregation: 'trajectory', epsilonHigh: 0.28 }),
+    plan: 'builtin',
+  },
+  {
+    name: 'dr_grpo, off-policy, TIS with old != rollout: ppo with the fixed weight',
+    batch: { ...base, oldLogprobs: old, rolloutLogprobs: jitter(5, 0.35) },
+    grpo: policy({ lossType: 'dr_grpo', tisCap: 1.2 }),
+    plan: 'builtin',
+  },
   { name: 'grpo, on-policy, TIS: surrogate', batch: { ...base, rolloutLogprobs: jitter(5, 0.35) }, grpo: policy({ tisCap: 1.1 }), plan: 'surrogate' },
-  { name: 'grpo, trajectory, on-policy, k3 KL 0.1: surrogate', batch: { ...base, refLogprobs: jitter(6, 0.35) }, grpo: policy({ aggregation: 'trajectory', betaKl: 0.1 }), plan: 'surrogate' },
-  { name: 'dapo, off-policy, KL 0.05 + TIS: surrogate', batch: { ...base, oldLogprobs: old, rolloutLogprobs: jitter(5, 0.3), refLogprobs: jitter(6, 0.35) }, grpo: policy({ lossType: 'dapo', betaKl: 0.05, tisCap: 1.3 }), plan: 'surrogate' },
+  {
+    name: 'grpo, trajectory, on-policy, k3 KL 0.1: surrogate',
+    batch: { ...base, refLogprobs: jitter(6, 0.35) },
+    grpo: policy({ aggregation: 'trajectory', betaKl: 0.1 }),
+    plan: 'surrogate',
+  },
+  {
+    name: 'dapo, off-policy, KL 0.05 + TIS: surrogate',
+    batch: { ...base, oldLogprobs: old, rolloutLogprobs: jitter(5, 0.3), refLogprobs: jitter(6, 0.35) },
+    grpo: policy({ lossType: 'dapo', betaKl: 0.05, tisCap: 1.3 }),
+    plan: 'surrogate',
+  },
   {
     name: 'grpo, LoRA dropout 0.1, micro-batches of 2, prefix grouping, on-policy TIS: surrogate',
-    batch: { ...base, rolloutLogprobs: jitter(5, 0.35) }, grpo: policy({ tisCap: 1.1 }), plan: 'surrogate', dropout: 0.1, step: { microBatchSize: 2, prefixGrouping: true, dropoutSeed: 77 },
+    batch: { ...base, rolloutLogprobs: jitter(5, 0.35) },
+    grpo: policy({ tisCap: 1.1 }),
+    plan: 'surrogate',
+    dropout: 0.1,
+    step: { microBatchSize: 2, prefixGrouping: true, dropoutSeed: 77 },
   },
-  { name: 'grpo, dropout 0.1, micro-batches of 4, prefix grouping, on-policy', batch: base, grpo: policy({}), plan: 'builtin', dropout: 0.1, step: { microBatchSize: 4, prefixGrouping: true, dropoutSeed: 5 } },
+  {
+    name: 'grpo, dropout 0.1, micro-batches of 4, prefix grouping, on-policy',
+    batch: base,
+    grpo: policy({}),
+    plan: 'builtin',
+    dropout: 0.1,
+    step: { microBatchSize: 4, prefixGrouping: true, dropoutSeed: 5 },
+  },
   {
     name: "PPO's actor: per-token advantages, dapo, old logprobs: ppo",
-    batch: { ...base, advantages: base.advantages.map(() => 0), tokenAdvantages: jitter(7, 1.5).map((r, b) => r.map((x, t) => (completionMask[b]![t] ? x - current[b]![t]! : 0))), oldLogprobs: old },
-    grpo: policy({ lossType: 'dapo' }), plan: 'builtin',
+    batch: {
+      ...base,
+      advantages: base.advantages.map(() => 0),
+      tokenAdvantages: jitter(7, 1.5).map((r, b) => r.map((x, t) => (completionMask[b]![t] ? x - current[b]![t]! : 0))),
+      oldLogprobs: old,
+    },
+    grpo: policy({ lossType: 'dapo' }),
+    plan: 'builtin',
   },
   { name: 'SFT: cross_entropy, weights mask / tokens', batch: { kind: 'sft', inputIds, targetMask: completionMask } },
 ];
@@ -97,7 +149,13 @@ export async function bothGradients(v: Variant): Promise<{ ref: number[][]; cont
   const ref = acc.grads.map((g) => Array.from(g.dataSync()));
   tf.dispose(acc.grads);
   const engine = new TfjsEngine(model, a, { baseModel: 'tiny', microBatchSize: o.microBatchSize });
-  const r = await contractForwardBackward(engine, v.batch, { ...o, lr: 1e-3, maxGradNorm: 1, adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 }, extensions: true });
+  const r = await contractForwardBackward(engine, v.batch, {
+    ...o,
+    lr: 1e-3,
+    maxGradNorm: 1,
+    adam: { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 },
+    extensions: true,
+  });
   const contract = engine.gradients()!.map((g) => Array.from(g.dataSync()));
   engine.dispose();
   return { ref, contract, refLoss: acc.loss, loss: r.loss, clipped: acc.sums.lowClipped + acc.sums.highClipped };

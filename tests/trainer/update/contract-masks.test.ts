@@ -72,7 +72,14 @@ afterAll(() => {
 function adapter() {
   const a = createLora(model, LoraSchema.parse({ r: 4, alpha: 8, dropout: 0 }), 1);
   const r = new Rng(2);
-  for (const v of a.variables()) if (v.name.endsWith('lora_B')) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => r.normal() * 0.05), v.shape));
+  for (const v of a.variables())
+    if (v.name.endsWith('lora_B'))
+      v.assign(
+        tf.tensor(
+          Float32Array.from({ length: v.size }, () => r.normal() * 0.05),
+          v.shape,
+        ),
+      );
   return a;
 }
 const norm = (a: number[]) => Math.sqrt(a.reduce((s, x) => s + x * x, 0));
@@ -89,7 +96,7 @@ async function contract(b: PolicyBatch, extensions: boolean): Promise<number[]> 
 }
 
 describe('constrained turns through the contract', () => {
-  it('the engine replays each datum\'s constraint: the gradient equals trainStep\'s under the replayed masks (1e-6); raw scoring does not', async () => {
+  it("the engine replays each datum's constraint: the gradient equals trainStep's under the replayed masks (1e-6); raw scoring does not", async () => {
     const a = adapter();
     const acc = accumulateGradients(loraPolicy(model, a), batch, { microBatchSize: 2, grpo, prefixGrouping: true });
     const ref = acc.grads.flatMap((t) => Array.from(t.dataSync()));

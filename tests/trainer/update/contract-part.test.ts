@@ -32,8 +32,20 @@ let root: string;
 let svc: RunningService;
 const start = async (port = 0) =>
   startTrainerService({
-    baseModel: 'tiny', maxContextLength: 128, tokenizerId: 'none', arch: 'qwen3', stateDir: join(root, 'trainer-service'), retrieveHoldMs: 200, port,
-    createEngine: async ({ lora }) => TfjsEngine.create(model, { r: lora.rank, alpha: lora.alpha ?? 8, dropout: lora.dropout ?? 0, targetModules: (lora.targetModules ?? ['q_proj']) as ['q_proj'] }, lora.seed, { baseModel: 'tiny', microBatchSize: 2 }),
+    baseModel: 'tiny',
+    maxContextLength: 128,
+    tokenizerId: 'none',
+    arch: 'qwen3',
+    stateDir: join(root, 'trainer-service'),
+    retrieveHoldMs: 200,
+    port,
+    createEngine: async ({ lora }) =>
+      TfjsEngine.create(
+        model,
+        { r: lora.rank, alpha: lora.alpha ?? 8, dropout: lora.dropout ?? 0, targetModules: (lora.targetModules ?? ['q_proj']) as ['q_proj'] },
+        lora.seed,
+        { baseModel: 'tiny', microBatchSize: 2 },
+      ),
   });
 
 beforeAll(async () => {
@@ -46,7 +58,17 @@ afterAll(async () => {
 });
 
 const versionDir = (run: string) => (v: number) => join(root, run, 'adapters', `policy-v${String(v).padStart(6, '0')}`);
-const part = (run: string, folders = run) => contractTrainerPart({ cfg, runId: run, totalSteps: () => 10, baseUrl: svc.url, baseModel: 'tiny', embedded: { stateDir: join(root, 'trainer-service') }, versionDir: versionDir(folders), log: () => {} });
+const part = (run: string, folders = run) =>
+  contractTrainerPart({
+    cfg,
+    runId: run,
+    totalSteps: () => 10,
+    baseUrl: svc.url,
+    baseModel: 'tiny',
+    embedded: { stateDir: join(root, 'trainer-service') },
+    versionDir: versionDir(folders),
+    log: () => {},
+  });
 async function save(p: TrainerPart, run: string, v: number): Promise<void> {
   const dir = versionDir(run)(v);
   mkdirSync(dir, { recursive: true });
@@ -54,10 +76,16 @@ async function save(p: TrainerPart, run: string, v: number): Promise<void> {
 }
 
 const rng = new Rng(9);
-const turns = Array.from({ length: 4 }, (_, b) => ({ prompt: Array.from({ length: 5 + b }, () => rng.int(48)), completion: Array.from({ length: 6 }, () => rng.int(48)) }));
+const turns = Array.from({ length: 4 }, (_, b) => ({
+  prompt: Array.from({ length: 5 + b }, () => rng.int(48)),
+  completion: Array.from({ length: 6 }, () => rng.int(48)),
+}));
 /** The sampler's logprobs of each turn's completion under a saved version (null: the base model). */
 async function sampled(run: string, v: number | null): Promise<number[][]> {
-  const e = TfjsEngine.create(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'up_proj'] }, 7, { baseModel: 'tiny', microBatchSize: 4 });
+  const e = TfjsEngine.create(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'up_proj'] }, 7, {
+    baseModel: 'tiny',
+    microBatchSize: 4,
+  });
   if (v !== null) await e.load(versionDir(run)(v), { optimizer: false });
   const data = turns.map((t) => {
     const seq = [...t.prompt, ...t.completion];
@@ -68,7 +96,14 @@ async function sampled(run: string, v: number | null): Promise<number[][]> {
   return r.outputs.map((o, b) => o.logprobs!.slice(turns[b]!.prompt.length - 1));
 }
 const batch = (logprobs: number[][], version: number): TrainSequence[] =>
-  turns.map((t, b) => ({ promptIds: t.prompt, completionIds: t.completion, oldLogprobs: logprobs[b]!, advantage: [1, -1, 0.5, -0.5][b]!, trajectory: b, policyVersion: version }));
+  turns.map((t, b) => ({
+    promptIds: t.prompt,
+    completionIds: t.completion,
+    oldLogprobs: logprobs[b]!,
+    advantage: [1, -1, 0.5, -0.5][b]!,
+    trajectory: b,
+    policyVersion: version,
+  }));
 
 describe('the trainer part over the Tinker contract', () => {
   it('saves version folders with the engine state; logs the sampler-vs-trainer KL; passes an honest sampler; stops a stale one and a base one', async () => {
@@ -99,9 +134,21 @@ describe('the trainer part over the Tinker contract', () => {
   it('a restarted service (the model lost) is recovered in the update: it equals the uninterrupted one, byte for byte', async () => {
     const run = 'lost';
     const logs: string[] = [];
-    const p = await contractTrainerPart({ cfg, runId: run, totalSteps: () => 10, baseUrl: svc.url, baseModel: 'tiny', embedded: { stateDir: join(root, 'trainer-service') }, versionDir: versionDir(run), log: (l) => logs.push(l) });
+    const p = await contractTrainerPart({
+      cfg,
+      runId: run,
+      totalSteps: () => 10,
+      baseUrl: svc.url,
+      baseModel: 'tiny',
+      embedded: { stateDir: join(root, 'trainer-service') },
+      versionDir: versionDir(run),
+      log: (l) => logs.push(l),
+    });
     const ref = await part('lost-ref');
-    for (const [q, r] of [[p, run], [ref, 'lost-ref']] as const) {
+    for (const [q, r] of [
+      [p, run],
+      [ref, 'lost-ref'],
+    ] as const) {
       await q.init(null);
       await save(q, r, 0);
       await q.step(batch(await sampled(r, 0), 0), 1);

@@ -56,14 +56,26 @@ export class TinkerClient {
     const http = new TinkerHttp({ ...o, timeoutMs: o.timeoutMs ?? 60_000, maxRetries: o.maxRetries ?? 4, concurrency: o.concurrency ?? 16 });
     const keyPrefix = o.keyPrefix ?? `gsteer-${Math.random().toString(36).slice(2, 10)}`;
     const config = await http.json<{ proto_compress_fwdbwd?: boolean }>('client/config', { sdk_version: 'gsteer' }, { key: `${keyPrefix}:client-config` });
-    const s = await http.json<{ session_id: string }>('create_session', { tags: o.tags ?? ['gsteer'], user_metadata: {}, sdk_version: 'gsteer' }, { key: `${keyPrefix}:session` });
+    const s = await http.json<{ session_id: string }>(
+      'create_session',
+      { tags: o.tags ?? ['gsteer'], user_metadata: {}, sdk_version: 'gsteer' },
+      { key: `${keyPrefix}:session` },
+    );
     const compress = o.compress === 'on' || ((o.compress ?? 'auto') === 'auto' && config.proto_compress_fwdbwd === true);
-    const client = new TinkerClient(http, s.session_id, { http, keyPrefix, futureTimeoutMs: o.futureTimeoutMs ?? 30 * 60_000, body: o.body ?? 'proto', compress });
+    const client = new TinkerClient(http, s.session_id, {
+      http,
+      keyPrefix,
+      futureTimeoutMs: o.futureTimeoutMs ?? 30 * 60_000,
+      body: o.body ?? 'proto',
+      compress,
+    });
     const every = o.heartbeatMs ?? 10_000;
     if (every > 0) {
       let beat = 0;
       client.heartbeat = setInterval(() => {
-        http.json('session_heartbeat', { session_id: s.session_id, type: 'session_heartbeat' }, { key: `${keyPrefix}:heartbeat:${beat++}` }).catch((e) => o.onHeartbeatError?.(e));
+        http
+          .json('session_heartbeat', { session_id: s.session_id, type: 'session_heartbeat' }, { key: `${keyPrefix}:heartbeat:${beat++}` })
+          .catch((e) => o.onHeartbeatError?.(e));
       }, every);
       client.heartbeat.unref();
     }
@@ -75,13 +87,28 @@ export class TinkerClient {
   }
 
   /** create_model: a new LoRA (Tinker's LoraConfig; `gsteer` = lora_alpha / lora_dropout / target_modules, for gsteer's engine). */
-  async createModel(o: { baseModel: string; rank: number; seed?: number; trainAttn?: boolean; trainMlp?: boolean; trainUnembed?: boolean; gsteer?: LoraExtension; key?: string }): Promise<TrainingModel> {
+  async createModel(o: {
+    baseModel: string;
+    rank: number;
+    seed?: number;
+    trainAttn?: boolean;
+    trainMlp?: boolean;
+    trainUnembed?: boolean;
+    gsteer?: LoraExtension;
+    key?: string;
+  }): Promise<TrainingModel> {
     const modelSeq = this.modelSeq++;
     const body = {
       session_id: this.sessionId,
       model_seq_id: modelSeq,
       base_model: o.baseModel,
-      lora_config: { rank: o.rank, seed: o.seed ?? null, train_attn: o.trainAttn ?? true, train_mlp: o.trainMlp ?? true, train_unembed: o.trainUnembed ?? true },
+      lora_config: {
+        rank: o.rank,
+        seed: o.seed ?? null,
+        train_attn: o.trainAttn ?? true,
+        train_mlp: o.trainMlp ?? true,
+        train_unembed: o.trainUnembed ?? true,
+      },
       ...(o.gsteer ? { gsteer: o.gsteer } : {}),
     };
     const key = o.key ?? `${this.ctx.keyPrefix}:${this.sessionId}:create:${modelSeq}`;
@@ -93,12 +120,24 @@ export class TinkerClient {
   /** A live model by id (e.g. after this worker restarted): continues from the server's next seq_id (gsteer's get_info extension). */
   async attachModel(modelId: string): Promise<TrainingModel> {
     const info = await this.getInfo(modelId);
-    if (info.gsteer_next_seq_id === undefined) throw new InputError(`model ${modelId}: the server does not report its next seq_id (gsteer's get_info extension); re-attaching needs gsteer's trainer service; create a model and load_state instead`);
+    if (info.gsteer_next_seq_id === undefined)
+      throw new InputError(
+        `model ${modelId}: the server does not report its next seq_id (gsteer's get_info extension); re-attaching needs gsteer's trainer service; create a model and load_state instead`,
+      );
     return new TrainingModel(this.ctx, modelId, info.lora_rank ?? null, info.gsteer_next_seq_id);
   }
 
-  getInfo(modelId: string): Promise<{ model_id: string; lora_rank?: number | null; model_data: { model_name?: string | null; tokenizer_id?: string | null }; gsteer_next_seq_id?: number }> {
-    return this.http.json('get_info', { model_id: modelId, type: 'get_info' }, { key: `${this.ctx.keyPrefix}:${this.sessionId}:get_info:${this.reads++}`, modelId });
+  getInfo(modelId: string): Promise<{
+    model_id: string;
+    lora_rank?: number | null;
+    model_data: { model_name?: string | null; tokenizer_id?: string | null };
+    gsteer_next_seq_id?: number;
+  }> {
+    return this.http.json(
+      'get_info',
+      { model_id: modelId, type: 'get_info' },
+      { key: `${this.ctx.keyPrefix}:${this.sessionId}:get_info:${this.reads++}`, modelId },
+    );
   }
 
   weightsInfo(tinkerPath: string): Promise<{ base_model: string; is_lora: boolean; lora_rank?: number | null }> {
@@ -111,10 +150,19 @@ export class TinkerClient {
       ...('modelPath' in target ? { model_path: target.modelPath } : { base_model: target.baseModel }),
       prompt: { chunks: [{ type: 'encoded_text', tokens: prompt }] },
       num_samples: o.numSamples ?? 1,
-      sampling_params: { max_tokens: o.maxTokens ?? null, temperature: o.temperature ?? 1, top_p: o.topP ?? 1, top_k: o.topK ?? -1, seed: o.seed ?? null, stop: o.stop ?? null },
+      sampling_params: {
+        max_tokens: o.maxTokens ?? null,
+        temperature: o.temperature ?? 1,
+        top_p: o.topP ?? 1,
+        top_k: o.topK ?? -1,
+        seed: o.seed ?? null,
+        stop: o.stop ?? null,
+      },
       prompt_logprobs: o.promptLogprobs ?? false,
     };
-    const f = await this.http.json<{ request_id: string }>('asample', body, { key: o.key ?? `${this.ctx.keyPrefix}:${this.sessionId}:sample:${this.samplingSeq++}` });
+    const f = await this.http.json<{ request_id: string }>('asample', body, {
+      key: o.key ?? `${this.ctx.keyPrefix}:${this.sessionId}:sample:${this.samplingSeq++}`,
+    });
     return awaitFuture(this.http, f.request_id, 'sample', { timeoutMs: this.ctx.futureTimeoutMs });
   }
 

@@ -28,16 +28,28 @@ type Out<K extends FutureKind> = K extends 'forward_backward' ? ForwardBackwardO
 
 const PROTO = 'application/x-protobuf';
 
-export async function awaitFuture<K extends FutureKind>(http: TinkerHttp, requestId: string, kind: K, o: { timeoutMs: number; modelId?: string | null; minPollMs?: number; now?: () => number }): Promise<Out<K>> {
+export async function awaitFuture<K extends FutureKind>(
+  http: TinkerHttp,
+  requestId: string,
+  kind: K,
+  o: { timeoutMs: number; modelId?: string | null; minPollMs?: number; now?: () => number },
+): Promise<Out<K>> {
   const now = o.now ?? Date.now;
   const start = now();
   for (let poll = 0; ; poll++) {
     const t0 = now();
-    const r = await http.call('retrieve_future', { json: { request_id: requestId, allow_metadata_only: false } }, { key: `${requestId}#poll${poll}`, requestId, modelId: o.modelId ?? null, accept: kind === 'json' ? 'application/json' : `${PROTO}, application/json` });
+    const r = await http.call(
+      'retrieve_future',
+      { json: { request_id: requestId, allow_metadata_only: false } },
+      { key: `${requestId}#poll${poll}`, requestId, modelId: o.modelId ?? null, accept: kind === 'json' ? 'application/json' : `${PROTO}, application/json` },
+    );
     if (r.contentType.includes(PROTO)) return (kind === 'sample' ? decodeSampleResponse(r.bytes) : decodeForwardBackwardOutput(r.bytes)) as Out<K>;
     const body = JSON.parse(Buffer.from(r.bytes).toString('utf8')) as Record<string, unknown>;
     if (body.type === 'try_again') {
-      if (now() - start > o.timeoutMs) throw new TransientError(`future ${requestId} is still pending after ${Math.round((now() - start) / 1000)} s (timeout ${o.timeoutMs / 1000} s); the server is busy or stuck: raise the future timeout, or resend the call with the same idempotency key to wait on the same future`);
+      if (now() - start > o.timeoutMs)
+        throw new TransientError(
+          `future ${requestId} is still pending after ${Math.round((now() - start) / 1000)} s (timeout ${o.timeoutMs / 1000} s); the server is busy or stuck: raise the future timeout, or resend the call with the same idempotency key to wait on the same future`,
+        );
       const waited = now() - t0;
       if (waited < (o.minPollMs ?? 100)) await new Promise((res) => setTimeout(res, (o.minPollMs ?? 100) - waited));
       continue;
@@ -50,7 +62,11 @@ export async function awaitFuture<K extends FutureKind>(http: TinkerHttp, reques
     if (kind === 'forward_backward') return outputFromJson(ForwardBackwardOutputJsonSchema.parse(body)) as Out<K>;
     if (kind === 'sample') {
       const seqs = (body.sequences ?? []) as { tokens: number[]; logprobs: number[] | null; stop_reason: string }[];
-      return { sequences: seqs.map((s) => ({ tokens: s.tokens, logprobs: s.logprobs ?? [], stopReason: s.stop_reason === 'length' ? 'length' : 'stop' })), promptLogprobs: (body.prompt_logprobs as (number | null)[] | null) ?? null, promptCacheHitTokens: Number(body.prompt_cache_hit_tokens ?? 0) } as Out<K>;
+      return {
+        sequences: seqs.map((s) => ({ tokens: s.tokens, logprobs: s.logprobs ?? [], stopReason: s.stop_reason === 'length' ? 'length' : 'stop' })),
+        promptLogprobs: (body.prompt_logprobs as (number | null)[] | null) ?? null,
+        promptCacheHitTokens: Number(body.prompt_cache_hit_tokens ?? 0),
+      } as Out<K>;
     }
     return body as Out<K>;
   }

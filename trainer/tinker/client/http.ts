@@ -55,12 +55,30 @@ export class TinkerHttp {
     this.apiKey = o.apiKeyEnv ? process.env[o.apiKeyEnv] || undefined : undefined;
     const sink = o.sink ?? nullTrainerSink;
     this.ep = createEndpoint(
-      { role: 'trainer', baseUrl: `${o.baseUrl.replace(/\/+$/, '')}/api/v1`, model: 'tinker', apiKeyEnv: o.apiKeyEnv, timeoutMs: o.timeoutMs, maxRetries: o.maxRetries, concurrency: o.concurrency, retry: o.retry },
+      {
+        role: 'trainer',
+        baseUrl: `${o.baseUrl.replace(/\/+$/, '')}/api/v1`,
+        model: 'tinker',
+        apiKeyEnv: o.apiKeyEnv,
+        timeoutMs: o.timeoutMs,
+        maxRetries: o.maxRetries,
+        concurrency: o.concurrency,
+        retry: o.retry,
+      },
       {
         sink: {
           record: (r: CallRecord) => {
             const p = this.als.getStore();
-            const full: TrainerCallRecord = { ...r, route: p?.route ?? '', requestId: p?.requestId ?? null, modelId: p?.modelId ?? null, idempotencyKey: p?.key ?? null, attempt: r.retries + 1, bytesSent: p?.bytesSent ?? 0, bytesReceived: p?.bytesReceived ?? 0 };
+            const full: TrainerCallRecord = {
+              ...r,
+              route: p?.route ?? '',
+              requestId: p?.requestId ?? null,
+              modelId: p?.modelId ?? null,
+              idempotencyKey: p?.key ?? null,
+              attempt: r.retries + 1,
+              bytesSent: p?.bytesSent ?? 0,
+              bytesReceived: p?.bytesReceived ?? 0,
+            };
             sink.record(full);
             if (p) p.bytesReceived = 0;
           },
@@ -71,10 +89,25 @@ export class TinkerHttp {
   }
 
   /** POST (or GET without a body) one route; the reply's bytes and content type. `onReply` may read the future id for the record. */
-  async call(route: string, body: { json?: unknown; bytes?: Uint8Array; headers?: Record<string, string> } | null, meta: { key: string | null; modelId?: string | null; requestId?: string | null; accept?: string }): Promise<HttpReply> {
+  async call(
+    route: string,
+    body: { json?: unknown; bytes?: Uint8Array; headers?: Record<string, string> } | null,
+    meta: { key: string | null; modelId?: string | null; requestId?: string | null; accept?: string },
+  ): Promise<HttpReply> {
     const payload: Uint8Array | undefined = body ? (body.bytes ?? new TextEncoder().encode(JSON.stringify(body.json ?? {}))) : undefined;
-    const pending: Pending = { route, requestId: meta.requestId ?? null, modelId: meta.modelId ?? null, key: meta.key, bytesSent: payload?.length ?? 0, bytesReceived: 0 };
-    const headers: Record<string, string> = { accept: meta.accept ?? 'application/json', ...(body?.bytes ? {} : { 'content-type': 'application/json' }), ...body?.headers };
+    const pending: Pending = {
+      route,
+      requestId: meta.requestId ?? null,
+      modelId: meta.modelId ?? null,
+      key: meta.key,
+      bytesSent: payload?.length ?? 0,
+      bytesReceived: 0,
+    };
+    const headers: Record<string, string> = {
+      accept: meta.accept ?? 'application/json',
+      ...(body?.bytes ? {} : { 'content-type': 'application/json' }),
+      ...body?.headers,
+    };
     if (meta.key) headers['x-idempotency-key'] = meta.key;
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
     try {
@@ -85,7 +118,8 @@ export class TinkerHttp {
           const bytes = new Uint8Array(await res.arrayBuffer());
           pending.bytesReceived = bytes.length;
           const contentType = res.headers.get('content-type') ?? '';
-          if (!pending.requestId && contentType.includes('json') && bytes.length < 4096) pending.requestId = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { request_id?: string }).request_id ?? null;
+          if (!pending.requestId && contentType.includes('json') && bytes.length < 4096)
+            pending.requestId = (JSON.parse(Buffer.from(bytes).toString('utf8')) as { request_id?: string }).request_id ?? null;
           return { value: { contentType, bytes }, usage: null };
         }),
       );

@@ -53,18 +53,40 @@ export class TrainingModel {
     return this.seq;
   }
 
-  private async submit<K extends FutureKind>(route: string, kind: K, body: { json?: unknown; bytes?: Uint8Array; headers?: Record<string, string> }, seq: number, o: CallOptions) {
+  private async submit<K extends FutureKind>(
+    route: string,
+    kind: K,
+    body: { json?: unknown; bytes?: Uint8Array; headers?: Record<string, string> },
+    seq: number,
+    o: CallOptions,
+  ) {
     const key = o.key ?? `${this.c.keyPrefix}:${this.modelId}:${seq}`;
     const f = JSON.parse(Buffer.from((await this.c.http.call(route, body, { key, modelId: this.modelId })).bytes).toString('utf8')) as { request_id: string };
     return awaitFuture(this.c.http, f.request_id, kind, { timeoutMs: this.c.futureTimeoutMs, modelId: this.modelId });
   }
 
-  private async fwdBwd(data: readonly EngineDatum[], lossFn: TinkerLossFn, config: Record<string, number> | undefined, forwardOnly: boolean, o: CallOptions & { gsteer?: GsteerCallOptions }): Promise<ForwardBackwardOutput> {
+  private async fwdBwd(
+    data: readonly EngineDatum[],
+    lossFn: TinkerLossFn,
+    config: Record<string, number> | undefined,
+    forwardOnly: boolean,
+    o: CallOptions & { gsteer?: GsteerCallOptions },
+  ): Promise<ForwardBackwardOutput> {
     const seq = this.seq++;
-    const call: ForwardBackwardCall = { modelId: this.modelId, seqId: seq, forwardOnly, lossFn, lossFnConfig: config ?? {}, data: data.map(wireDatum), ...(o.gsteer ? { gsteer: o.gsteer as Record<string, unknown> } : {}) };
+    const call: ForwardBackwardCall = {
+      modelId: this.modelId,
+      seqId: seq,
+      forwardOnly,
+      lossFn,
+      lossFnConfig: config ?? {},
+      data: data.map(wireDatum),
+      ...(o.gsteer ? { gsteer: o.gsteer as Record<string, unknown> } : {}),
+    };
     if (this.c.body === 'json') {
       const input = { data: call.data.map(datumToJson), loss_fn: lossFn, loss_fn_config: config ?? null, ...(o.gsteer ? { gsteer: o.gsteer } : {}) };
-      const json = forwardOnly ? { forward_input: input, model_id: this.modelId, seq_id: seq } : { forward_backward_input: input, model_id: this.modelId, seq_id: seq };
+      const json = forwardOnly
+        ? { forward_input: input, model_id: this.modelId, seq_id: seq }
+        : { forward_backward_input: input, model_id: this.modelId, seq_id: seq };
       return this.submit(forwardOnly ? 'forward' : 'forward_backward', 'forward_backward', { json }, seq, o);
     }
     let bytes = encodeForwardBackwardRequest(call);
@@ -77,11 +99,21 @@ export class TrainingModel {
     return this.submit('forward_backward', 'forward_backward', { bytes, headers }, seq, o);
   }
 
-  forward(data: readonly EngineDatum[], lossFn: TinkerLossFn, config?: Record<string, number>, o: CallOptions & { gsteer?: GsteerCallOptions } = {}): Promise<ForwardBackwardOutput> {
+  forward(
+    data: readonly EngineDatum[],
+    lossFn: TinkerLossFn,
+    config?: Record<string, number>,
+    o: CallOptions & { gsteer?: GsteerCallOptions } = {},
+  ): Promise<ForwardBackwardOutput> {
     return this.fwdBwd(data, lossFn, config, true, o);
   }
 
-  forwardBackward(data: readonly EngineDatum[], lossFn: TinkerLossFn, config?: Record<string, number>, o: CallOptions & { gsteer?: GsteerCallOptions } = {}): Promise<ForwardBackwardOutput> {
+  forwardBackward(
+    data: readonly EngineDatum[],
+    lossFn: TinkerLossFn,
+    config?: Record<string, number>,
+    o: CallOptions & { gsteer?: GsteerCallOptions } = {},
+  ): Promise<ForwardBackwardOutput> {
     return this.fwdBwd(data, lossFn, config, false, o);
   }
 
@@ -94,7 +126,8 @@ export class TrainingModel {
   /** save_state: adapter + optimizer state; the tinker:// path. */
   async saveState(name: string, o: CallOptions & { overwrite?: boolean } = {}): Promise<string> {
     const seq = this.seq++;
-    return (await this.submit('save_weights', 'json', { json: { model_id: this.modelId, path: name, seq_id: seq, overwrite: o.overwrite ?? false } }, seq, o)).path as string;
+    return (await this.submit('save_weights', 'json', { json: { model_id: this.modelId, path: name, seq_id: seq, overwrite: o.overwrite ?? false } }, seq, o))
+      .path as string;
   }
 
   /** load_state (optimizer false) or load_state_with_optimizer (true). */
@@ -110,7 +143,11 @@ export class TrainingModel {
   }
 
   async unload(o: CallOptions = {}): Promise<void> {
-    const f = await this.c.http.json<{ request_id: string }>('unload_model', { model_id: this.modelId }, { key: o.key ?? `${this.c.keyPrefix}:${this.modelId}:unload`, modelId: this.modelId });
+    const f = await this.c.http.json<{ request_id: string }>(
+      'unload_model',
+      { model_id: this.modelId },
+      { key: o.key ?? `${this.c.keyPrefix}:${this.modelId}:unload`, modelId: this.modelId },
+    );
     await awaitFuture(this.c.http, f.request_id, 'json', { timeoutMs: this.c.futureTimeoutMs, modelId: this.modelId });
   }
 }
