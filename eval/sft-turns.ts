@@ -1,9 +1,8 @@
-// `gsteer sft eval`: does the SFT policy speak the turn grammar? Samples the policy's turn
+// The SFT turn eval (`gsteer sft eval`, the demo's sft phase): does the SFT policy speak the turn grammar? Samples the policy's turn
 // for N held-out example prompts (a fixed seeded sample) with the rollout sampling settings
 // and reports the share that parse as valid turns (structured/turn/grammar.ts); a turn that hits
 // rollout.maxTokens before <|im_end|> counts as invalid (truncated), as in a rollout.
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../configs/load.ts';
+import type { RunConfig } from '../configs/schema.ts';
 import { parseTurn } from '../structured/turn/grammar.ts';
 import { Generation, type FinishReason } from '../serve/generation.ts';
 import { serveModelOf } from '../serve/tfjs-model.ts';
@@ -11,8 +10,8 @@ import { selectBackend, type BackendKind } from '../model/backend.ts';
 import { loadPeftAdapter } from '../model/lora/index.ts';
 import { loadModel } from '../model/index.ts';
 import { encodeChat, qwen3Tokenizer } from '../core/tokenizer.ts';
-import { InputError } from '../util/errors.ts';
 import { progressBar } from '../util/progress.ts';
+import { InputError } from '../util/errors.ts';
 import { Rng } from '../util/rng.ts';
 import { heldOutMask, readSftExamples } from '../trainer/sft/tokens.ts';
 import type { SftExample } from '../data/sft/example.ts';
@@ -115,41 +114,19 @@ export function formatEval(r: EvalResult): string {
   return `valid turns ${r.valid}/${r.n} = ${(100 * r.rate).toFixed(1)}%  (by target action: ${acts}; invalid: ${why})`;
 }
 
-export async function sftEvalCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      model: { type: 'string' },
-      adapter: { type: 'string' },
-      examples: { type: 'string' },
-      n: { type: 'string' },
-      seed: { type: 'string' },
-      config: { type: 'string', multiple: true },
-      set: { type: 'string', multiple: true },
-      show: { type: 'string' },
-    },
-  });
-  const cfg = loadConfig(values.config ?? [], values.set ?? []);
-  if (!values.examples) throw new InputError('sft eval: --examples FILE is required (the JSONL `gsteer sft build` wrote)');
-  const int = (name: string, v: string | undefined, def: number) => {
-    const x = v === undefined ? def : Number(v);
-    if (!Number.isInteger(x) || x < 0) throw new InputError(`sft eval: --${name} ${v} must be a non-negative integer`);
-    return x;
-  };
-  const r = await evalValidTurns({
-    model: values.model ?? cfg.policy.model,
-    adapter: values.adapter ?? null,
-    examples: values.examples,
-    n: int('n', values.n, 64),
-    seed: int('seed', values.seed, cfg.seed),
+/** A run config's eval settings: the rollout's sampling, its split, backend and base; the caller picks the adapter, examples and sample. */
+export function evalOptionsOf(cfg: RunConfig, o: Pick<EvalOptions, 'adapter' | 'examples' | 'n' | 'seed'> & { model?: string }): EvalOptions {
+  return {
+    model: o.model ?? cfg.policy.model,
+    adapter: o.adapter,
+    examples: o.examples,
+    n: o.n,
+    seed: o.seed,
     splitSeed: cfg.seed,
     heldOutFraction: cfg.sft.heldOutFraction,
     temperature: cfg.rollout.temperature,
     topP: cfg.rollout.topP,
     maxTokens: cfg.rollout.maxTokens,
     backend: cfg.trainer.backend,
-  });
-  for (const s of r.samples.slice(0, int('show', values.show, 0))) console.log(`--- ${s.trajectoryId} step ${s.step} ${s.ok ? 'valid' : 'INVALID'}\n${s.text}`);
-  console.log(formatEval(r));
-  return 0;
+  };
 }

@@ -81,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
     case 'train':
       return (await import('./sft-train.ts')).sftTrainCommand(rest);
     case 'eval':
-      return (await import('../../eval/sft-turns.ts')).sftEvalCommand(rest);
+      return (await import('./sft-eval.ts')).sftEvalCommand(rest);
     default:
       console.error(usage);
       return 2;

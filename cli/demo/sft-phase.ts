@@ -5,7 +5,7 @@
 import type { RunConfig } from '../../configs/schema.ts';
 import { writeEnvSftExamples } from '../../rollout/env/sft-examples.ts';
 import { runSft, type SftRunResult } from '../../trainer/sft/train.ts';
-import { evalValidTurns, formatEval, type EvalResult } from '../../eval/sft-turns.ts';
+import { evalOptionsOf, evalValidTurns, formatEval, type EvalResult } from '../../eval/sft-turns.ts';
 
 export interface SftPhaseResult {
   adapterDir: string;
@@ -37,19 +37,7 @@ export async function sftPhase(cfg: RunConfig, o: SftPhaseOptions = {}): Promise
   // The same seeded held-out sample and sampling seeds for both, so the rates compare turn for turn.
   const evalWith = async (adapter: string | null, what: string) => {
     const t0 = performance.now();
-    const ev = await evalValidTurns({
-      model: cfg.policy.model,
-      adapter,
-      examples: train.examplesFile,
-      n: cfg.sft.evalTurns,
-      seed: cfg.seed,
-      splitSeed: cfg.seed,
-      heldOutFraction: cfg.sft.heldOutFraction,
-      temperature: cfg.rollout.temperature,
-      topP: cfg.rollout.topP,
-      maxTokens: cfg.rollout.maxTokens,
-      backend: cfg.trainer.backend,
-    });
+    const ev = await evalValidTurns(evalOptionsOf(cfg, { adapter, examples: train.examplesFile, n: cfg.sft.evalTurns, seed: cfg.seed }));
     log(`sft: ${what}: ${formatEval(ev)} at temperature ${cfg.rollout.temperature} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
     return ev;
   };
