@@ -12,9 +12,10 @@
 //     clause), so a query that states more of the user's constraints yields a report that
 //     addresses more of them, which is the one property downstream scores measure through
 //     the query. Numbers from it are not paper numbers, and every output says so.
+import { endpointOptions } from '../../configs/endpoints.ts';
 import type OpenAI from 'openai';
 import type { DownstreamConfig } from '../../configs/downstream.ts';
-import { BadReply, createEndpoint, defaultChatTemplateKwargs, withRequestCache, type CallSink, type Endpoint } from '../../endpoints/index.ts';
+import { BadReply, createEndpoint, withRequestCache, type CallSink, type Endpoint } from '../../endpoints/index.ts';
 import { clauses, sentences } from '../extractor-rule.ts';
 
 export interface ResearchAgent {
@@ -55,19 +56,7 @@ export class StandInAgent implements ResearchAgent {
 type AgentConfig = DownstreamConfig['agent'];
 
 function endpointFor(c: AgentConfig, sink: CallSink): Endpoint {
-  return createEndpoint(
-    {
-      role: 'agent',
-      baseUrl: c.baseUrl as string,
-      model: c.model,
-      apiKeyEnv: c.apiKeyEnv,
-      timeoutMs: c.timeoutMs,
-      maxRetries: c.maxRetries,
-      concurrency: c.concurrency,
-      chatTemplateKwargs: defaultChatTemplateKwargs(c.model),
-    },
-    { sink },
-  );
+  return createEndpoint(endpointOptions('agent', c), { sink });
 }
 
 /** An agent behind an endpoint (chat or Responses API): its name, model and config. */

@@ -9,9 +9,10 @@
 //   - `llm` (judge-llm.ts): each step one chat call under a JSON schema, request-cached by hash;
 //   - `embedded` (judge-standin.ts): a deterministic STAND-IN with the same steps, its criteria
 //     made from the instance's elicitation targets; not paper numbers, and every output says so.
+import { endpointOptions } from '../../configs/endpoints.ts';
 import type { DownstreamConfig } from '../../configs/downstream.ts';
 import type { Instance } from '../../data/schema.ts';
-import { createEndpoint, defaultChatTemplateKwargs, withRequestCache, type CallSink } from '../../endpoints/index.ts';
+import { createEndpoint, withRequestCache, type CallSink } from '../../endpoints/index.ts';
 import type { DownstreamScores } from '../downstream-scores.ts';
 import { LlmPqrSteps } from './judge-llm.ts';
 import { StandInPqrSteps } from './judge-standin.ts';
@@ -72,19 +73,6 @@ export class PqrJudge implements ReportJudge {
 
 export function judgeFrom(c: DownstreamConfig['judge'], o: { sink: CallSink; cacheDir: string }): ReportJudge {
   if (c.kind === 'embedded') return new PqrJudge(new StandInPqrSteps());
-  const ep = createEndpoint(
-    {
-      role: 'judge',
-      baseUrl: c.baseUrl as string,
-      model: c.model,
-      apiKeyEnv: c.apiKeyEnv,
-      timeoutMs: c.timeoutMs,
-      maxRetries: c.maxRetries,
-      concurrency: c.concurrency,
-      responseFormat: c.responseFormat,
-      chatTemplateKwargs: defaultChatTemplateKwargs(c.model),
-    },
-    { sink: o.sink },
-  );
+  const ep = createEndpoint(endpointOptions('judge', c), { sink: o.sink });
   return new PqrJudge(new LlmPqrSteps(c, withRequestCache(ep, o.cacheDir)));
 }
