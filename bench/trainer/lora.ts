@@ -49,20 +49,8 @@ const L06 = Number(values['layers-06b']);
 const R = 8;
 const triple = (s: string) => s.split(',').map(Number) as [number, number, number];
 
-/** Qwen3-0.6B's config.json shapes, with fewer layers (the output says how many). */
-const QWEN3_06B: Qwen3Config = {
-  vocabSize: 151936,
-  hiddenSize: 1024,
-  intermediateSize: 3072,
-  numHiddenLayers: L06,
-  numAttentionHeads: 16,
-  numKeyValueHeads: 8,
-  headDim: 128,
-  rmsNormEps: 1e-6,
-  ropeTheta: 1_000_000,
-  tieWordEmbeddings: true,
-  maxPositionEmbeddings: 40960,
-};
+/** Qwen3-0.6B's config.json shapes (model/init.ts PRESETS), with fewer layers (the output says how many). */
+const QWEN3_06B: Qwen3Config = { ...PRESETS['qwen3-0.6b']!, numHiddenLayers: L06 };
 const SHAPES: { name: string; cfg: Qwen3Config; bts: [number, number, number]; reps: number }[] = [
   { name: 'tiny (V 151,936)', cfg: PRESETS.tiny!, bts: triple(values.tiny!), reps: REPS },
   { name: `Qwen3-0.6B shape, ${L06}/28 layers`, cfg: QWEN3_06B, bts: triple(values.big!), reps: Math.min(REPS, 2) },
