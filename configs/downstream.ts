@@ -45,6 +45,8 @@ export const DownstreamAgentSchema = endpointSection({
         kind: z.enum(['corpus', 'http']).default('corpus'),
         prefix: z.string().url().optional(),
         timeoutMs: positiveInt.default(30_000),
+        /** A page larger than this many MiB is a failed read, an observation for the agent (ours). */
+        maxResponseMb: z.number().positive().default(8),
         apiKeyEnv: z.string().min(1).optional(),
         apiKeyHeader: z.string().min(1).default('Authorization'),
         apiKeyPrefix: z.string().default('Bearer '),

@@ -42,6 +42,8 @@ export const HttpSearchSchema = z
     /** The result's score; unset = 1 / rank (rank from 1), for APIs that return only an order. */
     score: z.string().min(1).optional(),
     timeoutMs: positiveInt.default(10_000), // ours: one slow query must not hold a rollout for long
+    /** A reply larger than this many MiB is a failed search (`too_large`), not read further (ours: a result page is kilobytes). */
+    maxResponseMb: z.number().positive().default(8),
   })
   .strict();
 export type HttpSearchConfig = z.output<typeof HttpSearchSchema>;

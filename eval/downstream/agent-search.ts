@@ -50,6 +50,7 @@ export async function searchAgentFrom(cfg: RunConfig, sink: CallSink, onRun?: (r
       ? new HttpReader({
           prefix: c.reader.prefix!,
           timeoutMs: c.reader.timeoutMs,
+          maxResponseMb: c.reader.maxResponseMb,
           apiKeyHeader: c.reader.apiKeyHeader,
           apiKeyPrefix: c.reader.apiKeyPrefix,
           ...(c.reader.apiKeyEnv ? { apiKeyEnv: c.reader.apiKeyEnv } : {}),

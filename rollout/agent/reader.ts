@@ -5,8 +5,11 @@
 //   - HttpReader: GET `prefix + url` (Jina Reader: prefix https://r.jina.ai/, the page as text),
 //     the reply's body as the page; the key from the environment as a header, never logged.
 // A read never throws for what the page or the server does: no such page, a timeout, a refused
-// connection or a non-2xx status is `ok: false` with the reason, an observation for the agent.
+// or broken connection, a page past maxResponseMb (not read further) or a non-2xx status is
+// `ok: false` with the reason, an observation for the agent. The exchange goes through the
+// endpoints layer's boundedFetch (one deadline from connect to the last byte, a size cap).
 import type { CorpusDoc } from '../../data/qref/schema.ts';
+import { boundedFetch, DeadlineExceeded, mib, ResponseTooLarge } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import type { ReadOutcome, Reader } from './types.ts';
 
@@ -26,6 +29,8 @@ export interface HttpReaderConfig {
   /** Prepended to the URL to read (Jina Reader: https://r.jina.ai/). */
   prefix: string;
   timeoutMs: number;
+  /** A page larger than this many MiB is a failed read (`too_large`). */
+  maxResponseMb: number;
   apiKeyEnv?: string;
   apiKeyHeader: string;
   apiKeyPrefix: string;
@@ -46,20 +51,18 @@ export class HttpReader implements Reader {
     }
   }
   async read(url: string): Promise<ReadOutcome> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.cfg.timeoutMs);
+    const get = boundedFetch({ deadlineMs: this.cfg.timeoutMs, maxBytes: mib(this.cfg.maxResponseMb) });
     try {
-      const res = await fetch(`${this.cfg.prefix}${url}`, { headers: this.headers, signal: abort.signal });
-      const text = await res.text(); // under the same signal: a body that stalls times out too
+      const res = await get(`${this.cfg.prefix}${url}`, { headers: this.headers });
+      const text = await res.text(); // under the same deadline and cap: a body that stalls or floods fails too
       if (!res.ok) return { ok: false, reason: 'http_status', detail: `${this.name} answered HTTP ${res.status} for ${url}` };
       const title = /^Title: (.+)$/m.exec(text)?.[1]?.trim() ?? url; // Jina Reader's first line
       return { ok: true, url, title, text };
     } catch (e) {
-      if (abort.signal.aborted) return { ok: false, reason: 'timeout', detail: `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms` };
+      if (e instanceof DeadlineExceeded) return { ok: false, reason: 'timeout', detail: `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms` };
+      if (e instanceof ResponseTooLarge) return { ok: false, reason: 'too_large', detail: `${this.name}: ${e.message} for ${url}` };
       const cause = (e as { cause?: { code?: string } }).cause;
       return { ok: false, reason: 'network', detail: `${this.name}: ${cause?.code ?? (e as Error).message}` };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -2,11 +2,14 @@
 // Pyserini HTTP server fit the same mapping). configs/qref.ts `HttpSearchSchema` says how a
 // query becomes a request and how the reply's JSON becomes {id, title, text, score}.
 // Failures are values (search.ts): a timeout (the whole exchange, connect to last byte,
-// bounded by timeoutMs), a refused connection, a non-2xx status, a body that is not JSON, or
-// JSON that does not fit the mapping each become `ok: false` with the reason and detail.
-// Transient ones (timeout, network, 5xx, 429) are flagged for the caller's retry rule.
+// bounded by timeoutMs), a refused or broken connection, a body past maxResponseMb (not read
+// further), a non-2xx status, a body that is not JSON, or JSON that does not fit the mapping
+// each become `ok: false` with the reason and detail. The exchange goes through the endpoints
+// layer's boundedFetch, as every other HTTP client of gsteer. Transient ones (timeout,
+// network, 5xx, 429) are flagged for the caller's retry rule.
 // The API key comes from the environment and never appears in a detail or a log.
 import type { HttpSearchConfig } from '../../configs/qref.ts';
+import { boundedFetch, DeadlineExceeded, mib, ResponseTooLarge } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { getPath, parsePath, pathLabel, setPath, type PathStep } from './json-path.ts';
 import type { SearchBackend, SearchFailure, SearchHit, SearchOutcome } from './search.ts';
@@ -74,20 +77,23 @@ export class HttpSearch implements SearchBackend {
 
   async search(query: string, topK: number): Promise<SearchOutcome> {
     const { url, init } = this.request(query, topK);
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.cfg.timeoutMs);
+    const get = boundedFetch({ deadlineMs: this.cfg.timeoutMs, maxBytes: mib(this.cfg.maxResponseMb) });
     let status: number;
     let text: string;
     try {
-      const res = await fetch(url, { ...init, signal: abort.signal });
+      const res = await get(url, init);
       status = res.status;
-      text = await res.text(); // under the same signal: a reply that stalls mid-body times out too
+      text = await res.text(); // under the same deadline and cap: a reply that stalls or floods mid-body fails too
     } catch (e) {
-      if (abort.signal.aborted) return fail('timeout', `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms`, true);
+      if (e instanceof DeadlineExceeded) return fail('timeout', `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms`, true);
+      if (e instanceof ResponseTooLarge)
+        return fail(
+          'too_large',
+          `${this.name}: ${e.message} (qref.search.http.maxResponseMb ${this.cfg.maxResponseMb}); raise it if the API's replies are this large`,
+          false,
+        );
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       return fail('network', `${this.name}: ${cause?.code ?? cause?.message ?? (e as Error).message}`, true);
-    } finally {
-      clearTimeout(timer);
     }
     if (status < 200 || status > 299) return fail('http_status', `${this.name} answered HTTP ${status}: ${shorten(text)}`, status >= 500 || status === 429);
     let json: unknown;

@@ -15,7 +15,7 @@ export interface SearchHit {
   score: number;
 }
 
-export const SEARCH_FAILURES = ['timeout', 'network', 'http_status', 'not_json', 'bad_shape'] as const;
+export const SEARCH_FAILURES = ['timeout', 'network', 'too_large', 'http_status', 'not_json', 'bad_shape'] as const;
 export type SearchFailure = (typeof SEARCH_FAILURES)[number];
 
 export type SearchOutcome =

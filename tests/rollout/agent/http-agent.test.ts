@@ -70,12 +70,13 @@ describe('the search agent over HTTP', () => {
           text: 'snippet',
           score: 'score',
           timeoutMs: 60_000,
+          maxResponseMb: 8,
         },
       }),
       sink,
     );
     const reader = recordedReader(
-      new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 60_000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
+      new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 60_000, maxResponseMb: 8, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
       sink,
     );
     const endpoint = createEndpoint(
@@ -148,11 +149,12 @@ describe('the search agent over HTTP', () => {
           text: 'snippet',
           score: 'score',
           timeoutMs: 5000,
+          maxResponseMb: 8,
         }),
         sink,
       );
       const reader = recordedReader(
-        new HttpReader({ prefix: `${down.url}/read/`, timeoutMs: 5000, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
+        new HttpReader({ prefix: `${down.url}/read/`, timeoutMs: 5000, maxResponseMb: 8, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' }),
         sink,
       );
       const scripted = [
@@ -180,5 +182,13 @@ describe('the search agent over HTTP', () => {
     } finally {
       await down.close();
     }
+  });
+
+  it('a page past the reader maxResponseMb is a failed read (too_large), not read whole', async () => {
+    const at = (maxResponseMb: number) =>
+      new HttpReader({ prefix: `${web.url}/read/`, timeoutMs: 60_000, maxResponseMb, apiKeyHeader: 'Authorization', apiKeyPrefix: 'Bearer ' });
+    // mib(0.00001) = 10 bytes: d1's page ("Title: ...") is longer
+    expect(await at(0.00001).read('d1')).toMatchObject({ ok: false, reason: 'too_large', detail: expect.stringMatching(/cap of 10 bytes.* for d1$/) });
+    expect(await at(8).read('d1')).toMatchObject({ ok: true, url: 'd1' });
   });
 });

@@ -73,6 +73,17 @@ beforeAll(async () => {
         case '/stall':
           res.writeHead(200, { 'content-type': 'application/json' });
           return res.write('{"results": ['); // headers, then nothing
+        case '/flood': {
+          // chunked, no content-length: 3 MiB of results, past a 1 MiB cap only while arriving
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write('{"results": [');
+          const item = JSON.stringify({ id: 'x', title: 't', text: 'y'.repeat(1000) });
+          for (let i = 0; i < 3 * 1024; i++) res.write(`${i ? ',' : ''}${item}`);
+          return res.end(']}');
+        }
+        case '/declared-huge':
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 2 ** 20) });
+          return res.write('{'); // declares 64 MiB; refused on the header
         default:
           return json(res, 404, {});
       }
@@ -215,6 +226,22 @@ describe('HttpSearch, bad replies become failed searches', () => {
 
   it('a reply that stalls after its headers is a timeout too', async () => {
     expect(await at('/stall', { timeoutMs: 200 }).search('x', 3)).toMatchObject({ ok: false, reason: 'timeout', transient: true });
+  });
+
+  it('a reply past maxResponseMb is too_large and not transient, whether declared or only while streaming', async () => {
+    expect(await at('/flood', { maxResponseMb: 1 }).search('x', 3)).toMatchObject({
+      ok: false,
+      reason: 'too_large',
+      transient: false,
+      detail: expect.stringMatching(/larger than the cap of 1048576 bytes.*maxResponseMb 1/),
+    });
+    expect(await at('/declared-huge', { maxResponseMb: 1 }).search('x', 3)).toMatchObject({
+      ok: false,
+      reason: 'too_large',
+      detail: expect.stringMatching(/declares 67108864 bytes/),
+    });
+    // the same flood under the default cap (8 MiB) is read whole and mapped
+    expect(await at('/flood').search('x', 3)).toMatchObject({ ok: true, hits: [{ id: 'x' }, { id: 'x' }, { id: 'x' }] });
   });
 
   it('a refused connection is a transient network failure', async () => {
