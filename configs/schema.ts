@@ -7,6 +7,7 @@ import { ExternalBaselinesSchema } from './baselines.ts';
 import { DownstreamSchema } from './downstream.ts';
 import { chatFields, checkEndpointSections, endpointSection } from './endpoint-section.ts';
 import { PpoSchema } from './ppo.ts';
+import { DemoSchema } from './demo-settings.ts';
 import { QrefSchema, REFINER_MIN_TOKENS } from './qref.ts';
 import { isClusterUrl } from '../util/redis-keys.ts';
 
@@ -349,6 +350,7 @@ const RunConfigObject = z
     eval: EvalSchema.prefault({}),
     qref: QrefSchema.prefault({}),
     ppo: PpoSchema.prefault({}),
+    demo: DemoSchema.prefault({}),
     queues: z
       .object({
         /** A Redis URL; `?cluster=true` names one node of a Redis Cluster (the client finds the others). */
@@ -419,6 +421,18 @@ const endpointRule = checkEndpointSections(RunConfigObject);
 export const RunConfigSchema = RunConfigObject.superRefine((c, ctx) => {
   // Cross-field rules live here, each with the rule and the fix.
   endpointRule(c, ctx);
+  if (c.demo.select && c.grpo.trainIds)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['demo', 'select'],
+      message: 'demo.select chooses the train questions, and grpo.trainIds names them too; set one (demo.select: null to train on grpo.trainIds)',
+    });
+  if (c.demo.select && c.env !== 'qref')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['demo', 'select'],
+      message: `demo.select is the QREF demo's pass-rate selection (env qref), but env is ${c.env}; remove it`,
+    });
   if (c.encoder.kind === 'onnx' && !c.encoder.path)
     ctx.addIssue({
       code: 'custom',

@@ -88,6 +88,13 @@ export interface QrefEvalOptions {
   ids?: readonly string[];
   adapter?: string;
   policyModel?: string;
+  /**
+   * The name the episodes' seeds are derived under (Rng.derive(seed, stream, question, k)):
+   * default 'qref-eval'. Another name draws episodes independent of the evaluation's, e.g.
+   * the QREF demo's pass-rate selection ('qref-select'), so that choosing questions by one
+   * sample does not bias the comparison made on the other.
+   */
+  seedStream?: string;
   log?: (line: string) => void;
 }
 
@@ -125,7 +132,7 @@ export async function evaluateQref(
           policyVersion: 0,
           model: policy.model,
           snapshotId: `${inst.userId}@0`,
-          seed: Rng.derive(cfg.seed, 'qref-eval', inst.id, k).nextU32() >>> 1,
+          seed: Rng.derive(cfg.seed, o.seedStream ?? 'qref-eval', inst.id, k).nextU32() >>> 1,
         };
         const traj = await runQrefEpisode({ policy: policy.client, tokenizer: qwen3Tokenizer(), search, filter }, inst, job, ecfg);
         const s = qrefScore(traj, inst, cfg.qref.reward);

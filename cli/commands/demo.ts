@@ -13,7 +13,7 @@ import { sftDataPhase, sftTrainPhase } from '../demo/sft-phases.ts'; // SFT phas
 import { baseNote, DEMO_BASE_MINUTES, remakeDemoBase } from '../demo/base.ts';
 import { demoEvalPhase } from '../demo/eval-phase.ts';
 import type { Phase, PhaseContext } from '../demo/phase.ts';
-import { QREF_PHASES } from '../demo/qref-phases.ts';
+import { grpoRun, QREF_PHASES } from '../demo/qref-phases.ts';
 
 export const summary = 'a complete GRPO run with the embedded defaults (tiny model, local Redis)';
 export const usage = `usage: gsteer demo [--config configs/demo.yaml] [--set key=value ...] [--keep]
@@ -23,13 +23,15 @@ policy.model, committed as models/tiny-demo; when the folder is missing it is re
 gsteer model init --pretrain, about ${DEMO_BASE_MINUTES} min on 2 cores) -> sft (LoRA SFT with
 configs/sft-demo.yaml layered on the demo config, then the valid-turn rate of sampled
 held-out turns; --set sft.enabled=false skips both SFT phases) -> grpo (gsteer train with
-the demo config, from the SFT adapter, with --dashboard: its URL is printed). The previous demo run directory (runDir/runName)
-is replaced unless --keep is given.
+the demo config, from the SFT adapter, with --dashboard: its URL is printed). The previous demo run directory (runDir/runName;
+with env qref also its GRPO run, runName-grpo) is replaced unless --keep is given.
 
 With env qref (gsteer demo --config configs/qref-demo.yaml; cli/demo/qref-phases.ts):
 sft-data (the refiner's demonstrations as SFT examples) -> model (policy.model, committed
 as models/tiny-qref; when missing, grown again with its recipe, cli/demo/qref-base.ts,
-resumable stage by stage) -> sft -> ppo (gsteer train from the SFT adapter, --dashboard)
+resumable stage by stage) -> sft -> select (with demo.select: the train questions to train
+on, by the SFT refiner's pass rate on a seed stream of its own, cli/demo/qref-select.ts)
+-> ppo (gsteer train from the SFT adapter, --dashboard)
 -> grpo (the same from the same adapter with algorithm grpo, run RUN_NAME-grpo) -> eval
 (gsteer eval of the SFT, PPO and GRPO adapters; table in RUN_DIR/eval/demo-table.md).`;
 
@@ -75,8 +77,10 @@ export async function run(argv: string[]): Promise<number> {
   const configFiles = values.config ?? ['configs/demo.yaml'];
   const sets = values.set ?? [];
   const cfg = loadConfig(configFiles, sets);
-  checkNotLocked(resolve(cfg.runDir, cfg.runName)); // a live run there is not deleted under it
-  if (!values.keep) rmSync(resolve(cfg.runDir, cfg.runName), { recursive: true, force: true });
+  // the demo's run directories: its own, and with env qref the GRPO run beside it
+  const owned = [cfg.runName, ...(cfg.env === 'qref' ? [grpoRun(cfg).runName] : [])].map((name) => resolve(cfg.runDir, name));
+  for (const dir of owned) checkNotLocked(dir); // a live run there is not deleted under it
+  if (!values.keep) for (const dir of owned) rmSync(dir, { recursive: true, force: true });
   const ctx: PhaseContext = { cfg, configFiles, sets };
   for (const phase of PHASES_BY_ENV[cfg.env]) {
     const t0 = Date.now();
@@ -88,6 +92,12 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (r.initAdapter) ctx.initAdapter = r.initAdapter;
     if (r.sftExamples) ctx.sftExamples = r.sftExamples;
+    if (r.trainIds) {
+      // every later phase, and every command it runs, trains and evaluates on these questions
+      // (demo.select done: null, as it and grpo.trainIds are one or the other)
+      ctx.sets = [...ctx.sets, 'demo.select=null', `grpo.trainIds=[${r.trainIds.join(',')}]`];
+      ctx.cfg = { ...ctx.cfg, demo: { ...ctx.cfg.demo, select: null }, grpo: { ...ctx.cfg.grpo, trainIds: r.trainIds } };
+    }
     console.error(`demo: phase ${phase.name} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
   return 0;

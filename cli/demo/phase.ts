@@ -12,5 +12,6 @@ export interface PhaseContext {
 
 export interface Phase {
   name: string;
-  run(ctx: PhaseContext): Promise<{ code: number; initAdapter?: string; sftExamples?: string }>;
+  /** trainIds: the train questions later phases train and evaluate on (the QREF demo's select phase), set as grpo.trainIds. */
+  run(ctx: PhaseContext): Promise<{ code: number; initAdapter?: string; sftExamples?: string; trainIds?: string[] }>;
 }

@@ -5,6 +5,8 @@
 //             (cli/demo/qref-base.ts: gsteer model init / pretrain / expand on those examples
 //             with copy augmentation, resumable stage by stage; models/tiny-qref/README.md);
 //   sft       LoRA SFT of the refiner on the examples (the same stage `gsteer train` runs first);
+//   select    with demo.select: the train questions PPO and GRPO train on, by the SFT refiner's
+//             pass rate on a seed stream of its own (cli/demo/qref-select.ts);
 //   ppo       `gsteer train` with the config, from the SFT adapter, with --dashboard;
 //   grpo      `gsteer train` with algorithm grpo from the same SFT adapter and the same budget
 //             (updates and episodes per update; its run in <runName>-grpo);
@@ -29,6 +31,7 @@ import { writeFileAtomic } from '../../util/atomic.ts';
 import { latestAdapter } from './eval-phase.ts';
 import type { Phase, PhaseContext } from './phase.ts';
 import { sftPhase } from './sft-phase.ts';
+import { qrefSelectPhase } from './qref-select.ts';
 import { growQrefBase, QREF_BASE_MINUTES, QREF_BASE_STAGES, RECIPE_RECORD } from './qref-base.ts';
 import type { RunConfig } from '../../configs/schema.ts';
 import { InputError } from '../../util/errors.ts';
@@ -254,4 +257,4 @@ export const qrefEvalPhase: Phase = {
   },
 };
 
-export const QREF_PHASES: Phase[] = [qrefSftDataPhase, qrefModelPhase, qrefSftPhase, qrefPpoPhase, qrefGrpoPhase, qrefEvalPhase];
+export const QREF_PHASES: Phase[] = [qrefSftDataPhase, qrefModelPhase, qrefSftPhase, qrefSelectPhase, qrefPpoPhase, qrefGrpoPhase, qrefEvalPhase];

@@ -1,13 +1,13 @@
 // `gsteer demo --config configs/qref-demo.yaml` (cli/demo/qref-phases.ts) on a tiny setting with
 // the committed base (models/tiny-qref): one SFT epoch, one PPO update of two prompts, one GRPO
-// update of one group of two, one episode per question, a temp run dir and queue prefix. Checks
-// what each phase leaves: the base keeps every token of the SFT targets; the SFT, PPO and GRPO
+// update of one group of two, one episode per question, two selection episodes and two chosen
+// questions, a temp run dir and queue prefix. Checks what each phase leaves: the chosen questions; the base keeps every token of the SFT targets; the SFT, PPO and GRPO
 // adapters exist; the table has SFT, PPO and GRPO rows on both splits whose numbers are those
 // `gsteer eval` reports for those adapters (a separate `gsteer eval` run of each, its JSON report
 // read back) and the three paired differences; the runs' Redis keys are gone. Growing the base
 // (the model phase when the folder is missing) is tested on a tiny recipe in
 // tests/cli/qref-base.test.ts.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
@@ -38,17 +38,36 @@ describe('e2e: gsteer demo with env qref', () => {
       'grpo.groupsPerUpdate=1',
       'eval.episodesPerInstance=1',
       'eval.bootstrap.samples=200',
+      'demo.select.episodes=2',
+      'demo.select.questions=2',
     ];
     const args = ['--config', join(REPO, 'configs/qref-demo.yaml'), ...sets.flatMap((s) => ['--set', s])];
-    const trainIds = loadConfig([join(REPO, 'configs/qref-demo.yaml')]).grpo.trainIds!;
-    expect(trainIds).toHaveLength(8);
+    expect(loadConfig([join(REPO, 'configs/qref-demo.yaml')]).demo.select).toEqual({ questions: 8, episodes: 8 });
+    // a GRPO run left by an earlier demo (run.json and a checkpoint) is replaced, not refused
+    const earlier = join(runDir, 'qd-grpo');
+    mkdirSync(join(earlier, 'checkpoints', 'step-000001'), { recursive: true });
+    writeFileSync(join(earlier, 'run.json'), '{}\n');
     const demo = await cli(['demo', ...args], { GSTEER_PARTS: 'real' }).done;
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stderr).toMatch(/policy base .*tiny-qref \(found: \d+ layers, grown by \d+ stage\(s\)/);
     expect(demo.stdout).toMatch(/PPO critic explained variance: /);
 
-    // the base's vocabulary holds every token id of the SFT targets
+    // the select phase: every train question's SFT pass rate, and at most 2 unsolved ones chosen
     const root = join(runDir, 'qd');
+    const sel = JSON.parse(readFileSync(join(root, 'select', 'train-ids.json'), 'utf8')) as {
+      stream: string;
+      chosen: string[];
+      rates: { id: string; rate: number }[];
+    };
+    expect(sel.stream).toBe('qref-select');
+    expect(sel.rates).toHaveLength(44);
+    expect(sel.chosen.length).toBeGreaterThanOrEqual(1);
+    expect(sel.chosen.length).toBeLessThanOrEqual(2);
+    for (const id of sel.chosen) expect(sel.rates.find((r) => r.id === id)!.rate).toBeLessThan(1);
+    const trainIds = sel.chosen;
+    expect(demo.stderr).toContain(`training on ${trainIds.length}: ${trainIds[0]} `);
+
+    // the base's vocabulary holds every token id of the SFT targets
     expect(existsSync(join(model, 'config.json'))).toBe(true);
     const kept = new Set((JSON.parse(readFileSync(join(model, 'vocab_map.json'), 'utf8')) as { kept_ids: number[] }).kept_ids);
     const examples = readFileSync(join(root, 'sft', 'examples.jsonl'), 'utf8')
