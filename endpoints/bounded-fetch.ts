@@ -112,6 +112,18 @@ export function boundedFetch(bounds: FetchBounds, base: typeof fetch = fetch): t
   };
 }
 
+/**
+ * What a failed boundedFetch exchange was, for clients that report failures as values (the
+ * search backend, the page reader): past the deadline, past the size cap, or a connection
+ * that was refused or broke (`detail`: the socket's code, e.g. ECONNREFUSED).
+ */
+export function fetchFailure(e: unknown): { kind: 'timeout' | 'too_large' | 'network'; detail: string } {
+  if (e instanceof DeadlineExceeded) return { kind: 'timeout', detail: e.message };
+  if (e instanceof ResponseTooLarge) return { kind: 'too_large', detail: e.message };
+  if (e instanceof ConnectionLost) return { kind: 'network', detail: e.message };
+  return { kind: 'network', detail: causeOf(e) };
+}
+
 /** undici's "terminated" carries the socket error as its cause. */
 function causeOf(e: unknown): string {
   const c = (e as { cause?: { code?: string; message?: string } })?.cause;

@@ -4,7 +4,16 @@ export { withRequestCache, requestKey } from './cache.ts';
 export { isQwen3Model, defaultChatTemplateKwargs } from './qwen3.ts';
 export { isOpenAiReasoningModel, modelFamily, type ModelFamily } from './model-family.ts';
 export { openaiClient, endpointUrl, maskUrl } from './client.ts';
-export { boundedFetch, ConnectionLost, DeadlineExceeded, DEFAULT_MAX_RESPONSE_MB, mib, ResponseTooLarge, type FetchBounds } from './bounded-fetch.ts';
+export {
+  boundedFetch,
+  ConnectionLost,
+  DeadlineExceeded,
+  DEFAULT_MAX_RESPONSE_MB,
+  fetchFailure,
+  mib,
+  ResponseTooLarge,
+  type FetchBounds,
+} from './bounded-fetch.ts';
 export { BadReply, ReplyError, type ReplyErrorKind } from './errors.ts';
 export type { AttemptOutcome } from './call-loop.ts';
 export { type CallRecord, type CallSink, type CallStatus, nullSink, teeSinks } from './records.ts';

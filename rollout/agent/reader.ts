@@ -9,7 +9,7 @@
 // `ok: false` with the reason, an observation for the agent. The exchange goes through the
 // endpoints layer's boundedFetch (one deadline from connect to the last byte, a size cap).
 import type { CorpusDoc } from '../../data/qref/schema.ts';
-import { boundedFetch, DeadlineExceeded, mib, ResponseTooLarge } from '../../endpoints/index.ts';
+import { boundedFetch, fetchFailure, mib } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import type { ReadOutcome, Reader } from './types.ts';
 
@@ -59,10 +59,9 @@ export class HttpReader implements Reader {
       const title = /^Title: (.+)$/m.exec(text)?.[1]?.trim() ?? url; // Jina Reader's first line
       return { ok: true, url, title, text };
     } catch (e) {
-      if (e instanceof DeadlineExceeded) return { ok: false, reason: 'timeout', detail: `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms` };
-      if (e instanceof ResponseTooLarge) return { ok: false, reason: 'too_large', detail: `${this.name}: ${e.message} for ${url}` };
-      const cause = (e as { cause?: { code?: string } }).cause;
-      return { ok: false, reason: 'network', detail: `${this.name}: ${cause?.code ?? (e as Error).message}` };
+      const f = fetchFailure(e);
+      if (f.kind === 'timeout') return { ok: false, reason: 'timeout', detail: `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms` };
+      return { ok: false, reason: f.kind, detail: `${this.name}: ${f.detail} for ${url}` };
     }
   }
 }

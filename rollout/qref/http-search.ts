@@ -9,7 +9,7 @@
 // network, 5xx, 429) are flagged for the caller's retry rule.
 // The API key comes from the environment and never appears in a detail or a log.
 import type { HttpSearchConfig } from '../../configs/qref.ts';
-import { boundedFetch, DeadlineExceeded, mib, ResponseTooLarge } from '../../endpoints/index.ts';
+import { boundedFetch, fetchFailure, mib } from '../../endpoints/index.ts';
 import { InputError } from '../../util/errors.ts';
 import { getPath, parsePath, pathLabel, setPath, type PathStep } from './json-path.ts';
 import type { SearchBackend, SearchFailure, SearchHit, SearchOutcome } from './search.ts';
@@ -85,15 +85,15 @@ export class HttpSearch implements SearchBackend {
       status = res.status;
       text = await res.text(); // under the same deadline and cap: a reply that stalls or floods mid-body fails too
     } catch (e) {
-      if (e instanceof DeadlineExceeded) return fail('timeout', `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms`, true);
-      if (e instanceof ResponseTooLarge)
+      const f = fetchFailure(e);
+      if (f.kind === 'timeout') return fail('timeout', `no complete reply from ${this.name} within ${this.cfg.timeoutMs} ms`, true);
+      if (f.kind === 'too_large')
         return fail(
           'too_large',
-          `${this.name}: ${e.message} (qref.search.http.maxResponseMb ${this.cfg.maxResponseMb}); raise it if the API's replies are this large`,
+          `${this.name}: ${f.detail} (qref.search.http.maxResponseMb ${this.cfg.maxResponseMb}); raise it if the API's replies are this large`,
           false,
         );
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      return fail('network', `${this.name}: ${cause?.code ?? cause?.message ?? (e as Error).message}`, true);
+      return fail('network', `${this.name}: ${f.detail}`, true);
     }
     if (status < 200 || status > 299) return fail('http_status', `${this.name} answered HTTP ${status}: ${shorten(text)}`, status >= 500 || status === 429);
     let json: unknown;
