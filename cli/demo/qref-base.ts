@@ -18,7 +18,8 @@ import { PRETRAIN_RECORD, WEIGHTS_FILE } from '../../model/records.ts';
  * `expand` layer groups (`gsteer model expand`: new layers that start as the identity), and
  * trains with `gsteer model pretrain`. Every stage: full-weight causal LM on the refiner's
  * SFT examples (the train-split demonstrations), `augment` of them with fresh copied names
- * (trainer/pretrain/augment-qref.ts), batch 1, warmup then cosine to `steps` at peak `lr`.
+ * (trainer/pretrain/augment-qref.ts), `batch` sequences per update (default 1), warmup then cosine to
+ * `steps` at peak `lr`.
  */
 export interface QrefBaseStage {
   init?: { layers: number };
@@ -28,6 +29,8 @@ export interface QrefBaseStage {
   augment: number;
   /** The order of the sequences and the augmentation draws. */
   seed: number;
+  /** Sequences per update (absent: 1, the first stage's). */
+  batch?: number;
 }
 
 /** models/tiny-qref/README.md says what each stage did and why. */
@@ -79,7 +82,7 @@ const flags = (s: QrefBaseStage, examples: string) => [
   '--pretrain-steps',
   String(s.steps),
   '--pretrain-batch',
-  '1',
+  String(s.batch ?? 1),
   '--pretrain-lr',
   s.lr,
   '--pretrain-augment',

@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const STAGES: QrefBaseStage[] = [
   { init: { layers: 1 }, steps: 3, lr: '5e-3', augment: 1, seed: 42 },
-  { steps: 2, lr: '3e-3', augment: 1, seed: 7 },
+  { steps: 2, lr: '3e-3', augment: 1, seed: 7, batch: 2 },
   { expand: 1, steps: 2, lr: '2e-3', augment: 0.5, seed: 11 },
 ];
 
@@ -38,6 +38,13 @@ describe('growQrefBase', () => {
       expect([1, 2, 3].map((k) => existsSync(join(stageDir(out, k), STAGE_RECORD)))).toEqual([true, true, false]);
       expect(existsSync(out)).toBe(false);
       const stage2 = sha256File(join(stageDir(out, 2), 'model.safetensors'));
+      // a stage's batch reaches its command and its pretraining record; absent, batch 1
+      const batchOf = (argv: string[]) => argv[argv.indexOf('--pretrain-batch') + 1];
+      expect(calls.map((c) => [c[0], batchOf(c)])).toEqual([
+        ['init', '1'],
+        ['pretrain', '2'],
+      ]);
+      expect(JSON.parse(readFileSync(join(stageDir(out, 2), 'pretrain.json'), 'utf8')).batchSize).toBe(2);
 
       // the rerun skips stages 1-2 and runs only stage 3 (expand + pretrain)
       calls.length = 0;

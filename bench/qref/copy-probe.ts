@@ -1,0 +1,116 @@
+// Does a QREF base copy names from its prompt? (models/tiny-qref/README.md, method §13.6)
+// Teacher-forced on the refiner's SFT examples: for every copied word of a target query (a
+// name or number the query takes from the question or the trace, trainer/pretrain/augment-qref.ts),
+// the log-probability of its first token, on the demonstrations as they are and on `--draws`
+// copies of each with fresh names (the copy augmentation, seeded). Beside it, two references
+// worked from the same examples: guessing uniformly over the augmentation's name pool, and
+// picking uniformly among the distinct name words of the example's own prompt (what a model that
+// copies *some* prompt name would score). A base that copies scores near 0 on fresh names.
+//
+//   node --import tsx bench/qref/copy-probe.ts [--model models/tiny-qref] [--examples F] [--draws 3] [--seed 99]
+//
+// --examples: the refiner's SFT examples (default: written here from configs/qref-demo.yaml, as the
+// demo's sft-data phase does). Not part of `npm test`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as tf from '@tensorflow/tfjs';
+import { loadConfig } from '../../configs/load.ts';
+import { qwen3Tokenizer } from '../../core/tokenizer.ts';
+import { selectBackend, type BackendKind } from '../../model/backend.ts';
+import { loadModel, tokenLogprobs } from '../../model/index.ts';
+import { writeQrefSftExamples } from '../../rollout/qref/sft-examples.ts';
+import { augmentRefinerExample, copiedWords, refinerNameWords } from '../../trainer/pretrain/augment-qref.ts';
+import { toSequence } from '../../trainer/pretrain/data.ts';
+import { readTrainableExamples } from '../../trainer/sft/tokens.ts';
+import { Rng } from '../../util/rng.ts';
+
+const { values } = parseArgs({
+  options: {
+    model: { type: 'string', default: 'models/tiny-qref' },
+    examples: { type: 'string' },
+    draws: { type: 'string', default: '3' },
+    seed: { type: 'string', default: '99' },
+    backend: { type: 'string', default: 'wasm' },
+  },
+});
+
+interface Mark {
+  seq: number;
+  pos: number;
+  fresh: boolean;
+  /** ln(1 / distinct name words of the example's prompt) */
+  promptGuess: number;
+}
+
+const WORD = /[\p{L}\p{N}]+/gu;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+async function main(): Promise<void> {
+  await selectBackend(values.backend as BackendKind, () => {});
+  const tmp = mkdtempSync(join(tmpdir(), 'gsteer-copy-probe-'));
+  try {
+    let file = values.examples;
+    if (!file) writeQrefSftExamples(loadConfig(['configs/qref-demo.yaml']), (file = join(tmp, 'examples.jsonl')));
+    const examples = readTrainableExamples(file);
+    const pool = refinerNameWords(examples);
+    const tok = qwen3Tokenizer();
+    const seqs: number[][] = [];
+    const marks: Mark[] = [];
+    for (let d = 0; d <= Number(values.draws); d++)
+      examples.forEach((ex, i) => {
+        const a = d === 0 ? ex : augmentRefinerExample(ex, pool, Rng.derive(Number(values.seed), 'copy-probe', d, i));
+        if (!a) return;
+        const s = toSequence(tok, a, i, { context: null, maxLen: 4096 });
+        if (!s) return;
+        const words = copiedWords(a);
+        const promptNames = new Set(refinerNameWords([a]));
+        // character offset of each target token (target text = decode of ids[start..])
+        const target = s.ids.slice(s.start);
+        const starts: number[] = [];
+        let at = 0;
+        for (const id of target) starts.push(at), (at += tok.decode([id]).length);
+        const text = tok.decode(target);
+        const qAt = text.indexOf('QUERIES:');
+        const seq = seqs.push(s.ids) - 1;
+        for (const m of text.matchAll(WORD)) {
+          if (m.index < qAt || !words.includes(m[0])) continue;
+          const t = starts.findLastIndex((c) => c <= m.index); // the token the word starts in
+          if (t < 0) continue;
+          marks.push({ seq, pos: s.start + t, fresh: d > 0, promptGuess: -Math.log(Math.max(1, promptNames.size)) });
+        }
+      });
+    const model = await loadModel(values.model!);
+    const lp: number[][] = [];
+    for (let i = 0; i < seqs.length; i += 8) {
+      const { logprobs } = tokenLogprobs(model, null, { inputIds: seqs.slice(i, i + 8) });
+      lp.push(...(logprobs.arraySync() as number[][]));
+      logprobs.dispose();
+    }
+    const uniform = -Math.log(new Set(pool).size);
+    console.log(
+      `copy probe: ${values.model}, ${examples.length} examples, ${values.draws} fresh-name draws each (seed ${values.seed}), backend ${tf.getBackend()}`,
+    );
+    console.log('');
+    console.log(
+      "| names | copied words | mean log p(first token) | share with p > 0.5 | uniform over the pool (%d words) | uniform over the prompt's names |".replace(
+        '%d',
+        String(new Set(pool).size),
+      ),
+    );
+    console.log('|---|---|---|---|---|---|');
+    for (const fresh of [false, true]) {
+      const ms = marks.filter((m) => m.fresh === fresh);
+      const xs = ms.map((m) => lp[m.seq]![m.pos]!);
+      console.log(
+        `| ${fresh ? 'fresh (augmented)' : "the demonstrations' own"} | ${xs.length} | ${mean(xs).toFixed(2)} | ${(xs.filter((x) => x > Math.log(0.5)).length / Math.max(1, xs.length)).toFixed(3)} | ${uniform.toFixed(2)} | ${mean(ms.map((m) => m.promptGuess)).toFixed(2)} |`,
+      );
+    }
+    model.dispose();
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();
