@@ -18,8 +18,9 @@ import { PRETRAIN_RECORD, WEIGHTS_FILE } from '../../model/records.ts';
  * `expand` layer groups (`gsteer model expand`: new layers that start as the identity), and
  * trains with `gsteer model pretrain`. Every stage: full-weight causal LM on the refiner's
  * SFT examples (the train-split demonstrations), `augment` of them with fresh copied names
- * (trainer/pretrain/augment-qref.ts), `batch` sequences per update (default 1), warmup then cosine to
- * `steps` at peak `lr`.
+ * (trainer/pretrain/augment-qref.ts), a `drill` share of them replaced by copy drills
+ * (trainer/pretrain/copy-drill.ts), `batch` sequences per update (default 1), warmup then
+ * cosine to `steps` at peak `lr`.
  */
 export interface QrefBaseStage {
   init?: { layers: number };
@@ -31,6 +32,8 @@ export interface QrefBaseStage {
   seed: number;
   /** Sequences per update (absent: 1, the first stage's). */
   batch?: number;
+  /** Share of sequences replaced by copy drills (`--pretrain-drill`, trainer/pretrain/copy-drill.ts; absent: none). */
+  drill?: number;
 }
 
 /** models/tiny-qref/README.md says what each stage did and why. */
@@ -87,6 +90,7 @@ const flags = (s: QrefBaseStage, examples: string) => [
   s.lr,
   '--pretrain-augment',
   String(s.augment),
+  ...(s.drill ? ['--pretrain-drill', String(s.drill)] : []),
 ];
 
 /** The command lines of one stage (for the runner and the README). */

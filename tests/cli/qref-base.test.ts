@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const STAGES: QrefBaseStage[] = [
   { init: { layers: 1 }, steps: 3, lr: '5e-3', augment: 1, seed: 42 },
-  { steps: 2, lr: '3e-3', augment: 1, seed: 7, batch: 2 },
+  { steps: 2, lr: '3e-3', augment: 1, seed: 7, batch: 2, drill: 0.5 },
   { expand: 1, steps: 2, lr: '2e-3', augment: 0.5, seed: 11 },
 ];
 
@@ -38,13 +38,16 @@ describe('growQrefBase', () => {
       expect([1, 2, 3].map((k) => existsSync(join(stageDir(out, k), STAGE_RECORD)))).toEqual([true, true, false]);
       expect(existsSync(out)).toBe(false);
       const stage2 = sha256File(join(stageDir(out, 2), 'model.safetensors'));
-      // a stage's batch reaches its command and its pretraining record; absent, batch 1
+      // a stage's batch and drill share reach its command and its pretraining record; absent, batch 1 and no drills
       const batchOf = (argv: string[]) => argv[argv.indexOf('--pretrain-batch') + 1];
       expect(calls.map((c) => [c[0], batchOf(c)])).toEqual([
         ['init', '1'],
         ['pretrain', '2'],
       ]);
-      expect(JSON.parse(readFileSync(join(stageDir(out, 2), 'pretrain.json'), 'utf8')).batchSize).toBe(2);
+      expect(JSON.parse(readFileSync(join(stageDir(out, 2), 'pretrain.json'), 'utf8'))).toMatchObject({ batchSize: 2, drill: 0.5 });
+      // a stage's drill share reaches its command only when it has one
+      const drillOf = (argv: string[]) => (argv.includes('--pretrain-drill') ? argv[argv.indexOf('--pretrain-drill') + 1] : null);
+      expect(calls.map(drillOf)).toEqual([null, '0.5']);
 
       // the rerun skips stages 1-2 and runs only stage 3 (expand + pretrain)
       calls.length = 0;

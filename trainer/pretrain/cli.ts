@@ -19,6 +19,7 @@ export const PRETRAIN_DEFAULTS: {
   maxLen: number;
   heldOut: number;
   augment: number;
+  drill: number;
 } = {
   steps: 500,
   seconds: Infinity,
@@ -29,6 +30,7 @@ export const PRETRAIN_DEFAULTS: {
   maxLen: 1024,
   heldOut: 0.1,
   augment: 0,
+  drill: 0,
 };
 
 export const PRETRAIN_FLAGS = {
@@ -41,6 +43,7 @@ export const PRETRAIN_FLAGS = {
   'pretrain-held-out': { type: 'string' },
   'pretrain-save-every': { type: 'string' },
   'pretrain-augment': { type: 'string' },
+  'pretrain-drill': { type: 'string' },
   'pretrain-extra': { type: 'string' },
   'pretrain-split-seed': { type: 'string' },
   backend: { type: 'string', default: 'auto' },
@@ -58,6 +61,8 @@ export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the b
         --pretrain-split-seed N (--seed: the held-out split's seed; set it to keep one split while --seed varies the order of the sequences)
         --pretrain-augment F (${D.augment}: share of sequences trained with fresh random words in place of
           the values the policy copies from its prompt, consistently in prompt and target)
+        --pretrain-drill F (${D.drill}: share of sequences replaced by copy drills, QREF refiner
+          examples only: 3-5 fresh names in the prompt, the same names as the turn's queries)
         --pretrain-extra FILE (none: more SFT examples to train on, e.g. built with more
           optional-target ratios; a step whose prompt EXAMPLES has is left out, so the
           held-out prompts stay unseen and EXAMPLES' targets stand for its own prompts)
@@ -95,6 +100,7 @@ export function pretrainOptions(values: Values, seed: number): PretrainOptions {
     splitSeed: values['pretrain-split-seed'] === undefined ? seed : num(values, 'pretrain-split-seed', seed, Number.isInteger, 'an integer'),
     heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
     augment: num(values, 'pretrain-augment', D.augment, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
+    drill: num(values, 'pretrain-drill', D.drill, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
     extra: values['pretrain-extra'] ?? null,
     saveEvery: values['pretrain-save-every'] === undefined ? 0 : num(values, 'pretrain-save-every', 0, int, 'a positive integer'),
   };
@@ -106,6 +112,6 @@ export async function runPretrain(dir: string, examples: string, backend: string
   await selectBackend((backend ?? 'auto') as BackendKind);
   const r = await pretrainModel(dir, examples, qwen3Tokenizer(), o);
   console.error(
-    `model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s${r.augmented ? ` (${r.augmented} with fresh copied values)` : ''}; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`,
+    `model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s${r.augmented ? ` (${r.augmented} with fresh copied values)` : ''}${r.drills ? ` (${r.drills} copy drills)` : ''}; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`,
   );
 }

@@ -13,6 +13,7 @@ import type { PretrainBatch } from './loss.ts';
 import type { Qwen3Model } from '../../model/model.ts';
 import { augmentExample, valueWords } from './augment.ts';
 import { augmentRefinerExample, isRefinerExample, refinerNameWords } from './augment-qref.ts';
+import { copyDrill } from './copy-drill.ts';
 import { idsToRows } from '../../model/vocab-map.ts';
 
 export interface PretrainSequence {
@@ -114,29 +115,38 @@ function augmentAny(ex: TrainableExample, words: readonly string[], rng: Rng): T
 
 /**
  * The sequence update `step` trains on for train[i] (slot `slot` of its batch): with
- * probability `augment` (a draw from Rng.derive(seed, 'pretrain-augment', step, slot)) the
- * example with fresh copied values (pretrain-augment.ts), else, or when the augmented
- * example does not parse, is too long or has a token outside the model's vocabulary, the
- * example itself. Depends on (seed, step, slot) only, so runs stay reproducible.
+ * probability `drill` (a draw from Rng.derive(seed, 'pretrain-drill', step, slot)) a copy drill
+ * from the name pool (copy-drill.ts) in its place; else with probability `augment` (a draw from
+ * Rng.derive(seed, 'pretrain-augment', step, slot)) the example with fresh copied values
+ * (pretrain-augment.ts), else, or when the drill or the augmented example does not parse, is
+ * too long or has a token outside the model's vocabulary, the example itself. Depends on
+ * (seed, step, slot) only, so runs stay reproducible; with `drill` 0 nothing is drawn for it.
  */
 export function stepSequence(
   tok: Tokenizer,
   model: Qwen3Model,
   data: { train: PretrainSequence[]; examples: TrainableExample[]; words: readonly string[] },
   i: number,
-  o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number },
+  o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number; drill?: number },
   step: number,
   slot: number,
-): { seq: PretrainSequence; augmented: boolean } {
+): { seq: PretrainSequence; augmented: boolean; drill?: true } {
   const own = { seq: data.train[i]!, augmented: false };
+  // no token the model's trimmed vocabulary lacks, unless the example itself has it (it maps to <unk> in both)
+  const ownIds = new Set(own.seq.ids);
+  const known = (id: number) => !model.vocab || (model.vocab.rowOf[id] ?? -1) >= 0 || ownIds.has(id);
+  if ((o.drill ?? 0) > 0) {
+    const rng = Rng.derive(o.seed, 'pretrain-drill', step, slot);
+    if (rng.next() < o.drill!) {
+      const seq = toSequence(tok, copyDrill(data.words, rng), i, o);
+      if (seq?.ids.every(known)) return { seq, augmented: false, drill: true };
+    }
+  }
   if (!(o.augment > 0)) return own;
   const rng = Rng.derive(o.seed, 'pretrain-augment', step, slot);
   if (rng.next() >= o.augment) return own;
   const ex = augmentAny(data.examples[i]!, data.words, rng);
   const seq = ex && toSequence(tok, ex, i, o);
-  // no token the model's trimmed vocabulary lacks, unless the example itself has it (it maps to <unk> in both)
-  const ownIds = new Set(own.seq.ids);
-  const known = (id: number) => !model.vocab || (model.vocab.rowOf[id] ?? -1) >= 0 || ownIds.has(id);
   return seq && seq.ids.every(known) ? { seq, augmented: true } : own;
 }
 

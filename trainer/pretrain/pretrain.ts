@@ -27,6 +27,7 @@ import { lrAt } from '../optim/schedule.ts';
 import type { Tokenizer } from '../../core/tokenizer.ts';
 import { loadModel, type Qwen3Model } from '../../model/model.ts';
 import { augmentWords, makeBatch, pretrainBatches, pretrainSequences, stepSequence, type SequenceOptions } from './data.ts';
+import { isRefinerExample } from './augment-qref.ts';
 import { pretrainLoss } from './loss.ts';
 import { PRETRAIN_RECORD } from '../../model/records.ts';
 import { projWeightName, type ComputeWeights } from '../../model/weights.ts';
@@ -44,6 +45,8 @@ export interface PretrainOptions extends SequenceOptions {
   maxGradNorm: number;
   /** Share of the sequences each update trains on with fresh copied values (copy augmentation, pretrain-augment.ts); 0 = none. */
   augment: number;
+  /** Share of the sequences each update replaces by a copy drill (copy-drill.ts; QREF refiner examples only); 0 or absent = none. */
+  drill?: number;
   /** Also write the weights (and pretrain.json so far) every this many updates; 0 = only at the end. */
   saveEvery?: number;
   progress?: boolean;
@@ -58,6 +61,8 @@ export interface PretrainResult {
   tokens: number;
   /** Sequences trained on with fresh copied values. */
   augmented: number;
+  /** Sequences that were copy drills. */
+  drills: number;
   firstLoss: number;
   lastLoss: number; // mean of the last few updates
   seconds: number;
@@ -128,7 +133,12 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       `${dir}/config.json: pretraining needs tie_word_embeddings: false (the input embedding stays frozen, the lm_head trains); create the model with gsteer model init --pretrain`,
     );
   const { train, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated } = pretrainSequences(tok, examples, o);
-  const data = { train, examples: kept, words: o.augment > 0 ? augmentWords(kept) : [] };
+  const drill = o.drill ?? 0;
+  if (drill > 0 && !(kept.length && kept.every(isRefinerExample)))
+    throw new InputError(
+      `${examples}: --pretrain-drill ${drill} needs QREF refiner examples (chat examples whose target is a refiner turn; rollout/qref/sft-example.ts), whose names the drills draw from; drop --pretrain-drill for these examples`,
+    );
+  const data = { train, examples: kept, words: o.augment > 0 || drill > 0 ? augmentWords(kept) : [] };
   const examplesSha256 = sha256File(examples);
   const extraSha256 = o.extra ? sha256File(o.extra) : undefined;
   const previous = earlierStages(dir);
@@ -137,7 +147,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       `pretrain: ${o.extra}: ${extraAdded} more sequences; left out: ${extraHeldOut} whose prompt is held out, ${extraInMain} whose prompt ${examples} trains on, ${extraRepeated} repeated`,
     );
   log(
-    `pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}% with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`,
+    `pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${drill > 0 ? `, ${Math.round(100 * drill)}% copy drills` : ''}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}%${drill > 0 ? ' of the others' : ''} with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`,
   );
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };
@@ -150,6 +160,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
   const losses: number[] = [];
   let tokens = 0;
   let augmented = 0;
+  let drills = 0;
   let step = 0;
   /** Weights (HF layout, atomic rename) and pretrain.json with what was done so far. */
   const save = (steps: number): PretrainResult => {
@@ -160,6 +171,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       sequences: train.length,
       tokens,
       augmented,
+      drills,
       firstLoss: losses[0] ?? NaN,
       lastLoss: tail.reduce((a, b) => a + b, 0) / Math.max(1, tail.length),
       seconds: (performance.now() - t0) / 1000,
@@ -174,6 +186,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
     const idx = pretrainBatches(o.seed, Math.floor(step / perEpoch), train.length, o.batchSize)[step % perEpoch] as number[];
     const picked = idx.map((i, slot) => stepSequence(tok, model, data, i, o, step, slot));
     augmented += picked.filter((p) => p.augmented).length;
+    drills += picked.filter((p) => p.drill).length;
     const batch = makeBatch(
       model,
       picked.map((p) => p.seq),
