@@ -21,7 +21,8 @@ import { qwen3Tokenizer } from '../../core/tokenizer.ts';
 import { selectBackend, type BackendKind } from '../../model/backend.ts';
 import { loadModel, tokenLogprobs } from '../../model/index.ts';
 import { writeQrefSftExamples } from '../../rollout/qref/sft-examples.ts';
-import { augmentRefinerExample, copiedWords, refinerNameWords } from '../../trainer/pretrain/augment-qref.ts';
+import { QUERIES_HEADER } from '../../structured/qref/turn.ts';
+import { augmentRefinerExample, copiedWords, refinerNameWords, WORD } from '../../trainer/pretrain/augment-qref.ts';
 import { toSequence } from '../../trainer/pretrain/data.ts';
 import { readTrainableExamples } from '../../trainer/sft/tokens.ts';
 import { Rng } from '../../util/rng.ts';
@@ -44,7 +45,6 @@ interface Mark {
   promptGuess: number;
 }
 
-const WORD = /[\p{L}\p{N}]+/gu;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 async function main(): Promise<void> {
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
         let at = 0;
         for (const id of target) starts.push(at), (at += tok.decode([id]).length);
         const text = tok.decode(target);
-        const qAt = text.indexOf('QUERIES:');
+        const qAt = text.indexOf(QUERIES_HEADER);
         const seq = seqs.push(s.ids) - 1;
         for (const m of text.matchAll(WORD)) {
           if (m.index < qAt || !words.includes(m[0])) continue;

@@ -22,7 +22,8 @@ const KEEP = new Set(
     ' ',
   ),
 );
-const WORD = /[\p{L}\p{N}]+/gu;
+/** A word: a Unicode letter/digit run. */
+export const WORD = /[\p{L}\p{N}]+/gu;
 const NAME = /^\p{Lu}/u;
 const NUMBER = /^\d{2,}$/;
 
@@ -33,6 +34,9 @@ interface Refinable {
 
 /** Whether an example is a refiner example (its target is a refiner turn), not a G-STEER step. */
 export const isRefinerExample = (ex: Refinable): boolean => ex.target.startsWith(RATIONALE_HEADER);
+
+/** Whether a file's examples are all refiner examples (and it has some): their names are the pool. */
+export const areRefinerExamples = (examples: readonly Refinable[]): boolean => examples.length > 0 && examples.every(isRefinerExample);
 
 const copyable = (w: string) => (NAME.test(w) && !KEEP.has(w)) || NUMBER.test(w);
 

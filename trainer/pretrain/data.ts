@@ -12,7 +12,7 @@ import type { Tokenizer } from '../../core/tokenizer.ts';
 import type { PretrainBatch } from './loss.ts';
 import type { Qwen3Model } from '../../model/model.ts';
 import { augmentExample, valueWords } from './augment.ts';
-import { augmentRefinerExample, isRefinerExample, refinerNameWords } from './augment-qref.ts';
+import { areRefinerExamples, augmentRefinerExample, isRefinerExample, refinerNameWords } from './augment-qref.ts';
 import { copyDrill } from './copy-drill.ts';
 import { idsToRows } from '../../model/vocab-map.ts';
 
@@ -102,7 +102,7 @@ export function pretrainSequences(tok: Tokenizer, file: string, o: SequenceOptio
 
 /** The word pool copy augmentation draws from: QREF refiner examples' names, else G-STEER's copied values. */
 export function augmentWords(examples: readonly TrainableExample[]): string[] {
-  return examples.length && examples.every(isRefinerExample) ? refinerNameWords(examples) : valueWords(examples.filter(isStepExample));
+  return areRefinerExamples(examples) ? refinerNameWords(examples) : valueWords(examples.filter(isStepExample));
 }
 
 const isStepExample = (ex: TrainableExample): ex is SftExample => 'step' in ex;
@@ -135,9 +135,10 @@ export function stepSequence(
   // no token the model's trimmed vocabulary lacks, unless the example itself has it (it maps to <unk> in both)
   const ownIds = new Set(own.seq.ids);
   const known = (id: number) => !model.vocab || (model.vocab.rowOf[id] ?? -1) >= 0 || ownIds.has(id);
-  if ((o.drill ?? 0) > 0) {
+  const drill = o.drill ?? 0;
+  if (drill > 0) {
     const rng = Rng.derive(o.seed, 'pretrain-drill', step, slot);
-    if (rng.next() < o.drill!) {
+    if (rng.next() < drill) {
       const seq = toSequence(tok, copyDrill(data.words, rng), i, o);
       if (seq?.ids.every(known)) return { seq, augmented: false, drill: true };
     }

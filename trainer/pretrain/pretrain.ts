@@ -27,7 +27,7 @@ import { lrAt } from '../optim/schedule.ts';
 import type { Tokenizer } from '../../core/tokenizer.ts';
 import { loadModel, type Qwen3Model } from '../../model/model.ts';
 import { augmentWords, makeBatch, pretrainBatches, pretrainSequences, stepSequence, type SequenceOptions } from './data.ts';
-import { isRefinerExample } from './augment-qref.ts';
+import { areRefinerExamples } from './augment-qref.ts';
 import { pretrainLoss } from './loss.ts';
 import { PRETRAIN_RECORD } from '../../model/records.ts';
 import { projWeightName, type ComputeWeights } from '../../model/weights.ts';
@@ -134,11 +134,12 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
     );
   const { train, examples: kept, heldOut, tooLong, extraAdded, extraHeldOut, extraInMain, extraRepeated } = pretrainSequences(tok, examples, o);
   const drill = o.drill ?? 0;
-  if (drill > 0 && !(kept.length && kept.every(isRefinerExample)))
+  const words = o.augment > 0 || drill > 0 ? augmentWords(kept) : [];
+  if (drill > 0 && !(areRefinerExamples(kept) && words.length))
     throw new InputError(
-      `${examples}: --pretrain-drill ${drill} needs QREF refiner examples (chat examples whose target is a refiner turn; rollout/qref/sft-example.ts), whose names the drills draw from; drop --pretrain-drill for these examples`,
+      `${examples}: --pretrain-drill ${drill} needs QREF refiner examples (chat examples whose target is a refiner turn; rollout/qref/sft-example.ts) with names in their prompts, which the drills draw from; drop --pretrain-drill for these examples`,
     );
-  const data = { train, examples: kept, words: o.augment > 0 || drill > 0 ? augmentWords(kept) : [] };
+  const data = { train, examples: kept, words };
   const examplesSha256 = sha256File(examples);
   const extraSha256 = o.extra ? sha256File(o.extra) : undefined;
   const previous = earlierStages(dir);
