@@ -14,6 +14,7 @@ import { parseRefinerTurn } from '../../../structured/qref/turn.ts';
 import { copyDrill, DRILL, DRILL_HEADER } from '../../../trainer/pretrain/copy-drill.ts';
 import { stepSequence, toSequence } from '../../../trainer/pretrain/data.ts';
 import { pretrainModel } from '../../../trainer/pretrain/pretrain.ts';
+import { pretrainOptions } from '../../../trainer/pretrain/cli.ts';
 import { tokenizeExample } from '../../../trainer/sft/tokens.ts';
 import { InputError } from '../../../util/errors.ts';
 import { Rng } from '../../../util/rng.ts';
@@ -115,24 +116,8 @@ describe('stepSequence with drills', () => {
       const m = join(dir, 'model'); // a copy: the committed base must not be touched whatever happens
       cpSync('models/tiny-qref', m, { recursive: true });
       const before = sha256File(join(m, 'model.safetensors'));
-      const run = pretrainModel(m, f, tok, {
-        seed: 1,
-        steps: 1,
-        seconds: Infinity,
-        batchSize: 1,
-        lr: 1e-3,
-        warmup: 0,
-        weightDecay: 0,
-        maxGradNorm: 1,
-        context: null,
-        maxLen: 1024,
-        splitSeed: 1,
-        heldOutFraction: 0,
-        augment: 0,
-        drill: 0.5,
-        progress: false,
-        log: () => {},
-      });
+      const o = pretrainOptions({ 'pretrain-steps': '1', 'pretrain-held-out': '0', 'pretrain-drill': '0.5' }, 1);
+      const run = pretrainModel(m, f, tok, { ...o, progress: false, log: () => {} });
       await expect(run).rejects.toThrow(InputError);
       await expect(run).rejects.toThrow(/--pretrain-drill 0.5 needs QREF refiner examples/);
       expect(sha256File(join(m, 'model.safetensors'))).toBe(before);
