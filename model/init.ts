@@ -75,6 +75,12 @@ export interface InitOptions {
   seed: number;
   /** Token ids to keep (sorted/deduplicated here); null = the full vocabulary. */
   keptIds: number[] | null;
+  /**
+   * Std of the input embedding (default initializer_range 0.02). Pretraining keeps the input
+   * embedding frozen, so its scale against the blocks' outputs stays what init drew; a larger
+   * one keeps each token's identity readable in the residual stream (models/tiny-qref/README.md).
+   */
+  embedStd?: number;
 }
 
 /** Write config.json, generation_config.json, model.safetensors (+ vocab_map.json). */
@@ -85,14 +91,14 @@ export function initModel(dir: string, cfg: Qwen3Config, opts: InitOptions): { p
   const rows = vocab ? vocab.keptIds.length : cfg.vocabSize;
   const tensors = new Map<string, SafeTensor>();
   let params = 0;
-  const normal = (shape: [number, number]): SafeTensor => {
+  const normal = (shape: [number, number], std = INITIALIZER_RANGE): SafeTensor => {
     const v = new Float32Array(shape[0] * shape[1]);
-    for (let i = 0; i < v.length; i++) v[i] = rng.normal() * INITIALIZER_RANGE;
+    for (let i = 0; i < v.length; i++) v[i] = rng.normal() * std;
     params += v.length;
     return fromFloat32(v, shape);
   };
   const ones = (n: number): SafeTensor => ((params += n), fromFloat32(new Float32Array(n).fill(1), [n]));
-  tensors.set('model.embed_tokens.weight', normal([rows, cfg.hiddenSize]));
+  tensors.set('model.embed_tokens.weight', normal([rows, cfg.hiddenSize], opts.embedStd));
   for (let i = 0; i < cfg.numHiddenLayers; i++) {
     tensors.set(`model.layers.${i}.input_layernorm.weight`, ones(cfg.hiddenSize));
     for (const m of PROJ_NAMES) tensors.set(projWeightName(i, m), normal(projShape(cfg, m)));

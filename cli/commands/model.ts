@@ -19,13 +19,15 @@ import { checkOutDir, checkOutFile } from '../out-path.ts';
 export const summary =
   'create a tiny random Qwen3 model, pretrain, average or expand models, score token ids, plan memory (init | pretrain | average | expand | logprobs | plan)';
 export const usage = `usage:
-  gsteer model init --out DIR [--preset tiny|small|qwen3-0.6b] [--layers N] [--seed N] [--vocab-from FILE ...] [--full-vocab]
+  gsteer model init --out DIR [--preset tiny|small|qwen3-0.6b] [--layers N] [--seed N] [--vocab-from FILE ...] [--full-vocab] [--embed-std S]
       Writes a random-initialized Qwen3-shaped model (config.json, generation_config.json,
       model.safetensors, vocab_map.json) using the real Qwen3 token ids; --layers N overrides
       the preset's decoder layer count (e.g. a 4-layer Qwen3-0.6B shape for benchmarks). By default the output
       vocabulary is trimmed to the special tokens, the 256 byte tokens and every token of the
       --vocab-from files (text, or JSON/JSONL string values; default: files under data/demo/);
-      --full-vocab keeps all ${PRESETS.tiny?.vocabSize} rows.
+      --full-vocab keeps all ${PRESETS.tiny?.vocabSize} rows. --embed-std S draws the input embedding
+      with std S instead of initializer_range 0.02 (pretraining keeps it frozen; a larger one
+      helps a tiny model copy tokens from its prompt: models/tiny-qref/README.md).
 ${PRETRAIN_USAGE}
   gsteer model pretrain --model DIR --pretrain EXAMPLES.jsonl [--seed N] [--pretrain-* ...]
       One more warm-up stage on a model made with --pretrain (fresh optimizer, its own
@@ -100,6 +102,7 @@ async function init(argv: string[]): Promise<number> {
       seed: { type: 'string', default: '0' },
       'vocab-from': { type: 'string', multiple: true },
       'full-vocab': { type: 'boolean', default: false },
+      'embed-std': { type: 'string' },
       ...PRETRAIN_FLAGS,
     },
   });
@@ -112,6 +115,9 @@ async function init(argv: string[]): Promise<number> {
   const cfg = { ...preset, numHiddenLayers: layers };
   const seed = Number(values.seed);
   if (!Number.isInteger(seed)) throw new InputError(`model init: --seed ${values.seed} must be an integer`);
+  const embedStd = values['embed-std'] === undefined ? undefined : Number(values['embed-std']);
+  if (embedStd !== undefined && !(Number.isFinite(embedStd) && embedStd > 0))
+    throw new InputError(`model init: --embed-std must be a number > 0 but is "${values['embed-std']}" (e.g. --embed-std 1)`);
   let keptIds: number[] | null = null;
   if (!values['full-vocab']) {
     const files = values['vocab-from'] ?? textFilesUnder('data/demo');
@@ -120,7 +126,7 @@ async function init(argv: string[]): Promise<number> {
   }
   // --pretrain: an untied head (it trains; the input embedding stays frozen), see trainer/pretrain/pretrain.ts
   const pretrain = values.pretrain ? pretrainOptions(values, seed) : null;
-  const { params, rows } = initModel(values.out, pretrain ? { ...cfg, tieWordEmbeddings: false } : cfg, { seed, keptIds });
+  const { params, rows } = initModel(values.out, pretrain ? { ...cfg, tieWordEmbeddings: false } : cfg, { seed, keptIds, embedStd });
   console.error(
     `model init: wrote ${values.out} (preset ${values.preset}, ${layers} layers, ${params.toLocaleString('en')} parameters, ${rows} output rows, seed ${seed})`,
   );

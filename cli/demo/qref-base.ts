@@ -23,7 +23,8 @@ import { PRETRAIN_RECORD, WEIGHTS_FILE } from '../../model/records.ts';
  * cosine to `steps` at peak `lr`.
  */
 export interface QrefBaseStage {
-  init?: { layers: number };
+  /** `embedStd`: `model init --embed-std` (absent: initializer_range 0.02). */
+  init?: { layers: number; embedStd?: number };
   expand?: number;
   steps: number;
   lr: string;
@@ -103,6 +104,7 @@ export function stageCommands(s: QrefBaseStage, dir: string, from: string | null
         'tiny',
         '--layers',
         String(s.init.layers),
+        ...(s.init.embedStd === undefined ? [] : ['--embed-std', String(s.init.embedStd)]),
         '--out',
         dir,
         ...ctx.vocabFrom.flatMap((f) => ['--vocab-from', f]),

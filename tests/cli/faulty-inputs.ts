@@ -151,6 +151,11 @@ export function faultyInputs(fx: Fixtures): FaultyInput[] {
     { label: 'model init: no --out', argv: ['model', 'init'], says: /--out DIR is required/ },
     { label: 'model init: --out is a file', argv: ['model', 'init', '--out', fx.file], says: /is a file/ },
     { label: 'model init: --out holds other files', argv: ['model', 'init', '--out', fx.nonEmpty], says: /not empty/ },
+    {
+      label: 'model init: --embed-std not > 0',
+      argv: ['model', 'init', '--out', join(fx.dir, 'm3'), '--embed-std', '0'],
+      says: /--embed-std must be a number > 0/,
+    },
     { label: 'model init: unknown preset', argv: ['model', 'init', '--out', join(fx.dir, 'm2'), '--preset', 'huge'], says: /--preset huge/ },
     { label: 'model average: one model', argv: ['model', 'average', '--out', join(fx.dir, 'avg'), 'models/tiny-demo'], says: /at least two/ },
     { label: 'model expand: --out is the input', argv: ['model', 'expand', '--out', 'models/tiny-demo', 'models/tiny-demo'], says: /input/ },

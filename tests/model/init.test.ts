@@ -8,6 +8,8 @@ import { run } from '../../cli/commands/model.ts';
 import { selectBackend } from '../../model/backend.ts';
 import { initModel, PRESETS } from '../../model/init.ts';
 import { loadModel, tokenLogprobs } from '../../model/index.ts';
+import { readSafetensors } from '../../model/io/safetensors.ts';
+import { toFloat32 } from '../../model/io/dtype.ts';
 
 let tmp: string;
 beforeAll(async () => {
@@ -41,6 +43,24 @@ describe('model init', () => {
     lp.slice(1).forEach((v) => expect(Math.abs(v + Math.log(kept.length))).toBeLessThan(0.5));
     logprobs.dispose();
     model.dispose();
+  });
+  it('embedStd draws the input embedding at that std and nothing else changes', () => {
+    const kept = Array.from({ length: 300 }, (_, i) => i);
+    initModel(join(tmp, 'e1'), PRESETS.tiny!, { seed: 7, keptIds: kept });
+    initModel(join(tmp, 'e2'), PRESETS.tiny!, { seed: 7, keptIds: kept, embedStd: 1 });
+    const read = (d: string) => readSafetensors(join(tmp, d, 'model.safetensors')).tensors;
+    const [t1, t2] = [read('e1'), read('e2')];
+    const std = (xs: Float32Array) => Math.sqrt(xs.reduce((a, x) => a + x * x, 0) / xs.length);
+    const e1 = toFloat32(t1.get('model.embed_tokens.weight')!, 'e1');
+    const e2 = toFloat32(t2.get('model.embed_tokens.weight')!, 'e2');
+    // 300 x 64 = 19,200 draws of N(0, s^2): the sample std is within 2% of s
+    expect(std(e1)).toBeCloseTo(0.02, 3);
+    expect(std(e2)).toBeGreaterThan(0.98);
+    expect(std(e2)).toBeLessThan(1.02);
+    // the same draws, scaled: the seeded stream is unchanged, so every other tensor is the same
+    expect(e2[5]! / e1[5]!).toBeCloseTo(50, 3);
+    const q = 'model.layers.1.self_attn.q_proj.weight';
+    expect(Array.from(toFloat32(t2.get(q)!, q))).toEqual(Array.from(toFloat32(t1.get(q)!, q)));
   });
 });
 
