@@ -8,9 +8,10 @@
 // copies *some* prompt name would score). A base that copies scores near 0 on fresh names.
 // With --drills N, also on N fresh copy drills (trainer/pretrain/copy-drill.ts, drawn from the
 // same pool under the probe's seed, never the training's stream): every name word of the drill's
-// queries, the first query's apart from the later ones (copying those needs induction).
+// queries, the first query's apart from the later ones (copying those needs induction);
+// --drill-shape prompt puts them in the examples' prompts (copy-drill.ts DrillShape).
 //
-//   node --import tsx bench/qref/copy-probe.ts [--model models/tiny-qref] [--examples F] [--draws 3] [--seed 99] [--drills 0]
+//   node --import tsx bench/qref/copy-probe.ts [--model models/tiny-qref] [--examples F] [--draws 3] [--seed 99] [--drills 0] [--drill-shape plain|prompt]
 //
 // --examples: the refiner's SFT examples (default: written here from configs/qref-demo.yaml, as the
 // demo's sft-data phase does). Not part of `npm test`.
@@ -26,7 +27,7 @@ import { loadModel, tokenLogprobs } from '../../model/index.ts';
 import { writeQrefSftExamples } from '../../rollout/qref/sft-examples.ts';
 import { QUERIES_HEADER } from '../../structured/qref/turn.ts';
 import { augmentRefinerExample, copiedWords, refinerNameWords, WORD } from '../../trainer/pretrain/augment-qref.ts';
-import { copyDrill } from '../../trainer/pretrain/copy-drill.ts';
+import { copyDrill, drillContext } from '../../trainer/pretrain/copy-drill.ts';
 import { toSequence } from '../../trainer/pretrain/data.ts';
 import type { TrainableExample } from '../../trainer/sft/tokens.ts';
 import { readTrainableExamples } from '../../trainer/sft/tokens.ts';
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     draws: { type: 'string', default: '3' },
     seed: { type: 'string', default: '99' },
     drills: { type: 'string', default: '0' },
+    'drill-shape': { type: 'string', default: 'plain' },
     backend: { type: 'string', default: 'wasm' },
   },
 });
@@ -99,7 +101,8 @@ async function main(): Promise<void> {
         if (a) mark(a, i, copiedWords(a), () => (d > 0 ? 'fresh' : 'own'));
       });
     for (let i = 0; i < Number(values.drills); i++) {
-      const a = copyDrill(pool, Rng.derive(Number(values.seed), 'copy-probe-drill', i));
+      const context = values['drill-shape'] === 'prompt' ? drillContext(examples[i % examples.length]!) : undefined;
+      const a = copyDrill(pool, Rng.derive(Number(values.seed), 'copy-probe-drill', i), context);
       mark(a, i, pool, (line) => (line === 0 ? 'drill-first' : 'drill-later'));
     }
     const model = await loadModel(values.model!);
@@ -111,7 +114,7 @@ async function main(): Promise<void> {
     }
     const uniform = -Math.log(new Set(pool).size);
     console.log(
-      `copy probe: ${values.model}, ${examples.length} examples, ${values.draws} fresh-name draws each (seed ${values.seed}), backend ${tf.getBackend()}`,
+      `copy probe: ${values.model}, ${examples.length} examples, ${values.draws} fresh-name draws each, ${values.drills} ${values['drill-shape']} drills (seed ${values.seed}), backend ${tf.getBackend()}`,
     );
     console.log('');
     console.log(

@@ -35,6 +35,8 @@ export interface QrefBaseStage {
   batch?: number;
   /** Share of sequences replaced by copy drills (`--pretrain-drill`, trainer/pretrain/copy-drill.ts; absent: none). */
   drill?: number;
+  /** Where the drills' names stand (`--pretrain-drill-shape`, copy-drill.ts DrillShape; absent: plain). */
+  drillShape?: 'prompt';
 }
 
 /** models/tiny-qref/README.md says what each stage did and why. */
@@ -92,6 +94,7 @@ const flags = (s: QrefBaseStage, examples: string) => [
   '--pretrain-augment',
   String(s.augment),
   ...(s.drill ? ['--pretrain-drill', String(s.drill)] : []),
+  ...(s.drillShape ? ['--pretrain-drill-shape', s.drillShape] : []),
 ];
 
 /** The command lines of one stage (for the runner and the README). */

@@ -156,6 +156,11 @@ export function faultyInputs(fx: Fixtures): FaultyInput[] {
       argv: ['model', 'init', '--out', join(fx.dir, 'm3'), '--embed-std', '0'],
       says: /--embed-std must be a number > 0/,
     },
+    {
+      label: 'model init: unknown drill shape',
+      argv: ['model', 'init', '--out', join(fx.dir, 'm4'), '--pretrain', fx.file, '--pretrain-drill-shape', 'bullets'],
+      says: /--pretrain-drill-shape bullets is not a drill shape; use one of plain, prompt/,
+    },
     { label: 'model init: unknown preset', argv: ['model', 'init', '--out', join(fx.dir, 'm2'), '--preset', 'huge'], says: /--preset huge/ },
     { label: 'model average: one model', argv: ['model', 'average', '--out', join(fx.dir, 'avg'), 'models/tiny-demo'], says: /at least two/ },
     { label: 'model expand: --out is the input', argv: ['model', 'expand', '--out', 'models/tiny-demo', 'models/tiny-demo'], says: /input/ },

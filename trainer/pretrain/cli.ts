@@ -1,5 +1,6 @@
 // The `--pretrain*` flags of `gsteer model init` (cli/commands/model.ts): parse, validate,
 // run trainer/pretrain/pretrain.ts on the freshly written model and print what it did.
+import { DRILL_SHAPES, type DrillShape } from './copy-drill.ts';
 import { InputError } from '../../util/errors.ts';
 import { selectBackend, type BackendKind } from '../../model/backend.ts';
 import { qwen3Tokenizer } from '../../core/tokenizer.ts';
@@ -44,6 +45,7 @@ export const PRETRAIN_FLAGS = {
   'pretrain-save-every': { type: 'string' },
   'pretrain-augment': { type: 'string' },
   'pretrain-drill': { type: 'string' },
+  'pretrain-drill-shape': { type: 'string' },
   'pretrain-extra': { type: 'string' },
   'pretrain-split-seed': { type: 'string' },
   backend: { type: 'string', default: 'auto' },
@@ -63,6 +65,8 @@ export const PRETRAIN_USAGE = `      --pretrain EXAMPLES.jsonl then trains the b
           the values the policy copies from its prompt, consistently in prompt and target)
         --pretrain-drill F (${D.drill}: share of sequences replaced by copy drills, QREF refiner
           examples only: 3-5 fresh names in the prompt, the same names as the turn's queries)
+        --pretrain-drill-shape plain|prompt (plain: the names alone; prompt: in a refiner prompt,
+          the system message and an example's reasoning and candidates after them)
         --pretrain-extra FILE (none: more SFT examples to train on, e.g. built with more
           optional-target ratios; a step whose prompt EXAMPLES has is left out, so the
           held-out prompts stay unseen and EXAMPLES' targets stand for its own prompts)
@@ -101,6 +105,7 @@ export function pretrainOptions(values: Values, seed: number): PretrainOptions {
     heldOutFraction: num(values, 'pretrain-held-out', D.heldOut, (x) => x >= 0 && x < 1, 'a fraction in [0, 1)'),
     augment: num(values, 'pretrain-augment', D.augment, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
     drill: num(values, 'pretrain-drill', D.drill, (x) => x >= 0 && x <= 1, 'a fraction in [0, 1]'),
+    ...(values['pretrain-drill-shape'] === undefined ? {} : { drillShape: drillShape(values['pretrain-drill-shape']) }),
     extra: values['pretrain-extra'] ?? null,
     saveEvery: values['pretrain-save-every'] === undefined ? 0 : num(values, 'pretrain-save-every', 0, int, 'a positive integer'),
   };
@@ -114,4 +119,10 @@ export async function runPretrain(dir: string, examples: string, backend: string
   console.error(
     `model init: pretrained ${dir} for ${r.steps} updates (${r.tokens.toLocaleString('en')} tokens) in ${r.seconds.toFixed(0)} s${r.augmented ? ` (${r.augmented} with fresh copied values)` : ''}${r.drills ? ` (${r.drills} copy drills)` : ''}; loss ${r.firstLoss.toFixed(3)} -> ${r.lastLoss.toFixed(3)}`,
   );
+}
+
+function drillShape(v: string): DrillShape {
+  const shape = DRILL_SHAPES.find((s) => s === v);
+  if (!shape) throw new InputError(`--pretrain-drill-shape ${v} is not a drill shape; use one of ${DRILL_SHAPES.join(', ')}`);
+  return shape;
 }

@@ -13,7 +13,7 @@ import type { PretrainBatch } from './loss.ts';
 import type { Qwen3Model } from '../../model/model.ts';
 import { augmentExample, valueWords } from './augment.ts';
 import { areRefinerExamples, augmentRefinerExample, isRefinerExample, refinerNameWords } from './augment-qref.ts';
-import { copyDrill } from './copy-drill.ts';
+import { copyDrill, drillContext, type DrillShape } from './copy-drill.ts';
 import { idsToRows } from '../../model/vocab-map.ts';
 
 export interface PretrainSequence {
@@ -116,7 +116,7 @@ function augmentAny(ex: TrainableExample, words: readonly string[], rng: Rng): T
 /**
  * The sequence update `step` trains on for train[i] (slot `slot` of its batch): with
  * probability `drill` (a draw from Rng.derive(seed, 'pretrain-drill', step, slot)) a copy drill
- * from the name pool (copy-drill.ts) in its place; else with probability `augment` (a draw from
+ * from the name pool (copy-drill.ts; a `prompt` drill in train[i]'s prompt) in its place; else with probability `augment` (a draw from
  * Rng.derive(seed, 'pretrain-augment', step, slot)) the example with fresh copied values
  * (pretrain-augment.ts), else, or when the drill or the augmented example does not parse, is
  * too long or has a token outside the model's vocabulary, the example itself. Depends on
@@ -127,7 +127,7 @@ export function stepSequence(
   model: Qwen3Model,
   data: { train: PretrainSequence[]; examples: TrainableExample[]; words: readonly string[] },
   i: number,
-  o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number; drill?: number },
+  o: Pick<SequenceOptions, 'context' | 'maxLen'> & { seed: number; augment: number; drill?: number; drillShape?: DrillShape },
   step: number,
   slot: number,
 ): { seq: PretrainSequence; augmented: boolean; drill?: true } {
@@ -139,7 +139,7 @@ export function stepSequence(
   if (drill > 0) {
     const rng = Rng.derive(o.seed, 'pretrain-drill', step, slot);
     if (rng.next() < drill) {
-      const seq = toSequence(tok, copyDrill(data.words, rng), i, o);
+      const seq = toSequence(tok, copyDrill(data.words, rng, o.drillShape === 'prompt' ? drillContext(data.examples[i]!) : undefined), i, o);
       if (seq?.ids.every(known)) return { seq, augmented: false, drill: true };
     }
   }

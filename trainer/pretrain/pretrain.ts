@@ -12,6 +12,7 @@
 // Measured on the demo's examples (runs A-I, 2 cores, wasm): docs/history/demo-base.md, "The demo's
 // budget". The committed demo base (models/tiny-demo) is made of this function's output for
 // the recipe in cli/demo/base.ts (DEMO_BASE_STAGES, DEMO_BASE_ROUNDS).
+import type { DrillShape } from './copy-drill.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
@@ -47,6 +48,8 @@ export interface PretrainOptions extends SequenceOptions {
   augment: number;
   /** Share of the sequences each update replaces by a copy drill (copy-drill.ts; QREF refiner examples only); 0 or absent = none. */
   drill?: number;
+  /** Where a drill's names stand (copy-drill.ts DrillShape); absent = plain. */
+  drillShape?: DrillShape;
   /** Also write the weights (and pretrain.json so far) every this many updates; 0 = only at the end. */
   saveEvery?: number;
   progress?: boolean;
@@ -148,7 +151,7 @@ export async function pretrainModel(dir: string, examples: string, tok: Tokenize
       `pretrain: ${o.extra}: ${extraAdded} more sequences; left out: ${extraHeldOut} whose prompt is held out, ${extraInMain} whose prompt ${examples} trains on, ${extraRepeated} repeated`,
     );
   log(
-    `pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${drill > 0 ? `, ${Math.round(100 * drill)}% copy drills` : ''}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}%${drill > 0 ? ' of the others' : ''} with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`,
+    `pretrain: ${train.length} sequences (${heldOut} held out, ${tooLong} longer than ${o.maxLen} left out), context ${o.context ?? 'full prompt'}${drill > 0 ? `, ${Math.round(100 * drill)}% copy drills${o.drillShape === 'prompt' ? ' in refiner prompts' : ''}` : ''}${o.augment > 0 ? `, ${Math.round(100 * o.augment)}%${drill > 0 ? ' of the others' : ''} with fresh copied values` : ''}, up to ${o.steps} updates of ${o.batchSize}${Number.isFinite(o.seconds) ? ` or ${o.seconds} s` : ''}`,
   );
   const { weights, vars } = trainable(base.weights);
   const model: Qwen3Model = { ...base, weights, dispose: () => {} };

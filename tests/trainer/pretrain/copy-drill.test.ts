@@ -11,7 +11,7 @@ import { qwen3Tokenizer } from '../../../core/tokenizer.ts';
 import { selectBackend } from '../../../model/backend.ts';
 import { loadModel, type Qwen3Model } from '../../../model/index.ts';
 import { parseRefinerTurn } from '../../../structured/qref/turn.ts';
-import { copyDrill, DRILL, DRILL_HEADER } from '../../../trainer/pretrain/copy-drill.ts';
+import { copyDrill, DRILL, DRILL_HEADER, drillContext } from '../../../trainer/pretrain/copy-drill.ts';
 import { stepSequence, toSequence } from '../../../trainer/pretrain/data.ts';
 import { pretrainModel } from '../../../trainer/pretrain/pretrain.ts';
 import { pretrainOptions } from '../../../trainer/pretrain/cli.ts';
@@ -60,6 +60,43 @@ describe('copyDrill', () => {
   });
 });
 
+describe('prompt drills', () => {
+  const SYSTEM = { role: 'system' as const, content: 'You refine the search queries of a research agent.' };
+  const REST = 'Reasoning so far:\nAmos Kell designed it.\n\nCandidate queries:\n- Kestwick Bridge 1784';
+  const ex = {
+    trajectoryId: 'demo-001',
+    input: [SYSTEM, { role: 'user' as const, content: `Question: Where was the engineer who designed Kestwick Bridge born?\n\n${REST}` }],
+    target: 'RATIONALE: Search the engineer.\nQUERIES:\n- Amos Kell born',
+  };
+
+  it("drillContext is the example's system message and its user message after the question", () => {
+    expect(drillContext(ex)).toEqual({ system: SYSTEM, rest: REST });
+    expect(drillContext({ ...ex, input: [{ role: 'user', content: 'Question: only this' }] })).toEqual({ system: undefined, rest: '' });
+  });
+
+  it("a prompt drill has the plain drill's names and target, in the example's prompt, as query lines or one sentence", () => {
+    const layouts = new Set<string>();
+    for (let s = 0; s < 100; s++) {
+      const plain = copyDrill(POOL, new Rng(s));
+      const d = copyDrill(POOL, new Rng(s), drillContext(ex));
+      expect(d.target).toBe(plain.target); // the names are drawn first, the same draws
+      expect(d.input[0]).toEqual(SYSTEM);
+      const user = d.input[1]!.content;
+      const names = listed(plain.input[0]!.content);
+      const [question, ...after] = user.split('\n\n');
+      expect(after.join('\n\n')).toBe(REST);
+      if (question!.includes('\n')) {
+        layouts.add('lines');
+        expect(question).toBe(plain.input[0]!.content);
+      } else {
+        layouts.add('sentence');
+        expect(question).toBe(`${DRILL_HEADER} ${names.slice(0, -1).join(', ')} and ${names.at(-1)}.`);
+      }
+    }
+    expect([...layouts].sort()).toEqual(['lines', 'sentence']);
+  });
+});
+
 describe('stepSequence with drills', () => {
   const tok = qwen3Tokenizer();
   let model: Qwen3Model;
@@ -105,6 +142,17 @@ describe('stepSequence with drills', () => {
     const drill = copyDrill(POOL, rng);
     expect(r.seq).toEqual(toSequence(tok, drill, 0, { context: null, maxLen: 4096 }));
     expect(tok.decode(r.seq.ids.slice(r.seq.start))).toBe(`${drill.target}<|im_end|>`);
+  });
+
+  it("with drillShape prompt, a drill sits in train[i]'s own prompt", () => {
+    const d = data();
+    const r = stepSequence(tok, model, d, 0, { seed: 5, context: null, maxLen: 4096, augment: 0, drill: 1, drillShape: 'prompt' }, 3, 0);
+    const rng = Rng.derive(5, 'pretrain-drill', 3, 0);
+    rng.next(); // the share draw
+    const drill = copyDrill(POOL, rng, drillContext(ex));
+    expect(drill.input[0]!.content).toContain('Reasoning so far:\nAmos Kell designed it.');
+    expect(r).toMatchObject({ drill: true, augmented: false });
+    expect(r.seq).toEqual(toSequence(tok, drill, 0, { context: null, maxLen: 4096 }));
   });
 
   it('refuses drills on G-STEER step examples (no refiner names to draw), before training', async () => {
