@@ -40,9 +40,14 @@ export interface QrefBaseStage {
 }
 
 /** models/tiny-qref/README.md says what each stage did and why. */
-export const QREF_BASE_STAGES: QrefBaseStage[] = [{ init: { layers: 2 }, steps: 8000, lr: '5e-3', augment: 1, seed: 42 }];
+export const QREF_BASE_STAGES: QrefBaseStage[] = [
+  // copying: plain copy drills only, from a fresh init whose frozen input embedding has std 1
+  { init: { layers: 2, embedStd: 1 }, steps: 3000, lr: '6e-3', augment: 0, seed: 42, batch: 16, drill: 1 },
+  // the refiner: half drills set in refiner prompts, half demonstrations with fresh names
+  { steps: 1000, lr: '6e-3', augment: 1, seed: 42, batch: 16, drill: 0.5, drillShape: 'prompt' },
+];
 /** What growing the committed base took on the 2-core machine (models/tiny-qref/README.md). */
-export const QREF_BASE_MINUTES = 99;
+export const QREF_BASE_MINUTES = 74;
 export const STAGE_RECORD = 'stage.json';
 export const RECIPE_RECORD = 'recipe.json';
 

@@ -17,8 +17,8 @@ const dir = mkdtempSync(join(tmpdir(), 'gsteer-qref-base-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const STAGES: QrefBaseStage[] = [
-  { init: { layers: 1 }, steps: 3, lr: '5e-3', augment: 1, seed: 42 },
-  { steps: 2, lr: '3e-3', augment: 1, seed: 7, batch: 2, drill: 0.5 },
+  { init: { layers: 1, embedStd: 1 }, steps: 3, lr: '5e-3', augment: 1, seed: 42 },
+  { steps: 2, lr: '3e-3', augment: 1, seed: 7, batch: 2, drill: 0.5, drillShape: 'prompt' },
   { expand: 1, steps: 2, lr: '2e-3', augment: 0.5, seed: 11 },
 ];
 
@@ -44,10 +44,13 @@ describe('growQrefBase', () => {
         ['init', '1'],
         ['pretrain', '2'],
       ]);
-      expect(JSON.parse(readFileSync(join(stageDir(out, 2), 'pretrain.json'), 'utf8'))).toMatchObject({ batchSize: 2, drill: 0.5 });
+      expect(JSON.parse(readFileSync(join(stageDir(out, 2), 'pretrain.json'), 'utf8'))).toMatchObject({ batchSize: 2, drill: 0.5, drillShape: 'prompt' });
+      // the init's embedding std and the drills' shape reach their commands
+      const valueOf = (flag: string) => (argv: string[]) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : null);
+      expect(calls.map(valueOf('--embed-std'))).toEqual(['1', null]);
+      expect(calls.map(valueOf('--pretrain-drill-shape'))).toEqual([null, 'prompt']);
       // a stage's drill share reaches its command only when it has one
-      const drillOf = (argv: string[]) => (argv.includes('--pretrain-drill') ? argv[argv.indexOf('--pretrain-drill') + 1] : null);
-      expect(calls.map(drillOf)).toEqual([null, '0.5']);
+      expect(calls.map(valueOf('--pretrain-drill'))).toEqual([null, '0.5']);
 
       // the rerun skips stages 1-2 and runs only stage 3 (expand + pretrain)
       calls.length = 0;
