@@ -6,8 +6,9 @@
 // in every sequence, so the only way to a low loss is to copy from the prompt (induction). A
 // drill is a valid refiner turn (at most 5 queries), so the base sees no other format, and its
 // fixed words are words of the refiner's prompts and turns (the trimmed vocabulary has them).
-// docs/history/qref-demo.md: a 2-layer tiny model learns one name at a fixed place from ~3,000
-// such sequences; several names need many more.
+// docs/history/qref-demo.md: a 2-layer tiny model (input embedding std 1) copies plain drills
+// after ~44,000 of them, but only in their own shape; `prompt` drills beside demonstrations with
+// fresh names carry the copying into the refiner's prompts (models/tiny-qref's recipe).
 import type { ChatMessage } from '../../data/chat-sft-example.ts';
 import type { TrainableExample } from '../sft/tokens.ts';
 import { QUERIES_HEADER, QUERY_BULLET, RATIONALE_HEADER } from '../../structured/qref/turn.ts';
