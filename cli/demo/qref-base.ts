@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { sha256File, writeFileAtomic } from '../../util/atomic.ts';
 import { PRETRAIN_RECORD, WEIGHTS_FILE } from '../../model/records.ts';
+import type { DrillShape } from '../../trainer/pretrain/copy-drill.ts';
 
 /**
  * One stage: `init` makes a fresh model (`gsteer model init --preset tiny --layers N
@@ -35,8 +36,8 @@ export interface QrefBaseStage {
   batch?: number;
   /** Share of sequences replaced by copy drills (`--pretrain-drill`, trainer/pretrain/copy-drill.ts; absent: none). */
   drill?: number;
-  /** Where the drills' names stand (`--pretrain-drill-shape`, copy-drill.ts DrillShape; absent: plain). */
-  drillShape?: 'prompt';
+  /** Where the drills' names stand (`--pretrain-drill-shape`; absent: plain). */
+  drillShape?: DrillShape;
 }
 
 /** models/tiny-qref/README.md says what each stage did and why. */

@@ -54,8 +54,9 @@ export function copyDrill(words: readonly string[], rng: Rng, context?: DrillCon
   const names = Array.from({ length: k }, () => Array.from({ length: 1 + rng.int(DRILL.maxWords) }, () => words[rng.int(words.length)]!).join(' '));
   const list = names.map((n) => `${QUERY_BULLET}${n}`).join('\n');
   const target = `${DRILL_RATIONALE}\n${QUERIES_HEADER}\n${list}`;
-  if (!context) return { trajectoryId: 'copy-drill', input: [{ role: 'user', content: `${DRILL_HEADER}\n${list}` }], target };
-  const question = rng.next() < 0.5 ? `${DRILL_HEADER}\n${list}` : `${DRILL_HEADER} ${names.slice(0, -1).join(', ')} and ${names.at(-1)}.`;
+  const lines = `${DRILL_HEADER}\n${list}`;
+  if (!context) return { trajectoryId: 'copy-drill', input: [{ role: 'user', content: lines }], target };
+  const question = rng.next() < 0.5 ? lines : `${DRILL_HEADER} ${names.slice(0, -1).join(', ')} and ${names.at(-1)}.`;
   const user: ChatMessage = { role: 'user', content: context.rest ? `${question}\n\n${context.rest}` : question };
   return { trajectoryId: 'copy-drill', input: context.system ? [context.system, user] : [user], target };
 }

@@ -116,7 +116,8 @@ function augmentAny(ex: TrainableExample, words: readonly string[], rng: Rng): T
 /**
  * The sequence update `step` trains on for train[i] (slot `slot` of its batch): with
  * probability `drill` (a draw from Rng.derive(seed, 'pretrain-drill', step, slot)) a copy drill
- * from the name pool (copy-drill.ts; a `prompt` drill in train[i]'s prompt) in its place; else with probability `augment` (a draw from
+ * from the name pool (copy-drill.ts; with `drillShape` prompt, set in train[i]'s prompt) in its
+ * place; else with probability `augment` (a draw from
  * Rng.derive(seed, 'pretrain-augment', step, slot)) the example with fresh copied values
  * (pretrain-augment.ts), else, or when the drill or the augmented example does not parse, is
  * too long or has a token outside the model's vocabulary, the example itself. Depends on
