@@ -23,6 +23,7 @@ import { seededResampler, type Estimate } from '../../eval/bootstrap.ts';
 import { verdict } from '../../eval/paired.ts';
 import { qrefPairedDifference, type QrefEpisodeScore, type QrefMetric } from '../../eval/qref.ts';
 import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning.ts';
+import { criticVariancesOf, explainedVarianceTrend, formatExplainedVarianceTrend } from '../../monitor/explained-variance.ts';
 import { readMetrics } from '../../monitor/sink.ts';
 import { metricCurves, rewardCurves } from '../../monitor/terminal-curve.ts';
 import { sftLayout } from '../../trainer/sft/checkpoint.ts';
@@ -246,10 +247,13 @@ export const qrefEvalPhase: Phase = {
     console.log(`\n${text}`);
     const out = join(layout.root, 'eval', 'demo-table.md');
     const ev = records.map((r) => r['critic/vf_explained_var']).filter((x): x is number => typeof x === 'number');
+    const evVars = criticVariancesOf(records); // null: a run from before the critic's variances were logged
     const trends = [
       `PPO ${formatTrend(quarterTrend(runGroupMeans(layout.root)))}`,
       ...(existsSync(grpoLayout.root) ? [`GRPO ${formatTrend(quarterTrend(runGroupMeans(grpoLayout.root)))}`] : []),
-      formatMetricTrend('PPO critic explained variance', ev),
+      evVars
+        ? formatExplainedVarianceTrend(explainedVarianceTrend(evVars, cfg.seed))
+        : formatMetricTrend('PPO critic explained variance (mean of per-update ratios)', ev),
     ].join('\n');
     writeFileAtomic(out, `${text}\n\n${trends}\n`);
     console.log(`\n${trends}\n(table: ${out})`);

@@ -32,6 +32,7 @@ const PANELS: [string, string, string, (k: string) => boolean][] = [
   // PPO's critic and KL-in-reward (method §13; verl names)
   ['vf_loss', 'critic value loss', 'critic', (k) => k === 'critic/vf_loss'],
   ['vf_explained_var', 'critic explained variance', 'critic', (k) => k === 'critic/vf_explained_var'],
+  ['vf_variances', 'return variance Var(G) and residual Var(G - V)', 'critic', (k) => k === 'critic/returns_var' || k === 'critic/residual_var'],
   ['vf_clipfrac', 'critic value clip fraction', 'critic', (k) => k === 'critic/vf_clipfrac'],
   ['returns', 'returns and values', 'critic', (k) => k.startsWith('critic/returns/') || k.startsWith('critic/values/')],
   ['reward_kl', 'KL penalty in the reward', 'critic', (k) => k.startsWith('actor/reward_kl')],

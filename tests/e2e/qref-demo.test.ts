@@ -50,7 +50,7 @@ describe('e2e: gsteer demo with env qref', () => {
     const demo = await cli(['demo', ...args], { GSTEER_PARTS: 'real' }).done;
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stderr).toMatch(/policy base .*tiny-qref \(found: \d+ layers, grown by \d+ stage\(s\)/);
-    expect(demo.stdout).toMatch(/PPO critic explained variance: /);
+    expect(demo.stdout).toMatch(/PPO critic explained variance \(pooled over each quarter of updates\): /);
 
     // the select phase: every train question's SFT pass rate, and at most 2 unsolved ones chosen
     const root = join(runDir, 'qd');

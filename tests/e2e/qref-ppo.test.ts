@@ -64,10 +64,14 @@ describe('e2e: QREF with PPO', () => {
         'critic/vf_loss',
         'critic/vf_clipfrac',
         'critic/vf_explained_var',
+        'critic/returns_var',
+        'critic/residual_var',
         'critic/returns/mean',
         'actor/reward_kl_penalty',
       ])
         expect(typeof m[k], k).toBe('number');
+      // the logged ratio is made of the two logged variances (verl's epsilon 1e-5)
+      expect(m['critic/vf_explained_var'] as number).toBeCloseTo(1 - (m['critic/residual_var'] as number) / ((m['critic/returns_var'] as number) + 1e-5), 9);
     }
     // update 1 trained the critic alone: the actor is still a fresh LoRA (every lora_B zero); update 2 moved it
     expect(metrics.map((m) => m['actor/warmup'])).toEqual([1, 0]);

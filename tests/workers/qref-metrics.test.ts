@@ -56,6 +56,8 @@ describe('dashboard panels for PPO and QREF', () => {
     const ids = chartPlan([
       'critic/vf_loss',
       'critic/vf_explained_var',
+      'critic/returns_var',
+      'critic/residual_var',
       'critic/vf_clipfrac',
       'critic/returns/mean',
       'critic/values/mean',
@@ -66,6 +68,7 @@ describe('dashboard panels for PPO and QREF', () => {
     expect(ids).toEqual([
       ['vf_loss', ['critic/vf_loss']],
       ['vf_explained_var', ['critic/vf_explained_var']],
+      ['vf_variances', ['critic/residual_var', 'critic/returns_var']],
       ['vf_clipfrac', ['critic/vf_clipfrac']],
       ['returns', ['critic/returns/mean', 'critic/values/mean']],
       ['reward_kl', ['actor/reward_kl_penalty']],

@@ -2,6 +2,9 @@
 // names in comments): over the generated tokens of the batch.
 //   vf_explained_var = 1 - Var(G - V) / (Var(G) + 1e-5)     (Var unbiased, as torch.var)
 // 1 = the critic predicts the returns; 0 = no better than their mean; negative = worse.
+// Its two variances are reported too (critic/returns_var = Var(G), critic/residual_var =
+// Var(G - V)): on a batch of a few episodes with (nearly) equal returns Var(G) ~ 0 and the
+// ratio explodes, so a trend over updates pools them (monitor/explained-variance.ts).
 import { mean, sampleVariance } from '../../util/stats.ts';
 import { assertShapes, type Matrix } from './masked.ts';
 
@@ -16,15 +19,27 @@ function unbiasedVar(xs: readonly number[]): number {
   return sampleVariance(xs);
 }
 
-export function explainedVariance(returns: Matrix /* [B, T] */, values: Matrix /* [B, T] */, mask: Matrix /* [B, T] */): number {
+/** Var(G) and Var(G - V) over the generated tokens (unbiased), the parts of the explained variance. */
+export function criticVariances(
+  returns: Matrix /* [B, T] */,
+  values: Matrix /* [B, T] */,
+  mask: Matrix /* [B, T] */,
+): { returns_var: number; residual_var: number } {
   assertShapes(mask, returns, values);
   const g = masked(returns, mask); // [N] N = generated tokens
   const v = masked(values, mask); // [N]
-  return 1 - unbiasedVar(g.map((x, k) => x - (v[k] as number))) / (unbiasedVar(g) + EV_EPS);
+  return { returns_var: unbiasedVar(g), residual_var: unbiasedVar(g.map((x, k) => x - (v[k] as number))) };
+}
+
+export function explainedVariance(returns: Matrix /* [B, T] */, values: Matrix /* [B, T] */, mask: Matrix /* [B, T] */): number {
+  const { returns_var, residual_var } = criticVariances(returns, values, mask);
+  return 1 - residual_var / (returns_var + EV_EPS);
 }
 
 export interface CriticMetrics {
   vf_explained_var: number; // critic/vf_explained_var
+  returns_var: number; // critic/returns_var: Var(G)
+  residual_var: number; // critic/residual_var: Var(G - V)
   returns_mean: number; // critic/returns/mean
   returns_max: number;
   returns_min: number;
@@ -42,8 +57,10 @@ export function criticMetrics(returns: Matrix, values: Matrix, advantages: Matri
   const g = stat(masked(returns, mask));
   const v = stat(masked(values, mask));
   const a = stat(masked(advantages, mask));
+  const vars = criticVariances(returns, values, mask);
   return {
-    vf_explained_var: explainedVariance(returns, values, mask),
+    vf_explained_var: 1 - vars.residual_var / (vars.returns_var + EV_EPS),
+    ...vars,
     returns_mean: g.mean,
     returns_max: g.max,
     returns_min: g.min,

@@ -191,6 +191,8 @@ export async function ppoTrainerPart(cfg: RunConfig, grammars: readonly PolicyGr
         'critic/vf_clipfrac': c.vf_clipfrac,
         'critic/grad_norm': c.grad_norm,
         'critic/vf_explained_var': t.vf_explained_var,
+        'critic/returns_var': t.returns_var,
+        'critic/residual_var': t.residual_var,
         'critic/returns/mean': t.returns_mean,
         'critic/returns/max': t.returns_max,
         'critic/returns/min': t.returns_min,

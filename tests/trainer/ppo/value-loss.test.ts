@@ -63,7 +63,17 @@ describe('explained variance (verl critic/vf_explained_var)', () => {
       advantages_min: -0.2,
     });
     expect(m.advantages_mean).toBeCloseTo(-0.05, 12);
-    // G - V = [0.5, 0.5]: var 0 -> EV = 1
+    // G - V = [0.5, 0.5]: var 0 -> EV = 1; Var(G) over [1, 2] = 0.5
     expect(m.vf_explained_var).toBeCloseTo(1, 12);
+    expect(m.returns_var).toBeCloseTo(0.5, 12);
+    expect(m.residual_var).toBe(0);
+  });
+
+  it('reports the two variances the explained variance is made of', () => {
+    // returns [1, 2, 3], values [1, 2, 2]: Var(G) = 1, Var(G - V) = 1/3 (the first case above)
+    const m = criticMetrics([[1, 2, 3]], [[1, 2, 2]], [[0, 0, 0]], [[1, 1, 1]]);
+    expect(m.returns_var).toBeCloseTo(1, 12);
+    expect(m.residual_var).toBeCloseTo(1 / 3, 12);
+    expect(m.vf_explained_var).toBeCloseTo(1 - m.residual_var / (m.returns_var + 1e-5), 12);
   });
 });
