@@ -69,3 +69,8 @@ export function formatExplainedVarianceTrend(t: ExplainedVarianceTrend | null): 
   const f = (x: number) => x.toFixed(4);
   return `${name}: first ${t.quarter} updates ${f(t.first)}, last ${t.quarter} ${f(t.last)}, difference ${f(t.diff)} ± ${f(t.se)} (bootstrap SE over updates) -> ${t.learned ? 'up by more than 2 SE' : 'not above 2 SE'}`;
 }
+
+/** Pooled EV of every window of w consecutive updates: [n - w + 1], the i-th over updates i+1..i+w (null: no return variance). */
+export function pooledWindows(us: readonly CriticVariances[], w: number): (number | null)[] {
+  return us.length < w ? [] : Array.from({ length: us.length - w + 1 }, (_, i) => pooledExplainedVariance(us.slice(i, i + w)));
+}

@@ -2,6 +2,7 @@
 // small chart per reward component (method §4: every component reported separately), so a
 // run's end shows what moved without opening the dashboard.
 import { plot } from 'asciichart';
+import { pooledWindows, type CriticVariances } from './explained-variance.ts';
 import type { MetricsRecord } from './sink.ts';
 import { mean } from '../util/stats.ts';
 
@@ -55,4 +56,11 @@ export function metricCurves(records: readonly MetricsRecord[], keys: readonly s
     if (ys.length >= 2 && ys.length === records.length) parts.push(chart(`${k} per update, updates 1-${ys.length}`, ys, 3, width));
   }
   return parts.join('\n\n');
+}
+
+/** The critic's explained variance pooled over each window of w updates (monitor/explained-variance.ts): one update's -1000 does not flatten the rest. */
+export function explainedVarianceCurve(us: readonly CriticVariances[], w: number, width = 60): string {
+  const ys = pooledWindows(us, w).filter((v): v is number => v !== null);
+  if (ys.length < 2) return `critic explained variance pooled over ${w} updates: too few updates to draw`;
+  return chart(`critic explained variance pooled over each ${w} consecutive updates, windows ending at updates ${w}-${us.length}`, ys, 3, width);
 }

@@ -25,7 +25,7 @@ import { qrefPairedDifference, type QrefEpisodeScore, type QrefMetric } from '..
 import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning.ts';
 import { criticVariancesOf, explainedVarianceTrend, formatExplainedVarianceTrend } from '../../monitor/explained-variance.ts';
 import { readMetrics } from '../../monitor/sink.ts';
-import { metricCurves, rewardCurves } from '../../monitor/terminal-curve.ts';
+import { explainedVarianceCurve, metricCurves, rewardCurves } from '../../monitor/terminal-curve.ts';
 import { sftLayout } from '../../trainer/sft/checkpoint.ts';
 import { writeQrefSftExamples } from '../../rollout/qref/sft-examples.ts';
 import { writeFileAtomic } from '../../util/atomic.ts';
@@ -241,13 +241,14 @@ export const qrefEvalPhase: Phase = {
     const diffs = `Paired differences (same questions and seeds; ± SE from the same resamples; under 2 SE = within noise):\n${qrefDemoDifferences(keyed, QREF_DEMO_PAIRS, cfg.seed, samples, level) || '- none (no SFT adapter)'}`;
     const text = `${title}\n\n${qrefDemoTable(rows)}\n\n${diffs}\n\nBase: ${cfg.policy.model} (${qrefBaseNote(cfg.policy.model)}).`;
     const records = readMetrics(layout.metrics);
-    const critic = metricCurves(records, ['critic/vf_loss', 'critic/vf_explained_var']);
+    const evVars = criticVariancesOf(records); // null: a run from before the critic's variances were logged
+    const pooledCurve = evVars && evVars.length >= 8 ? `\n\n${explainedVarianceCurve(evVars, Math.floor(evVars.length / 4))}` : '';
+    const critic = metricCurves(records, ['critic/vf_loss', 'critic/vf_explained_var']) + pooledCurve;
     console.log(`\nPPO:\n${rewardCurves(records)}${critic ? `\n\n${critic}` : ''}`);
     if (existsSync(grpoLayout.metrics)) console.log(`\nGRPO:\n${rewardCurves(readMetrics(grpoLayout.metrics))}`);
     console.log(`\n${text}`);
     const out = join(layout.root, 'eval', 'demo-table.md');
     const ev = records.map((r) => r['critic/vf_explained_var']).filter((x): x is number => typeof x === 'number');
-    const evVars = criticVariancesOf(records); // null: a run from before the critic's variances were logged
     const trends = [
       `PPO ${formatTrend(quarterTrend(runGroupMeans(layout.root)))}`,
       ...(existsSync(grpoLayout.root) ? [`GRPO ${formatTrend(quarterTrend(runGroupMeans(grpoLayout.root)))}`] : []),

@@ -1,7 +1,14 @@
 // The critic's explained-variance trend pooled over quarters (monitor/explained-variance.ts):
 // figures worked by hand.
 import { describe, expect, it } from 'vitest';
-import { criticVariancesOf, explainedVarianceTrend, formatExplainedVarianceTrend, pooledExplainedVariance } from '../../monitor/explained-variance.ts';
+import {
+  criticVariancesOf,
+  explainedVarianceTrend,
+  formatExplainedVarianceTrend,
+  pooledExplainedVariance,
+  pooledWindows,
+} from '../../monitor/explained-variance.ts';
+import { explainedVarianceCurve } from '../../monitor/terminal-curve.ts';
 
 const u = (returnsVar: number, residualVar: number) => ({ returnsVar, residualVar });
 
@@ -59,5 +66,26 @@ describe('explained-variance trend: first quarter against last', () => {
     });
     expect(criticVariancesOf([rec(0.5, 2, 1), { step: 2, 'rollout/reward': 1 }, rec(0, 1, 1)])).toEqual([u(2, 1), u(1, 1)]);
     expect(criticVariancesOf([rec(0.5, 2, 1), rec(0)])).toBeNull();
+  });
+});
+
+describe('pooled windows: the curve the demo draws', () => {
+  it('pools each run of w consecutive updates', () => {
+    // windows of 2 over (1, 0.5), (3, 0.5), (1e-5, 0.01), (0, 0): 1 - 1/4, 1 - 0.51/3.00001, 1 - 0.01/1e-5, undefined
+    const ws = pooledWindows([u(1, 0.5), u(3, 0.5), u(1e-5, 0.01), u(0, 0)], 2);
+    expect(ws.length).toBe(3);
+    expect(ws[0]).toBeCloseTo(0.75, 12);
+    expect(ws[1]).toBeCloseTo(1 - 0.51 / 3.00001, 12);
+    expect(ws[2]).toBeCloseTo(1 - 0.01 / 1e-5, 6);
+    expect(pooledWindows([u(0, 0), u(0, 0)], 2)).toEqual([null]);
+    expect(pooledWindows([u(1, 0)], 2)).toEqual([]);
+  });
+
+  it('draws them with the windows it covers in the title', () => {
+    const us = Array.from({ length: 8 }, (_, i) => u(1, 1 - i / 8)); // pooled EV rises over the run
+    const text = explainedVarianceCurve(us, 2, 20);
+    expect(text.split('\n')[0]).toBe('critic explained variance pooled over each 2 consecutive updates, windows ending at updates 2-8');
+    expect(text).toContain('0.813'); // the last window: 1 - (2/8 + 1/8) / 2 = 0.8125
+    expect(explainedVarianceCurve(us.slice(0, 2), 2)).toMatch(/too few updates to draw/);
   });
 });
