@@ -31,9 +31,10 @@ export function criticVariances(
   return { returns_var: unbiasedVar(g), residual_var: unbiasedVar(g.map((x, k) => x - (v[k] as number))) };
 }
 
+const ratio = ({ returns_var, residual_var }: { returns_var: number; residual_var: number }) => 1 - residual_var / (returns_var + EV_EPS);
+
 export function explainedVariance(returns: Matrix /* [B, T] */, values: Matrix /* [B, T] */, mask: Matrix /* [B, T] */): number {
-  const { returns_var, residual_var } = criticVariances(returns, values, mask);
-  return 1 - residual_var / (returns_var + EV_EPS);
+  return ratio(criticVariances(returns, values, mask));
 }
 
 export interface CriticMetrics {
@@ -59,7 +60,7 @@ export function criticMetrics(returns: Matrix, values: Matrix, advantages: Matri
   const a = stat(masked(advantages, mask));
   const vars = criticVariances(returns, values, mask);
   return {
-    vf_explained_var: 1 - vars.residual_var / (vars.returns_var + EV_EPS),
+    vf_explained_var: ratio(vars),
     ...vars,
     returns_mean: g.mean,
     returns_max: g.max,
