@@ -11,6 +11,7 @@
 // within-batch return variance the critic explains.
 import { Rng } from '../util/rng.ts';
 import { sampleStd } from '../util/stats.ts';
+import { quarters } from './learning.ts';
 
 /** One update's Var(G) and Var(G - V) (critic/returns_var, critic/residual_var). */
 export interface CriticVariances {
@@ -36,10 +37,9 @@ export function pooledExplainedVariance(us: readonly CriticVariances[]): number 
 
 /** null when the run is too short (fewer than 8 updates: quarters of < 2) or a quarter's returns never vary. */
 export function explainedVarianceTrend(us: readonly CriticVariances[], seed: number, samples = 1000): ExplainedVarianceTrend | null {
-  const q = Math.floor(us.length / 4);
-  if (q < 2) return null;
-  const firstQ = us.slice(0, q);
-  const lastQ = us.slice(-q);
+  const qs = quarters(us);
+  if (!qs) return null;
+  const { q, first: firstQ, last: lastQ } = qs;
   const first = pooledExplainedVariance(firstQ);
   const last = pooledExplainedVariance(lastQ);
   if (first === null || last === null) return null;

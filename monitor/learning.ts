@@ -19,12 +19,17 @@ export interface QuarterTrend {
   learned: boolean; // diff > 2 se
 }
 
+/** A series' first and last quarter, q = floor(n / 4) items each; null when q < 2 (fewer than 8: too short for a spread). */
+export function quarters<T>(xs: readonly T[]): { q: number; first: T[]; last: T[] } | null {
+  const q = Math.floor(xs.length / 4);
+  return q < 2 ? null : { q, first: xs.slice(0, q), last: xs.slice(-q) };
+}
+
 /** null when the run is too short for a spread (fewer than 8 groups: quarters of < 2). */
 export function quarterTrend(groupMeans: readonly number[]): QuarterTrend | null {
-  const q = Math.floor(groupMeans.length / 4);
-  if (q < 2) return null;
-  const first = groupMeans.slice(0, q);
-  const last = groupMeans.slice(-q);
+  const qs = quarters(groupMeans);
+  if (!qs) return null;
+  const { q, first, last } = qs;
   const diff = mean(last) - mean(first);
   const se = Math.sqrt(sampleVariance(first) / q + sampleVariance(last) / q);
   return { samples: groupMeans.length, quarter: q, first: mean(first), last: mean(last), diff, se, learned: diff > 2 * se };

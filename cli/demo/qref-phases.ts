@@ -22,7 +22,7 @@ import { modelRecords } from '../../model/records.ts';
 import { seededResampler, type Estimate } from '../../eval/bootstrap.ts';
 import { verdict } from '../../eval/paired.ts';
 import { qrefPairedDifference, type QrefEpisodeScore, type QrefMetric } from '../../eval/qref.ts';
-import { formatTrend, quarterTrend, runGroupMeans } from '../../monitor/learning.ts';
+import { formatTrend, quarters, quarterTrend, runGroupMeans } from '../../monitor/learning.ts';
 import { criticVariancesOf, explainedVarianceTrend, formatExplainedVarianceTrend } from '../../monitor/explained-variance.ts';
 import { readMetrics } from '../../monitor/sink.ts';
 import { explainedVarianceCurve, metricCurves, rewardCurves } from '../../monitor/terminal-curve.ts';
@@ -242,7 +242,8 @@ export const qrefEvalPhase: Phase = {
     const text = `${title}\n\n${qrefDemoTable(rows)}\n\n${diffs}\n\nBase: ${cfg.policy.model} (${qrefBaseNote(cfg.policy.model)}).`;
     const records = readMetrics(layout.metrics);
     const evVars = criticVariancesOf(records); // null: a run from before the critic's variances were logged
-    const pooledCurve = evVars && evVars.length >= 8 ? `\n\n${explainedVarianceCurve(evVars, Math.floor(evVars.length / 4))}` : '';
+    const evQuarters = evVars && quarters(evVars);
+    const pooledCurve = evVars && evQuarters ? `\n\n${explainedVarianceCurve(evVars, evQuarters.q)}` : '';
     const critic = metricCurves(records, ['critic/vf_loss', 'critic/vf_explained_var']) + pooledCurve;
     console.log(`\nPPO:\n${rewardCurves(records)}${critic ? `\n\n${critic}` : ''}`);
     if (existsSync(grpoLayout.metrics)) console.log(`\nGRPO:\n${rewardCurves(readMetrics(grpoLayout.metrics))}`);
